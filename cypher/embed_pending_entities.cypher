@@ -1,0 +1,10 @@
+// embed_pending_entities: a page of entities that still need an embedding (no vector, or another model's).
+// params: $model_id: string — current embedder id; $limit: int — page size
+// returns: id: string, name: string, text: string
+// notes: setting the embedding removes an entity from this result, so paging needs no offset and an
+//        interrupted embedding run resumes where it stopped.
+// used by: ingest.embedding
+MATCH (e:Entity)
+WHERE e.embedding IS NULL OR e.embedding_model <> $model_id
+RETURN e.id AS id, e.name AS name, e.text AS text
+LIMIT $limit

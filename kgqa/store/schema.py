@@ -1,0 +1,113 @@
+"""Schema set-up and the embedding-model pre-flight check, shared by both backends.
+
+The store records which embedding model built it (a ``:KgqaMeta`` node); opening it with a
+different model is a ``SchemaMismatchError`` rather than silently comparing vectors from two
+different spaces.
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING
+
+from kgqa.errors import SchemaMismatchError
+from kgqa.store import queries
+from kgqa.types import SCHEMA_VERSION, EmbeddingMeta, IndexInfo, StoreInfo
+
+if TYPE_CHECKING:
+    from kgqa.store.protocol import GraphStore
+
+CONSTRAINT_KERNELS = (
+    "schema_constraint_entity_id",
+    "schema_constraint_relation_type_name",
+    "schema_constraint_question_id",
+    "index_create_entity_name_norm",
+)
+VECTOR_INDEX_KERNELS = ("index_create_vector_entity", "index_create_vector_relation_type")
+FULLTEXT_INDEX_KERNELS = ("index_create_fulltext_entity",)
+
+
+def run_ddl(store: GraphStore, name: str, params: dict[str, object] | None = None) -> None:
+    """Run one schema statement on its own (DDL cannot share a transaction)."""
+    from kgqa.store.protocol import Statement
+
+    store.write([Statement(queries.get(name), params or {})])
+
+
+def ensure_constraints(store: GraphStore) -> None:
+    """Create the uniqueness constraints and the name index; a no-op when they exist."""
+    for name in CONSTRAINT_KERNELS:
+        run_ddl(store, name)
+
+
+def ensure_search_indexes(store: GraphStore, meta: EmbeddingMeta) -> None:
+    """Create the vector indexes (sized for ``meta``) and the full-text index."""
+    for name in VECTOR_INDEX_KERNELS:
+        run_ddl(store, name, {"dimensions": meta.dimension, "similarity": meta.similarity})
+    for name in FULLTEXT_INDEX_KERNELS:
+        run_ddl(store, name)
+
+
+def read_embedding_meta(store: GraphStore) -> EmbeddingMeta | None:
+    """The embedding model recorded in the store, or None for a store never embedded."""
+    rows = store.run(queries.get("meta_get"))
+    if not rows or rows[0]["model_id"] is None:
+        return None
+    row = rows[0]
+    return EmbeddingMeta(str(row["model_id"]), int(row["dimension"]), str(row["similarity"]))
+
+
+def check_embedding_meta(store: GraphStore, meta: EmbeddingMeta) -> None:
+    """Raise SchemaMismatchError if the store was embedded with another model or size."""
+    recorded = read_embedding_meta(store)
+    if recorded is None or recorded == meta:
+        return
+    raise SchemaMismatchError(
+        f"the store was embedded with '{recorded.model_id}' ({recorded.dimension} dims, "
+        f"{recorded.similarity}) but the configured embedder is '{meta.model_id}' "
+        f"({meta.dimension} dims, {meta.similarity})",
+        hint=f"set embedder.model = '{recorded.model_id}' (KGQA_EMBEDDER__MODEL), or re-embed the "
+        f"store with 'kgqa embed --reembed' (drops and rebuilds the vector indexes)",
+    )
+
+
+def record_embedding_meta(store: GraphStore, meta: EmbeddingMeta) -> None:
+    """Write the model id, dimension, similarity and schema version into the store."""
+    from kgqa.store.protocol import Statement
+
+    params = {
+        "model_id": meta.model_id,
+        "dimension": meta.dimension,
+        "similarity": meta.similarity,
+        "schema_version": SCHEMA_VERSION,
+    }
+    store.write([Statement(queries.get("meta_set"), params)])
+
+
+def _index_info(row: dict[str, object]) -> IndexInfo:
+    options = row.get("options") or {}
+    config = options.get("indexConfig", {}) if isinstance(options, dict) else {}
+    dims = config.get("vector.dimensions")
+    sim = config.get("vector.similarity_function")
+    return IndexInfo(
+        name=str(row["name"]),
+        kind=str(row["type"]),
+        state=str(row["state"]),
+        labels=tuple(row.get("labelsOrTypes") or ()),  # type: ignore[arg-type]
+        properties=tuple(row.get("properties") or ()),  # type: ignore[arg-type]
+        dimensions=int(dims) if dims is not None else None,
+        similarity=str(sim).lower() if sim is not None else None,
+    )
+
+
+def read_store_info(store: GraphStore, *, backend: str, location: str) -> StoreInfo:
+    """Indexes and embedding model of any store, through the shared kernels."""
+    indexes = tuple(_index_info(row) for row in store.run(queries.get("index_list")))
+    meta_rows = store.run(queries.get("meta_get"))
+    version = meta_rows[0]["schema_version"] if meta_rows else None
+    return StoreInfo(
+        backend=backend,
+        location=location,
+        indexes=indexes,
+        embedding=read_embedding_meta(store),
+        schema_version=int(version) if version is not None else None,
+    )

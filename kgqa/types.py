@@ -1,0 +1,108 @@
+"""Records shared across modules: what ingest writes and what the store reports about itself."""
+
+from __future__ import annotations
+
+from dataclasses import asdict, dataclass, field
+from typing import Any
+
+SCHEMA_VERSION = 1
+
+
+@dataclass(frozen=True, slots=True)
+class EntityRecord:
+    """One entity as a reader found it in a source file.
+
+    Attributes:
+        id: stable source id (MID, PrimeKG index, MetaQA name); unique in the store.
+        name: display name; falls back to ``id`` where the source has none.
+        label: optional type label (``Movie``, ``Disease``) added beside ``:Entity``.
+        text: optional description for text-rich KBs; embedded together with the name.
+        line: position of the record in the source stream (1-based), used to resume.
+    """
+
+    id: str
+    name: str
+    line: int
+    label: str | None = None
+    text: str | None = None
+
+
+@dataclass(frozen=True, slots=True)
+class TripleRecord:
+    """One (head, relation, tail) fact with the source relation name kept verbatim."""
+
+    head: str
+    relation: str
+    tail: str
+    line: int
+
+
+@dataclass(frozen=True, slots=True)
+class BadLine:
+    """A line a reader could not parse; the loader skips or fails on it (``--on-error``)."""
+
+    line: int
+    message: str
+
+
+SourceItem = EntityRecord | TripleRecord | BadLine
+
+
+@dataclass(frozen=True, slots=True)
+class WriteSummary:
+    """What a write transaction changed (counts straight from the backend)."""
+
+    nodes_created: int = 0
+    relationships_created: int = 0
+    properties_set: int = 0
+    labels_added: int = 0
+
+    def __add__(self, other: WriteSummary) -> WriteSummary:
+        return WriteSummary(
+            self.nodes_created + other.nodes_created,
+            self.relationships_created + other.relationships_created,
+            self.properties_set + other.properties_set,
+            self.labels_added + other.labels_added,
+        )
+
+    @property
+    def total(self) -> int:
+        """Number of changes of any kind; 0 means the write was a no-op."""
+        return self.nodes_created + self.relationships_created + self.properties_set + self.labels_added
+
+
+@dataclass(frozen=True, slots=True)
+class IndexInfo:
+    """One index as the store reports it; ``options`` holds vector dimension/similarity."""
+
+    name: str
+    kind: str
+    state: str
+    labels: tuple[str, ...]
+    properties: tuple[str, ...]
+    dimensions: int | None = None
+    similarity: str | None = None
+
+
+@dataclass(frozen=True, slots=True)
+class EmbeddingMeta:
+    """The embedding model a store was built with (the ``:KgqaMeta`` node)."""
+
+    model_id: str
+    dimension: int
+    similarity: str = "cosine"
+
+
+@dataclass(frozen=True, slots=True)
+class StoreInfo:
+    """What the store is and what it holds, for ``kgqa stats`` and pre-flight checks."""
+
+    backend: str
+    location: str
+    indexes: tuple[IndexInfo, ...] = ()
+    embedding: EmbeddingMeta | None = None
+    schema_version: int | None = None
+    extra: dict[str, Any] = field(default_factory=dict)
+
+    def to_dict(self) -> dict[str, Any]:
+        return asdict(self)
