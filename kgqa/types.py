@@ -65,6 +65,9 @@ class WriteSummary:
             self.labels_added + other.labels_added,
         )
 
+    def to_dict(self) -> dict[str, int]:
+        return asdict(self)
+
     @property
     def total(self) -> int:
         """Number of changes of any kind; 0 means the write was a no-op."""

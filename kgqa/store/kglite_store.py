@@ -8,6 +8,8 @@ of kgqa never sees it:
 - ``OPTIONS {indexConfig: ...}`` must hold literals in kglite; the validated parameter values are
   inlined there (and only there) before the statement runs.
 - one writer per file: a second process gets ``StoreUnavailableError`` naming the holder.
+- kglite prints advisory query warnings ("no node has property 'text'") on stderr; they go to
+  this module's debug log instead, since empty optional properties are normal here.
 """
 
 from __future__ import annotations
@@ -15,6 +17,7 @@ from __future__ import annotations
 import contextlib
 import logging
 import re
+import warnings
 from collections.abc import Iterator, Mapping, Sequence
 from pathlib import Path
 from typing import Any
@@ -102,6 +105,7 @@ class KgliteStore:
     def __init__(self, path: Path) -> None:
         self.path = Path(path)
         self.path.parent.mkdir(parents=True, exist_ok=True)
+        kglite.set_query_warning_policy("silent")
         with map_store_errors():
             self._graph: kglite.KnowledgeGraph | None = kglite.open(str(self.path))
 
@@ -119,32 +123,37 @@ class KgliteStore:
     def run(self, query: Query, params: Mapping[str, Any] | None = None) -> list[dict[str, Any]]:
         text, values = self._prepare(query, params)
         with map_store_errors(query):
-            rows = self.graph.cypher(text, params=values).to_list()
+            result = self.graph.cypher(text, params=values)
+            rows = result.to_list()
+        for warning in result.warnings:
+            log.debug("%s: %s", query.name, warning)
         if "db.index.vector.query" in text:
             for row in rows:
                 if row.get("score") is not None:
                     row["score"] = (1.0 + float(row["score"])) / 2.0
         return rows
 
-    def write(self, statements: Sequence[Statement]) -> WriteSummary:
-        total = WriteSummary()
+    def write(self, statements: Sequence[Statement]) -> list[WriteSummary]:
         prepared = [(st.query, *self._prepare(st.query, st.params)) for st in statements]
         if len(prepared) == 1:  # one statement is atomic on its own; schema DDL must run this way
             query, text, values = prepared[0]
             with map_store_errors(query):
-                return _summary(self.graph.cypher(text, params=values).stats)
+                return [_summary(self.graph.cypher(text, params=values).stats)]
+        summaries = []
         with map_store_errors(), self.graph.begin() as tx:
             for query, text, values in prepared:
                 with map_store_errors(query):
-                    total = total + _summary(tx.cypher(text, params=values).stats)
-        return total
+                    summaries.append(_summary(tx.cypher(text, params=values).stats))
+        return summaries
 
     def info(self) -> StoreInfo:
         return read_store_info(self, backend=self.backend, location=str(self.path))
 
     def close(self) -> None:
         if self._graph is not None:
-            with map_store_errors():
+            with map_store_errors(), warnings.catch_warnings():
+                # "parts without a mapped form": only matters for mapped loads, which we never use
+                warnings.simplefilter("ignore", kglite.MappedFallbackWarning)
                 self._graph.close()
             self._graph = None
 

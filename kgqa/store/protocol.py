@@ -39,8 +39,12 @@ class GraphStore(Protocol):
         """
         ...
 
-    def write(self, statements: Sequence[Statement]) -> WriteSummary:
-        """Run write kernels in ONE transaction: all of them take effect or none does."""
+    def write(self, statements: Sequence[Statement]) -> list[WriteSummary]:
+        """Run write kernels in ONE transaction: all of them take effect or none does.
+
+        Returns:
+            what each statement changed, in statement order.
+        """
         ...
 
     def info(self) -> StoreInfo:

@@ -1,0 +1,7 @@
+// embed_count_pending_entities: how many entities still need an embedding (for the progress bar).
+// params: $model_id: string — current embedder id
+// returns: pending: int
+// used by: ingest.embedding
+MATCH (e:Entity)
+WHERE e.embedding IS NULL OR e.embedding_model <> $model_id
+RETURN count(e) AS pending

@@ -1,0 +1,123 @@
+"""Embeds entities and relation types stored in the graph, then builds the vector and full-text indexes.
+
+Works page by page on what still lacks an embedding from the configured model, so it is
+resumable and re-running it embeds nothing. The model id, dimension and similarity are recorded
+in the store before the first vector is written, so a store can never silently mix two models.
+"""
+
+from __future__ import annotations
+
+import logging
+import time
+from collections.abc import Callable
+from dataclasses import asdict, dataclass
+from typing import Any
+
+from kgqa.embed.protocol import Embedder
+from kgqa.store import queries
+from kgqa.store.protocol import GraphStore, Statement
+from kgqa.store.schema import (
+    check_embedding_meta,
+    ensure_search_indexes,
+    record_embedding_meta,
+    run_ddl,
+)
+from kgqa.types import EmbeddingMeta
+
+log = logging.getLogger(__name__)
+
+SIMILARITY = "cosine"
+
+
+@dataclass(slots=True)
+class EmbedReport:
+    """Outcome of one embedding pass (also its JSON output)."""
+
+    model_id: str
+    dimension: int
+    entities_embedded: int = 0
+    relation_types_embedded: int = 0
+    embed_seconds: float = 0.0
+    index_seconds: float = 0.0
+
+    @property
+    def entities_per_second(self) -> float:
+        return self.entities_embedded / self.embed_seconds if self.embed_seconds > 0 else 0.0
+
+    def to_dict(self) -> dict[str, Any]:
+        data = asdict(self)
+        data["entities_per_second"] = round(self.entities_per_second, 1)
+        return data
+
+
+def entity_text(name: str, text: str | None) -> str:
+    """What an entity is embedded from: its name, plus its description where the source has one."""
+    return f"{name}: {text}" if text else name
+
+
+def _embed_pages(
+    store: GraphStore,
+    embedder: Embedder,
+    *,
+    pending: str,
+    setter: str,
+    key: str,
+    text_of: Callable[[dict[str, Any]], str],
+    page_size: int,
+    on_page: Callable[[int], None] | None,
+) -> int:
+    done = 0
+    while rows := store.run(queries.get(pending), {"model_id": embedder.model_id, "limit": page_size}):
+        vectors = embedder.embed([text_of(r) for r in rows]).tolist()
+        payload = [{key: r[key], "embedding": v} for r, v in zip(rows, vectors, strict=True)]
+        store.write([Statement(queries.get(setter), {"model_id": embedder.model_id, "rows": payload})])
+        done += len(rows)
+        if on_page:
+            on_page(len(rows))
+    return done
+
+
+def count_pending_entities(store: GraphStore, model_id: str) -> int:
+    """Entities without an embedding from ``model_id`` (the progress bar's total)."""
+    rows = store.run(queries.get("embed_count_pending_entities"), {"model_id": model_id})
+    return int(rows[0]["pending"]) if rows else 0
+
+
+def embed_store(
+    store: GraphStore,
+    embedder: Embedder,
+    *,
+    reembed: bool = False,
+    page_size: int = 2048,
+    on_page: Callable[[int], None] | None = None,
+) -> EmbedReport:
+    """Embed whatever lacks an embedding from ``embedder`` and (re)build the search indexes.
+
+    Args:
+        reembed: allow switching the store to another model: drops the vector indexes and
+            re-embeds everything embedded by the old one. Without it a different model is a
+            ``SchemaMismatchError``.
+        on_page: called with the number of entities embedded in each page (progress bars).
+    """
+    meta = EmbeddingMeta(embedder.model_id, embedder.dimension, SIMILARITY)
+    report = EmbedReport(model_id=meta.model_id, dimension=meta.dimension)
+    if reembed:
+        run_ddl(store, "index_drop_vector_entity")
+        run_ddl(store, "index_drop_vector_relation_type")
+    else:
+        check_embedding_meta(store, meta)
+    record_embedding_meta(store, meta)
+    started = time.perf_counter()
+    report.entities_embedded = _embed_pages(
+        store, embedder, pending="embed_pending_entities", setter="embed_set_entities", key="id",
+        text_of=lambda r: entity_text(r["name"], r["text"]), page_size=page_size, on_page=on_page,
+    )
+    report.relation_types_embedded = _embed_pages(
+        store, embedder, pending="embed_pending_relation_types", setter="embed_set_relation_types",
+        key="name", text_of=lambda r: r["text"] or r["name"], page_size=page_size, on_page=None,
+    )
+    report.embed_seconds = time.perf_counter() - started
+    started = time.perf_counter()
+    ensure_search_indexes(store, meta)
+    report.index_seconds = time.perf_counter() - started
+    return report

@@ -1,0 +1,97 @@
+"""``kgqa ingest`` end to end: read a source, load it, embed it, index it, report."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from contextlib import contextmanager
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from tqdm import tqdm
+
+from ingest.embedding import EmbedReport, count_pending_entities, embed_store
+from ingest.loader import IngestReport, fingerprint, load
+from ingest.readers import get_reader, source_paths
+from kgqa.config import Settings
+from kgqa.store import open_store
+from kgqa.store.protocol import GraphStore
+
+
+@dataclass(slots=True)
+class IngestResult:
+    """The load report plus the embedding report (None with ``--no-embed``)."""
+
+    load: IngestReport
+    embedding: EmbedReport | None
+
+    def to_dict(self) -> dict[str, Any]:
+        return {"load": self.load.to_dict(), "embedding": self.embedding.to_dict() if self.embedding else None}
+
+    def render(self) -> str:
+        r = self.load
+        if r.already_complete:
+            lines = [f"{r.source}: already loaded completely; 0 new writes (use --force to re-merge)"]
+        else:
+            resumed = f" (resumed after line {r.resumed_after_line})" if r.resumed_after_line else ""
+            lines = [
+                f"loaded {r.source} [{r.format}]{resumed}: {r.lines} lines, {r.triple_records} triples, "
+                f"{r.entity_records} entity records, {r.relation_types} new relation types, "
+                f"{r.bad_lines} bad lines skipped",
+                f"  new writes: {r.writes.nodes_created} nodes, {r.writes.relationships_created} relationships, "
+                f"{r.writes.properties_set} properties, {r.writes.labels_added} labels",
+                f"  {r.seconds:.1f}s, {r.triples_per_second:,.0f} triples/s",
+            ]
+        if self.embedding:
+            e = self.embedding
+            lines.append(
+                f"embedded {e.entities_embedded} entities, {e.relation_types_embedded} relation types with "
+                f"{e.model_id} in {e.embed_seconds:.1f}s ({e.entities_per_second:,.0f}/s); "
+                f"indexes in {e.index_seconds:.1f}s"
+            )
+        return "\n".join(lines)
+
+
+@contextmanager
+def _bar(progress: bool, **kwargs: Any) -> Iterator[tqdm]:
+    bar = tqdm(disable=not progress, leave=False, dynamic_ncols=True, **kwargs)
+    try:
+        yield bar
+    finally:
+        bar.close()
+
+
+def _embed(store: GraphStore, settings: Settings, *, reembed: bool, progress: bool) -> EmbedReport:
+    from kgqa.embed import make_embedder
+
+    embedder = make_embedder(settings.embedder)
+    pending = count_pending_entities(store, embedder.model_id) if progress else None
+    with _bar(progress, total=pending, desc="embedding", unit="entities") as bar:
+        return embed_store(store, embedder, reembed=reembed, on_page=bar.update)
+
+
+def ingest_source(
+    settings: Settings, source: Path, fmt: str, *, options: dict[str, Any], force: bool, progress: bool
+) -> IngestResult:
+    """Load ``source`` in format ``fmt`` into the configured store; embed unless disabled."""
+    reader = get_reader(fmt, **options)
+    paths = source_paths(fmt, source, **options)
+    key = fingerprint(fmt, paths, {k: str(v) for k, v in options.items() if k != "edges"})
+    with open_store(settings.store) as store:
+        with _bar(progress, desc=f"loading {source.name}", unit="lines") as bar:
+            def advance(line: int) -> None:
+                bar.update(line - bar.n)
+
+            report = load(
+                store, reader(source), source=str(source), fmt=fmt, source_key=key,
+                batch_size=settings.ingest.batch_size, on_error=settings.ingest.on_error,
+                force=force, on_batch=advance,
+            )
+        embedding = _embed(store, settings, reembed=False, progress=progress) if settings.ingest.embed else None
+    return IngestResult(report, embedding)
+
+
+def embed_existing(settings: Settings, *, reembed: bool, progress: bool) -> EmbedReport:
+    """``kgqa embed``: embed what the store holds without an embedding from the configured model."""
+    with open_store(settings.store) as store:
+        return _embed(store, settings, reembed=reembed, progress=progress)

@@ -1,0 +1,89 @@
+"""The ``kgqa`` command line: a root group and one module per command group.
+
+Command bodies stay thin: parse options, ``load_config``, call one library function, render.
+Heavy imports (torch, transformers, kglite, neo4j) happen inside command bodies, so ``--help``
+is fast; a test checks that.
+"""
+
+from __future__ import annotations
+
+import logging
+import sys
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import click
+
+from kgqa import __version__
+from kgqa.errors import KgqaError
+
+
+@dataclass
+class CliState:
+    """What the root group hands to every command."""
+
+    config_file: Path | None
+    debug: bool
+
+
+pass_state = click.make_pass_decorator(CliState)
+
+
+class KgqaGroup(click.Group):
+    """Turns ``KgqaError`` into a one-line message plus hint on stderr and exit code 1."""
+
+    def invoke(self, ctx: click.Context) -> Any:
+        try:
+            return super().invoke(ctx)
+        except KgqaError as exc:
+            state = ctx.find_object(CliState)
+            if state is not None and state.debug:
+                raise
+            click.secho(f"error: {exc}", fg="red", err=True)
+            if exc.hint:
+                click.echo(f"hint: {exc.hint}", err=True)
+            sys.exit(1)
+
+
+@click.group(cls=KgqaGroup, context_settings={"help_option_names": ["-h", "--help"]})
+@click.version_option(__version__, prog_name="kgqa")
+@click.option(
+    "--config",
+    "config_file",
+    type=click.Path(dir_okay=False, path_type=Path),
+    envvar="KGQA_CONFIG",
+    help="TOML config file (default: ./kgqa.toml, else ~/.config/kgqa/config.toml).",
+)
+@click.option("--debug", is_flag=True, help="Show tracebacks and debug logs.")
+@click.pass_context
+def cli(ctx: click.Context, config_file: Path | None, debug: bool) -> None:
+    """Question answering over knowledge graphs stored in a graph database.
+
+    Settings come from flags, then KGQA_<SECTION>__<KEY> environment variables (KGQA_STORE and
+    KGQA_DATA_DIR are shorthands), then the config file, then defaults.
+    """
+    logging.basicConfig(
+        level=logging.DEBUG if debug else logging.WARNING,
+        format="%(levelname)s %(name)s: %(message)s",
+        stream=sys.stderr,
+    )
+    ctx.obj = CliState(config_file=config_file, debug=debug)
+
+
+def _register() -> None:
+    from kgqa.cli import config_cmd, ingest, store
+
+    cli.add_command(ingest.ingest)
+    cli.add_command(ingest.embed)
+    cli.add_command(store.stats)
+    cli.add_command(store.cypher)
+    cli.add_command(config_cmd.config)
+
+
+_register()
+
+
+def main() -> None:
+    """Console-script entry point."""
+    cli(prog_name="kgqa")

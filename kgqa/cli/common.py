@@ -1,0 +1,44 @@
+"""Options and rendering shared by several commands."""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Callable, Mapping
+from typing import Any, TypeVar
+
+import click
+
+from kgqa.cli import CliState
+from kgqa.config import LoadedConfig, load_config
+
+F = TypeVar("F", bound=Callable[..., Any])
+
+
+def store_options(func: F) -> F:
+    """--store / --data-dir, the two settings nearly every command needs."""
+    func = click.option(
+        "--data-dir",
+        type=click.Path(file_okay=False),
+        help="Embedded store directory (store.data_dir, default ./kgqa-data).",
+    )(func)
+    func = click.option(
+        "--store", "backend", type=click.Choice(["embedded", "neo4j"]), help="Graph store backend."
+    )(func)
+    return func
+
+
+def json_option(func: F) -> F:
+    return click.option("--json", "as_json", is_flag=True, help="Print machine-readable JSON.")(func)
+
+
+def resolve(state: CliState, overrides: Mapping[str, Mapping[str, Any]]) -> LoadedConfig:
+    """Load settings with this command's flags as the highest-precedence layer."""
+    return load_config(overrides, config_file=state.config_file)
+
+
+def store_overrides(backend: str | None, data_dir: str | None) -> dict[str, Any]:
+    return {"backend": backend, "data_dir": data_dir}
+
+
+def emit_json(data: Any) -> None:
+    click.echo(json.dumps(data, indent=2, default=str))

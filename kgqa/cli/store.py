@@ -1,0 +1,86 @@
+"""``kgqa stats`` and ``kgqa cypher``: look inside the store."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any
+
+import click
+
+from kgqa.cli import CliState, pass_state
+from kgqa.cli.common import emit_json, json_option, resolve, store_options, store_overrides
+
+
+@click.command()
+@store_options
+@json_option
+@pass_state
+def stats(state: CliState, backend: str | None, data_dir: str | None, as_json: bool) -> None:
+    """Counts by label and relationship type, index state and the embedding model."""
+    loaded = resolve(state, {"store": store_overrides(backend, data_dir)})
+    from kgqa.store import open_store
+    from kgqa.store.stats import collect_stats
+
+    with open_store(loaded.settings.store) as store:
+        result = collect_stats(store)
+    if as_json:
+        emit_json(result.to_dict())
+    else:
+        click.echo(result.render())
+
+
+def _parse_param(text: str) -> tuple[str, Any]:
+    key, sep, raw = text.partition("=")
+    if not sep or not key:
+        raise click.BadParameter(f"'{text}' is not NAME=VALUE", param_hint="--param")
+    try:
+        value = json.loads(raw)
+    except json.JSONDecodeError:
+        value = raw
+    return key, value
+
+
+@click.command()
+@click.argument("file", type=click.Path(exists=True, dir_okay=False, path_type=Path))
+@click.option(
+    "--param", "-p", "params", multiple=True,
+    help="NAME=VALUE (VALUE parsed as JSON when it is JSON, else a string); repeatable.",
+)
+@click.option("--write", is_flag=True, help="Run as a write transaction (the kernel modifies the graph).")
+@store_options
+@json_option
+@pass_state
+def cypher(
+    state: CliState, file: Path, params: tuple[str, ...], write: bool,
+    backend: str | None, data_dir: str | None, as_json: bool,
+) -> None:
+    """Run one Cypher kernel FILE (e.g. cypher/link_fulltext.cypher) by hand.
+
+    \b
+    Example:
+      kgqa cypher cypher/link_fulltext.cypher -p query='"Tom Hanks"' -p limit=5
+    """
+    loaded = resolve(state, {"store": store_overrides(backend, data_dir)})
+    from kgqa.store import open_store, queries
+    from kgqa.store.protocol import Statement
+
+    query = queries.load_file(file)
+    values = dict(_parse_param(p) for p in params)
+    with open_store(loaded.settings.store) as store:
+        if write:
+            rows: list[dict[str, Any]] = [s.to_dict() for s in store.write([Statement(query, values)])]
+        else:
+            rows = store.run(query, values)
+    if as_json:
+        emit_json(rows)
+        return
+    for row in rows:
+        click.echo("  ".join(f"{k}={_short(v)}" for k, v in row.items()))
+    click.echo(f"({len(rows)} rows)", err=True)
+
+
+def _short(value: Any) -> str:
+    if isinstance(value, list) and len(value) > 8:
+        return json.dumps(value[:8], default=str)[:-1] + f", ... {len(value) - 8} more]"
+    return json.dumps(value, default=str) if not isinstance(value, str) else value

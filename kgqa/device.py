@@ -1,0 +1,20 @@
+"""Chooses the torch device once, at the edge (config), so library code never hard-codes one."""
+
+from __future__ import annotations
+
+import torch
+
+from kgqa.errors import ConfigError
+
+
+def resolve_device(name: str) -> torch.device:
+    """``"auto"`` means CUDA when available, else CPU; anything else must be a valid, present device."""
+    if name == "auto":
+        return torch.device("cuda" if torch.cuda.is_available() else "cpu")
+    try:
+        device = torch.device(name)
+    except RuntimeError as exc:
+        raise ConfigError(f"invalid device '{name}'", hint="use 'auto', 'cpu' or 'cuda[:N]'") from exc
+    if device.type == "cuda" and not torch.cuda.is_available():
+        raise ConfigError(f"device '{name}' requested but CUDA is not available", hint="use 'cpu' or 'auto'")
+    return device

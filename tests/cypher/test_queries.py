@@ -1,0 +1,143 @@
+"""Every kernel in cypher/ runs on the embedded store with realistic parameters.
+
+Together with the Neo4j lint (tools/cypher_lint, run by test_lint.py and CI) this is how the
+Neo4j dialect is verified without a Neo4j server: the same file text runs here and lints there.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import pytest
+
+from kgqa.store import queries
+from kgqa.store.kglite_store import KgliteStore
+from kgqa.store.protocol import Statement
+
+VEC16 = [0.25] * 16
+
+# name -> (params, is_write). Every kernel must appear here: a new file without a case fails.
+CASES: dict[str, tuple[dict[str, Any], bool]] = {
+    "schema_constraint_entity_id": ({}, True),
+    "schema_constraint_relation_type_name": ({}, True),
+    "schema_constraint_question_id": ({}, True),
+    "index_create_entity_name_norm": ({}, True),
+    "index_create_fulltext_entity": ({}, True),
+    "index_create_vector_entity": ({"dimensions": 16, "similarity": "cosine"}, True),
+    "index_create_vector_relation_type": ({"dimensions": 16, "similarity": "cosine"}, True),
+    "index_drop_vector_entity": ({}, True),
+    "index_drop_vector_relation_type": ({}, True),
+    "index_list": ({}, False),
+    "meta_get": ({}, False),
+    "meta_set": ({"model_id": "fake-hash-16", "dimension": 16, "similarity": "cosine", "schema_version": 1}, True),
+    "ingest_entities": ({"rows": [{"id": "Q1", "name": "Quux", "name_norm": "quux", "text": "a test"}]}, True),
+    "ingest_entity_labels": ({"label": "Movie", "ids": ["Jaws"]}, True),
+    "ingest_triples": ({"rel_type": "WRITTEN_BY", "rows": [
+        {"h": "Jaws", "h_norm": "jaws", "t": "Peter Benchley", "t_norm": "peter benchley"}]}, True),
+    "ingest_relation_types": ({"rows": [{"name": "WRITTEN_BY", "source_name": "written_by",
+                                         "text": "written by"}]}, True),
+    "ingest_progress_get": ({"source_key": "toy"}, False),
+    "ingest_progress_set": ({"source_key": "k", "source": "s", "lines_done": 3, "complete": False}, True),
+    "embed_count_pending_entities": ({"model_id": "fake-hash-16"}, False),
+    "embed_pending_entities": ({"model_id": "fake-hash-16", "limit": 10}, False),
+    "embed_set_entities": ({"model_id": "fake-hash-16", "rows": [{"id": "Jaws", "embedding": VEC16}]}, True),
+    "embed_pending_relation_types": ({"model_id": "fake-hash-16", "limit": 10}, False),
+    "embed_set_relation_types": ({"model_id": "fake-hash-16", "rows": [
+        {"name": "DIRECTED_BY", "embedding": VEC16}]}, True),
+    "stats_labels": ({}, False),
+    "stats_relationship_types": ({}, False),
+    "subgraph_hop": ({"frontier_ids": ["Tom Hanks"], "max_degree": 100, "max_triples": 100}, False),
+    "paths_shortest": ({"source_ids": ["Tom Hanks"], "target_ids": ["Robert Zemeckis"], "max_hops": 2,
+                        "limit": 10}, False),
+    "typed_expand": ({"source_ids": ["Tom Hanks"], "labels": [], "rel_types": ["STARRED_ACTORS"],
+                      "limit": 10}, False),
+    "link_exact": ({"names_norm": ["tom hanks"], "limit": 5}, False),
+    "link_fulltext": ({"query": "hanks", "limit": 5}, False),
+    "link_vector": ({"embedding": VEC16, "k": 3}, False),
+    "entities_get": ({"ids": ["Tom Hanks", "nobody"]}, False),
+    "relation_types_list": ({}, False),
+    "question_save": ({"id": "q1", "text": "who directed Jaws?", "asked_at": "2026-11-22T10:00:00Z",
+                       "answers": ["Steven Spielberg"], "evidence_rels": ["0"]}, True),
+    "question_link_entities": ({"id": "q1", "role": "TOPIC", "entity_ids": ["Jaws"]}, True),
+    "question_get": ({"id": "q1"}, False),
+    "question_evidence": ({"id": "q1"}, False),
+}
+
+
+def test_every_kernel_has_a_case() -> None:
+    assert sorted(CASES) == queries.names()
+
+
+@pytest.mark.parametrize("name", queries.names())
+def test_kernel_runs_on_embedded_store(toy_kg: KgliteStore, name: str) -> None:
+    params, is_write = CASES[name]
+    query = queries.get(name)
+    if name.startswith("question_") and name != "question_save":
+        toy_kg.write([Statement(queries.get("question_save"), CASES["question_save"][0])])
+    if is_write:
+        summaries = toy_kg.write([Statement(query, params)])
+        assert len(summaries) == 1
+        assert query.returns == ()
+        return
+    rows = toy_kg.run(query, params)
+    for row in rows:
+        assert tuple(row) == query.returns, f"{query.path} returned columns {tuple(row)}"
+
+
+def test_subgraph_hop_returns_both_directions_as_parallel_arrays(toy_kg: KgliteStore) -> None:
+    rows = toy_kg.run(queries.get("subgraph_hop"), {"frontier_ids": ["Cast Away"], "max_degree": 100,
+                                                    "max_triples": 100})
+    row = rows[0]
+    triples = set(zip(row["h_ids"], row["r_types"], row["t_ids"], strict=True))
+    assert triples == {
+        ("Cast Away", "DIRECTED_BY", "Robert Zemeckis"),
+        ("Cast Away", "STARRED_ACTORS", "Tom Hanks"),
+        ("Cast Away", "RELEASE_YEAR", "2000"),
+    }
+    assert len(set(row["r_eids"])) == 3
+
+
+def test_subgraph_hop_skips_frontier_entities_above_max_degree(toy_kg: KgliteStore) -> None:
+    params = {"frontier_ids": ["Tom Hanks", "Jaws"], "max_degree": 2, "max_triples": 100}
+    row = toy_kg.run(queries.get("subgraph_hop"), params)[0]
+    # Tom Hanks has 3 relationships (> 2): not expanded; Jaws has 2.
+    assert set(row["h_ids"]) == {"Jaws"}
+
+
+def test_subgraph_hop_caps_triples(toy_kg: KgliteStore) -> None:
+    params = {"frontier_ids": ["Tom Hanks"], "max_degree": 100, "max_triples": 2}
+    assert len(toy_kg.run(queries.get("subgraph_hop"), params)[0]["r_eids"]) == 2
+
+
+def test_paths_shortest_finds_both_two_hop_paths(toy_kg: KgliteStore) -> None:
+    rows = toy_kg.run(queries.get("paths_shortest"), CASES["paths_shortest"][0])
+    assert sorted(r["node_ids"][1] for r in rows) == ["Cast Away", "Forrest Gump"]
+    assert all(r["rel_types"] == ["STARRED_ACTORS", "DIRECTED_BY"] for r in rows)
+
+
+def test_typed_expand_filters_by_relationship_type_and_label(toy_kg: KgliteStore) -> None:
+    toy_kg.write([Statement(queries.get("ingest_entity_labels"), {"label": "Movie", "ids": ["Jaws", "Cast Away"]})])
+    params = {"source_ids": ["Steven Spielberg", "Robert Zemeckis"], "labels": ["Movie"], "rel_types": [],
+              "limit": 50}
+    rows = toy_kg.run(queries.get("typed_expand"), params)
+    assert sorted(r["target_id"] for r in rows) == ["Cast Away", "Jaws"]
+    assert all(r["rel_type"] == "DIRECTED_BY" and r["outgoing"] is False for r in rows)
+
+
+def test_link_vector_scores_use_neo4j_scale(toy_kg: KgliteStore, fake_embedder: Any) -> None:
+    vector = fake_embedder.embed(["Tom Hanks"])[0].tolist()
+    rows = toy_kg.run(queries.get("link_vector"), {"embedding": vector, "k": 14})
+    assert rows[0]["id"] == "Tom Hanks"
+    assert rows[0]["score"] == pytest.approx(1.0, abs=1e-5)  # cos 1 -> (1 + 1) / 2
+    assert all(0.0 <= r["score"] <= 1.0 for r in rows)
+    scores = [r["score"] for r in rows]
+    assert scores == sorted(scores, reverse=True)
+
+
+def test_question_evidence_returns_saved_relationships(toy_kg: KgliteStore) -> None:
+    hop = toy_kg.run(queries.get("subgraph_hop"), {"frontier_ids": ["Jaws"], "max_degree": 9, "max_triples": 9})[0]
+    params = dict(CASES["question_save"][0], evidence_rels=hop["r_eids"])
+    toy_kg.write([Statement(queries.get("question_save"), params)])
+    rows = toy_kg.run(queries.get("question_evidence"), {"id": "q1"})
+    assert {(r["h_id"], r["rel_type"], r["t_id"]) for r in rows} == {
+        ("Jaws", "DIRECTED_BY", "Steven Spielberg"), ("Jaws", "HAS_GENRE", "Thriller")}
