@@ -101,11 +101,12 @@ def _read_file(path: Path) -> dict[str, Any]:
         raise ConfigError(f"config file {path} does not exist", hint="pass an existing --config") from exc
     except tomllib.TOMLDecodeError as exc:
         raise ConfigError(f"config file {path} is not valid TOML: {exc}") from exc
-    for section, values in data.items():
+    for values in data.values():
         if isinstance(values, dict) and "neo4j_password" in values:
             raise ConfigError(
-                f"config file {path} contains store.neo4j_password",
-                hint="secrets come only from the environment: set NEO4J_PASSWORD instead",
+                f"config file {path} contains store.neo4j_password; secrets come only from the "
+                "environment (NEO4J_PASSWORD)",
+                hint="remove the key from the file and export NEO4J_PASSWORD instead",
             )
     return data
 

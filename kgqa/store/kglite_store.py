@@ -5,9 +5,9 @@ of kgqa never sees it:
 
 - vector scores: kglite returns raw cosine in [-1, 1]; Neo4j returns ``(1 + cos) / 2``. Rows from
   kernels that call ``db.index.vector.query*`` get their ``score`` column mapped to Neo4j's scale.
-- ``OPTIONS {indexConfig: ...}`` must hold literals in kglite; the validated parameter values are
-  inlined there (and only there) before the statement runs.
 - one writer per file: a second process gets ``StoreUnavailableError`` naming the holder.
+- vector indexes are served by exact search in ``kglite_vectors`` (kglite's HNSW index costs
+  ~37 s to build for 43k vectors and is rebuilt at every open).
 - kglite prints advisory query warnings ("no node has property 'text'") on stderr; they go to
   this module's debug log instead, since empty optional properties are normal here.
 """
@@ -24,7 +24,8 @@ from typing import Any
 
 import kglite
 
-from kgqa.errors import QueryError, StoreError, StoreUnavailableError
+from kgqa.errors import MissingIndexError, QueryError, StoreError, StoreUnavailableError
+from kgqa.store import kglite_vectors as vectors
 from kgqa.store.protocol import Statement
 from kgqa.store.queries import Query
 from kgqa.store.schema import read_store_info
@@ -32,29 +33,15 @@ from kgqa.types import StoreInfo, WriteSummary
 
 log = logging.getLogger(__name__)
 
-_OPTIONS_BLOCK = re.compile(r"OPTIONS\s*\{.*\}", re.S)
-_SAFE_OPTION_STRING = re.compile(r"^[A-Za-z0-9_.-]+$")
-
-
-def _inline_option_params(text: str, params: Mapping[str, Any]) -> tuple[str, dict[str, Any]]:
-    """Replace ``$name`` inside an OPTIONS map by its literal value (kglite needs literals there)."""
-    match = _OPTIONS_BLOCK.search(text)
-    if match is None:
-        return text, dict(params)
-    remaining = dict(params)
-
-    def literal(m: re.Match[str]) -> str:
-        value = remaining.pop(m.group(1))
-        if isinstance(value, bool) or not isinstance(value, int | float | str):
-            raise QueryError(f"index option ${m.group(1)} must be a number or a word, got {value!r}")
-        if isinstance(value, str):
-            if not _SAFE_OPTION_STRING.match(value):
-                raise QueryError(f"index option ${m.group(1)}={value!r} is not a plain word")
-            return f"'{value}'"
-        return repr(value)
-
-    block = re.sub(r"\$([A-Za-z_][A-Za-z0-9_]*)", literal, match.group(0))
-    return text[: match.start()] + block + text[match.end() :], remaining
+_LIST_VECTOR_INDEXES = (
+    f"MATCH (i:{vectors.INDEX_NODE}) RETURN i.name AS name, i.label AS label, i.prop AS prop, "
+    "i.dimensions AS dimensions, i.similarity AS similarity"
+)
+_RECORD_VECTOR_INDEX = (
+    f"MERGE (i:{vectors.INDEX_NODE} {{name: $name}}) "
+    "SET i.label = $label, i.prop = $prop, i.dimensions = $dimensions, i.similarity = $similarity"
+)
+_DROP_VECTOR_INDEX = f"MATCH (i:{vectors.INDEX_NODE} {{name: $name}}) DELETE i"
 
 
 @contextlib.contextmanager
@@ -80,6 +67,11 @@ def map_store_errors(query: Query | None = None) -> Iterator[None]:
         raise QueryError(f"{where}{exc}", query=query.name if query else None) from exc
     except kglite.KgError as exc:
         raise StoreError(f"{where}kglite error ({getattr(exc, 'code', None)}): {exc}") from exc
+
+
+def _index_params(index: vectors.VectorIndex) -> dict[str, Any]:
+    return {"name": index.name, "label": index.label, "prop": index.prop,
+            "dimensions": index.dimensions, "similarity": index.similarity}
 
 
 def _summary(stats: Mapping[str, int] | None) -> WriteSummary:
@@ -108,6 +100,7 @@ class KgliteStore:
         kglite.set_query_warning_policy("silent")
         with map_store_errors():
             self._graph: kglite.KnowledgeGraph | None = kglite.open(str(self.path))
+        self._vectors = vectors.VectorSearch(self._read)
 
     @property
     def graph(self) -> kglite.KnowledgeGraph:
@@ -118,33 +111,72 @@ class KgliteStore:
     def _prepare(self, query: Query, params: Mapping[str, Any] | None) -> tuple[str, dict[str, Any]]:
         given = dict(params or {})
         query.check_params(given)
-        return _inline_option_params(query.body, given)
+        return query.body, given
+
+    def _read(self, text: str, params: dict[str, Any]) -> list[dict[str, Any]]:
+        result = self.graph.cypher(text, params=params)
+        rows = result.to_list()
+        for warning in result.warnings:
+            log.debug("%s", warning)
+        return rows
+
+    def _vector_indexes(self) -> dict[str, vectors.VectorIndex]:
+        rows = self._read(_LIST_VECTOR_INDEXES, {})
+        return {r["name"]: vectors.VectorIndex(**r) for r in rows}
 
     def run(self, query: Query, params: Mapping[str, Any] | None = None) -> list[dict[str, Any]]:
         text, values = self._prepare(query, params)
         with map_store_errors(query):
-            result = self.graph.cypher(text, params=values)
-            rows = result.to_list()
-        for warning in result.warnings:
-            log.debug("%s: %s", query.name, warning)
-        if "db.index.vector.query" in text:
-            for row in rows:
-                if row.get("score") is not None:
-                    row["score"] = (1.0 + float(row["score"])) / 2.0
+            rewritten = vectors.rewrite_query_nodes(text)
+            if rewritten is not None:
+                text, values = self._with_vector_hits(query, values, *rewritten)
+            rows = self._read(text, values)
+            if re.match(r"\s*SHOW\s+INDEXES", text, re.I):
+                rows += [
+                    {k: v for k, v in idx.show_row().items() if k in query.returns}
+                    for idx in self._vector_indexes().values()
+                ]
         return rows
 
+    def _with_vector_hits(
+        self, query: Query, values: dict[str, Any], text: str, name: str, k_param: str, vec_param: str
+    ) -> tuple[str, dict[str, Any]]:
+        index = self._vector_indexes().get(name)
+        if index is None:
+            raise MissingIndexError(
+                f"{query.path}: no vector index named '{name}' in {self.path}",
+                hint="run 'kgqa embed' (or 'kgqa ingest' without --no-embed) to embed and index the store",
+            )
+        try:
+            hits = self._vectors.top_k(index, values.pop(vec_param), int(values.pop(k_param)))
+        except ValueError as exc:
+            raise QueryError(f"{query.path}: {exc}", query=query.name) from exc
+        return text, {**values, "__hits": hits}
+
     def write(self, statements: Sequence[Statement]) -> list[WriteSummary]:
+        self._vectors.invalidate()
         prepared = [(st.query, *self._prepare(st.query, st.params)) for st in statements]
         if len(prepared) == 1:  # one statement is atomic on its own; schema DDL must run this way
             query, text, values = prepared[0]
             with map_store_errors(query):
-                return [_summary(self.graph.cypher(text, params=values).stats)]
+                return [self._write_one(self.graph, text, values)]
         summaries = []
         with map_store_errors(), self.graph.begin() as tx:
             for query, text, values in prepared:
                 with map_store_errors(query):
-                    summaries.append(_summary(tx.cypher(text, params=values).stats))
+                    summaries.append(self._write_one(tx, text, values))
         return summaries
+
+    def _write_one(self, target: Any, text: str, values: dict[str, Any]) -> WriteSummary:
+        """Run one write on the graph or a transaction, recording vector-index DDL ourselves."""
+        index = vectors.parse_create(text, values)
+        if index is not None:
+            return _summary(target.cypher(_RECORD_VECTOR_INDEX, params=_index_params(index)).stats)
+        dropped = vectors.parse_drop(text)
+        if dropped is not None and dropped in self._vector_indexes():
+            target.cypher(_DROP_VECTOR_INDEX, params={"name": dropped})
+            return WriteSummary()
+        return _summary(target.cypher(text, params=values).stats)
 
     def info(self) -> StoreInfo:
         return read_store_info(self, backend=self.backend, location=str(self.path))

@@ -141,3 +141,15 @@ def test_question_evidence_returns_saved_relationships(toy_kg: KgliteStore) -> N
     rows = toy_kg.run(queries.get("question_evidence"), {"id": "q1"})
     assert {(r["h_id"], r["rel_type"], r["t_id"]) for r in rows} == {
         ("Jaws", "DIRECTED_BY", "Steven Spielberg"), ("Jaws", "HAS_GENRE", "Thriller")}
+
+
+def test_saved_question_links_never_enter_subgraphs_or_paths(toy_kg: KgliteStore) -> None:
+    toy_kg.write([Statement(queries.get("question_save"), CASES["question_save"][0])])
+    toy_kg.write([Statement(queries.get("question_link_entities"),
+                            {"id": "q1", "role": "TOPIC", "entity_ids": ["Jaws", "Tom Hanks"]})])
+    row = toy_kg.run(queries.get("subgraph_hop"), {"frontier_ids": ["Jaws"], "max_degree": 2, "max_triples": 9})[0]
+    assert set(row["r_types"]) == {"DIRECTED_BY", "HAS_GENRE"}  # TOPIC neither returned nor counted
+    paths = toy_kg.run(queries.get("paths_shortest"), {"source_ids": ["Jaws"], "target_ids": ["Tom Hanks"],
+                                                       "max_hops": 4, "limit": 10})
+    # never the 2-hop shortcut via q1 (Neo4j finds the 3-hop paths; kglite filters after its search)
+    assert all("q1" not in p["node_ids"] and len(p["node_ids"]) == 4 for p in paths)

@@ -5,12 +5,13 @@ from __future__ import annotations
 import subprocess
 import sys
 from pathlib import Path
+from typing import Any
 
 import pytest
 
-from kgqa.errors import QueryError, StoreUnavailableError
+from kgqa.errors import MissingIndexError, QueryError, StoreUnavailableError
 from kgqa.store import queries
-from kgqa.store.kglite_store import KgliteStore, _inline_option_params
+from kgqa.store.kglite_store import KgliteStore
 from kgqa.store.protocol import GraphStore, Statement
 
 TRIPLE = {"rel_type": "DIRECTED_BY", "rows": [{"h": "Jaws", "h_norm": "jaws", "t": "Steven Spielberg",
@@ -63,19 +64,43 @@ def test_kglite_store_checks_params_before_running(kglite_store: KgliteStore) ->
         kglite_store.run(queries.get("entities_get"), {"id": ["x"]})
 
 
-def test_inline_option_params_only_touches_options_block() -> None:
-    text = "CREATE VECTOR INDEX i FOR (e:E) ON (e.v) OPTIONS {indexConfig: {`d`: $dimensions, `s`: $similarity}}"
-    inlined, rest = _inline_option_params(text, {"dimensions": 384, "similarity": "cosine"})
-    assert inlined.endswith("{`d`: 384, `s`: 'cosine'}}")
-    assert rest == {}
-    untouched, rest = _inline_option_params("MATCH (n) WHERE n.x = $x RETURN n", {"x": 1})
-    assert "$x" in untouched and rest == {"x": 1}
+def test_vector_index_is_served_by_exact_search_equal_to_kglites_own(toy_kg: KgliteStore,
+                                                                       fake_embedder: Any) -> None:
+    vector = fake_embedder.embed(["Robert Zemeckis films"])[0].tolist()
+    ours = toy_kg.run(queries.get("link_vector"), {"embedding": vector, "k": 5})
+    # kglite's own HNSW-backed procedure on the same vectors (cheap at toy size), raw cosine scores
+    graph = toy_kg.graph
+    graph.cypher("CREATE VECTOR INDEX native FOR (e:Entity) ON (e.embedding) "
+                 "OPTIONS {indexConfig: {`vector.dimensions`: 16, `vector.similarity_function`: 'cosine'}}")
+    native = graph.cypher("CALL db.index.vector.queryNodes('native', 5, $v) YIELD node, score "
+                          "RETURN node.id AS id, score", params={"v": vector}).to_list()
+    assert [r["id"] for r in ours] == [r["id"] for r in native]
+    for mine, theirs in zip(ours, native, strict=True):
+        assert mine["score"] == pytest.approx((1 + theirs["score"]) / 2, abs=1e-5)
 
 
-def test_inline_option_params_rejects_injection() -> None:
-    text = "CREATE VECTOR INDEX i FOR (e:E) ON (e.v) OPTIONS {indexConfig: {`s`: $similarity}}"
-    with pytest.raises(QueryError, match="not a plain word"):
-        _inline_option_params(text, {"similarity": "cosine'}} DETACH DELETE n //"})
+def test_vector_index_ddl_is_recorded_listed_and_dropped(toy_kg: KgliteStore) -> None:
+    listed = {r["name"]: r for r in toy_kg.run(queries.get("index_list"))}
+    assert listed["entity_embedding"]["type"] == "VECTOR"
+    assert listed["entity_embedding"]["options"]["indexConfig"]["vector.dimensions"] == 16
+    toy_kg.write([Statement(queries.get("index_drop_vector_entity"), {})])
+    assert "entity_embedding" not in {r["name"] for r in toy_kg.run(queries.get("index_list"))}
+    with pytest.raises(MissingIndexError, match="no vector index named 'entity_embedding'"):
+        toy_kg.run(queries.get("link_vector"), {"embedding": [0.0] * 16, "k": 3})
+
+
+def test_vector_search_sees_writes_made_after_the_first_query(toy_kg: KgliteStore) -> None:
+    target = [1.0] + [0.0] * 15
+    toy_kg.run(queries.get("link_vector"), {"embedding": target, "k": 1})
+    toy_kg.write([Statement(queries.get("embed_set_entities"), {
+        "model_id": "fake-hash-16", "rows": [{"id": "Jaws", "embedding": target}]})])
+    top = toy_kg.run(queries.get("link_vector"), {"embedding": target, "k": 1})[0]
+    assert top["id"] == "Jaws" and top["score"] == pytest.approx(1.0, abs=1e-6)
+
+
+def test_vector_query_with_wrong_dimension_is_a_query_error(toy_kg: KgliteStore) -> None:
+    with pytest.raises(QueryError, match="has 3 dims but index 'entity_embedding' has 16"):
+        toy_kg.run(queries.get("link_vector"), {"embedding": [1.0, 0.0, 0.0], "k": 3})
 
 
 def test_kglite_store_info_reports_vector_index_and_model(toy_kg: KgliteStore) -> None:

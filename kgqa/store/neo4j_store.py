@@ -1,0 +1,496 @@
+"""The production store: Neo4j 5.x / Aura over Bolt, through the official ``neo4j`` driver.
+
+It runs the same Neo4j-dialect kernels as the embedded store, so there is little to normalise:
+vector scores are already on Neo4j's ``(1 + cos) / 2`` scale and element ids are already ``str``.
+What this adapter adds is what a server brings with it:
+
+- ``neo4j`` is an optional extra (``kgqa[neo4j]``) and is imported only when this adapter is used,
+  so the embedded default never loads the driver.
+- a pre-flight ``verify_connectivity()`` on open, so a wrong URI or password fails at once with a
+  fix instead of at the first query.
+- transient failures (server restarting, leader switch, deadlock) are retried with tenacity.
+  The driver's own managed-transaction retry is turned off (``max_transaction_retry_time=0``) so
+  there is one retry policy with one budget (``store.retry_attempts``), not two stacked ones.
+- schema DDL cannot share a transaction with data writes in Neo4j, so a lone DDL statement runs
+  as an auto-commit query.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import logging
+import re
+from collections.abc import Callable, Iterator, Mapping, Sequence
+from typing import TYPE_CHECKING, Any, TypeVar
+from urllib.parse import urlsplit
+
+import tenacity
+
+from kgqa.errors import (
+    ConfigError,
+    MissingIndexError,
+    QueryError,
+    RetryableError,
+    SchemaMismatchError,
+    StoreAuthError,
+    StoreError,
+    StoreUnavailableError,
+)
+from kgqa.store.protocol import Statement
+from kgqa.store.queries import Query
+from kgqa.store.schema import read_store_info
+from kgqa.types import EmbeddingMeta, StoreInfo, WriteSummary
+
+if TYPE_CHECKING:
+    from types import ModuleType
+
+    import neo4j
+
+    from kgqa.config import StoreSettings
+
+log = logging.getLogger(__name__)
+
+T = TypeVar("T")
+
+BOLT_SCHEMES = ("bolt", "bolt+s", "bolt+ssc", "neo4j", "neo4j+s", "neo4j+ssc")
+DEFAULT_RETRY_WAIT = tenacity.wait_exponential(multiplier=0.5, max=8.0)
+"""Between attempts: 0.5 s, 1 s, 2 s, 4 s, then 8 s at most."""
+
+#: Indexes the ask path queries by name (``cypher/link_vector``, ``cypher/link_fulltext``) and the
+#: command that creates each.
+SEARCH_INDEXES = {"entity_embedding": "kgqa embed", "entity_name": "kgqa ingest"}
+
+_INDEX_NOT_FOUND = "Neo.ClientError.Schema.IndexNotFound"
+_PROCEDURE_FAILED = "Neo.ClientError.Procedure.ProcedureCallFailed"
+_DATABASE_NOT_FOUND = "Neo.ClientError.Database.DatabaseNotFound"
+_WRITE_IN_READ_MODE = "Neo.ClientError.Statement.AccessMode"
+# ProcedureCallFailed covers every failing procedure (a wrong query-vector size too), so only the
+# server's "no such ... index" wording makes it a missing index; no narrower code exists for it.
+_NO_SUCH_INDEX = re.compile(
+    r"no such (?:(vector|fulltext|text|range|point|lookup) )?(?:schema )?index\W*(\w+)?", re.I
+)
+_POSITION = re.compile(r"line (\d+), column (\d+)")
+_SCHEMA_STATEMENT = re.compile(
+    r"^\s*(?:CREATE|DROP)\s+(?:OR\s+REPLACE\s+)?(?:[A-Z]+\s+)?(?:INDEX|CONSTRAINT)\b", re.I
+)
+
+
+def _import_neo4j() -> ModuleType:
+    """The driver module, or a ConfigError naming the extra to install."""
+    try:
+        import neo4j
+    except ImportError as exc:
+        raise ConfigError(
+            "store.backend = 'neo4j' needs the neo4j Python driver, which is not installed",
+            hint='pip install "kgqa[neo4j]"  (or use the embedded store: KGQA_STORE=embedded)',
+        ) from exc
+    return neo4j
+
+
+def is_schema_statement(query: Query) -> bool:
+    """True for index/constraint DDL, which Neo4j runs only outside data-write transactions."""
+    return _SCHEMA_STATEMENT.match(query.body) is not None
+
+
+def _file_position(query: Query, line: int | None, col: int | None) -> tuple[int | None, int | None]:
+    """Map a position in ``query.body`` (what the server saw) to a position in the ``.cypher`` file.
+
+    The body drops the ``//`` header lines and surrounding whitespace, so a server's "line 2" is
+    not line 2 of the file a user opens.
+    """
+    if line is None:
+        return None, col
+    lines = enumerate(query.text.splitlines(), start=1)
+    kept = [(i, ln) for i, ln in lines if not ln.lstrip().startswith("//")]
+    while kept and not kept[0][1].strip():
+        kept.pop(0)
+    if not 1 <= line <= len(kept):
+        return line, col
+    file_line, text = kept[line - 1]
+    if line == 1 and col is not None:
+        col += len(text) - len(text.lstrip())
+    return file_line, col
+
+
+def _syntax_position(exc: neo4j.exceptions.Neo4jError) -> tuple[int | None, int | None]:
+    """Line/column of a syntax error: the GQL diagnostic record (5.26+), else the message."""
+    position = exc.diagnostic_record.get("_position")
+    if isinstance(position, Mapping) and isinstance(position.get("line"), int):
+        col = position.get("column")
+        return int(position["line"]), int(col) if isinstance(col, int) else None
+    match = _POSITION.search(exc.message or "")
+    return (int(match.group(1)), int(match.group(2))) if match else (None, None)
+
+
+def _missing_index(exc: neo4j.exceptions.Neo4jError) -> MissingIndexError | None:
+    """A MissingIndexError when ``exc`` says an index does not exist, else None."""
+    match = _NO_SUCH_INDEX.search(exc.message or "")
+    if exc.code != _INDEX_NOT_FOUND and not (exc.code == _PROCEDURE_FAILED and match):
+        return None
+    kind = (match.group(1) or "").lower() if match else ""
+    name = match.group(2) if match else None
+    command = SEARCH_INDEXES.get(name or "") or ("kgqa embed" if kind == "vector" else "kgqa ingest")
+    label = f"{kind} index '{name}'" if kind and name else f"index '{name}'" if name else "an index"
+    return MissingIndexError(
+        f"{label} does not exist in Neo4j: {exc.message}",
+        hint=f"run '{command}' against this database (it creates the index), then retry",
+    )
+
+
+@contextlib.contextmanager
+def map_store_errors(query: Query | None = None, *, uri: str | None = None) -> Iterator[None]:
+    """Translate neo4j driver exceptions into kgqa's, once, by class and ``.code``.
+
+    Args:
+        query: the kernel being run, named in messages (file path, line/col for syntax errors).
+        uri: the server address, named in connection errors.
+
+    Raises:
+        StoreAuthError: credentials rejected.
+        StoreUnavailableError: server unreachable, session expired, or a transient server error
+            (all retryable).
+        QueryError: syntax or other client/database errors for this kernel.
+        MissingIndexError: a vector/full-text/range index the kernel needs is absent.
+        StoreError: any other driver failure.
+    """
+    exceptions = _import_neo4j().exceptions
+    where = f"{query.path}: " if query else ""
+    name = query.name if query else None
+    server = uri or "the configured URI"
+    try:
+        yield
+    except exceptions.AuthError as exc:
+        raise StoreAuthError(
+            f"Neo4j at {server} rejected the credentials: {exc.message}",
+            hint="check NEO4J_PASSWORD and the user (KGQA_STORE__NEO4J_USER, default 'neo4j'); with docker "
+            "compose the password is the one the neo4j-data volume was first created with",
+        ) from exc
+    except exceptions.CypherSyntaxError as exc:
+        line, col = _syntax_position(exc)
+        if query is not None:
+            line, col = _file_position(query, line, col)
+        at = f"{query.path}:{line}:{col}: " if query and line else where
+        raise QueryError(f"{at}Cypher syntax error: {exc.message}", query=name, line=line, col=col) from exc
+    except (exceptions.TransientError, exceptions.ServiceUnavailable, exceptions.SessionExpired) as exc:
+        if isinstance(exc, exceptions.TransientError):
+            message = f"{where}Neo4j reported a transient error ({exc.code}): {exc.message}"
+            hint = "usually passes on retry; if not, check server load and memory (docker compose logs neo4j)"
+        else:
+            message = f"{where}cannot reach Neo4j at {server}: {exc.message or exc}"
+            hint = (
+                "start it with 'docker compose up -d neo4j' (needs NEO4J_PASSWORD), or point "
+                "KGQA_STORE__NEO4J_URI at your server (bolt://host:7687, neo4j+s://... for Aura)"
+            )
+        raise StoreUnavailableError(message, hint=hint) from exc
+    except exceptions.ClientError as exc:
+        missing = _missing_index(exc)
+        if missing is not None:
+            raise missing from exc
+        if exc.code == _DATABASE_NOT_FOUND:
+            raise StoreError(
+                f"{where}Neo4j at {server} has no such database: {exc.message}",
+                hint="set KGQA_STORE__NEO4J_DATABASE (Community edition has only 'neo4j')",
+            ) from exc
+        hint = "this kernel writes: run it through store.write()" if exc.code == _WRITE_IN_READ_MODE else None
+        raise QueryError(f"{where}Neo4j rejected the query ({exc.code}): {exc.message}", query=name,
+                         hint=hint) from exc
+    except exceptions.Neo4jError as exc:
+        raise QueryError(f"{where}Neo4j failed ({exc.code}): {exc.message}", query=name) from exc
+    except exceptions.DriverError as exc:
+        raise StoreError(f"{where}neo4j driver error at {server}: {exc}") from exc
+
+
+_SCALARS = (str, int, float, bool, type(None))
+
+
+def _plain(value: Any) -> Any:
+    """A driver value as plain Python: nodes, relationships and paths become dicts.
+
+    Kernels return scalars and lists (STYLE 2.7), so this is normally a pass-through; it exists so
+    a ``neo4j.graph`` object can never leave the adapter. ``record.data()`` is not used because it
+    drops element ids and labels.
+    """
+    if isinstance(value, _SCALARS):
+        return value
+    if isinstance(value, list):
+        return [_plain(v) for v in value]
+    if isinstance(value, dict):
+        return {k: _plain(v) for k, v in value.items()}
+    from neo4j.graph import Node, Path, Relationship  # loaded already: this adapter imported neo4j
+
+    if isinstance(value, Node):
+        return {
+            "element_id": value.element_id,
+            "labels": sorted(value.labels),
+            "properties": _plain(dict(value)),
+        }
+    if isinstance(value, Relationship):
+        start, end = value.start_node, value.end_node
+        return {
+            "element_id": value.element_id,
+            "type": value.type,
+            "start_element_id": start.element_id if start is not None else None,
+            "end_element_id": end.element_id if end is not None else None,
+            "properties": _plain(dict(value)),
+        }
+    if isinstance(value, Path):
+        return {
+            "nodes": [_plain(n) for n in value.nodes],
+            "relationships": [_plain(r) for r in value.relationships],
+        }
+    to_native = getattr(value, "to_native", None)  # neo4j.time Date/Time/DateTime, neo4j.vector.Vector
+    return to_native() if callable(to_native) else value
+
+
+def _summary(counters: neo4j.SummaryCounters) -> WriteSummary:
+    return WriteSummary(
+        nodes_created=counters.nodes_created,
+        relationships_created=counters.relationships_created,
+        properties_set=counters.properties_set,
+        labels_added=counters.labels_added,
+    )
+
+
+class Neo4jStore:
+    """A ``GraphStore`` over one Neo4j database, reached through a driver it owns.
+
+    Use ``Neo4jStore.from_settings(settings)`` (what ``open_store`` does); the constructor takes a
+    ready driver so tests and callers with special driver options can inject one.
+
+    Args:
+        driver: a ``neo4j.Driver``; closed by ``close()``.
+        uri: where the driver points, for messages and ``info()``.
+        database: the database every session uses.
+        retry_attempts: attempts per call for retryable failures (at least 1).
+        retry_wait: tenacity wait strategy between attempts; tests pass ``wait_none()``.
+
+    Raises:
+        StoreUnavailableError: the server cannot be reached (after retries).
+        StoreAuthError: the server rejected the credentials.
+    """
+
+    backend = "neo4j"
+
+    def __init__(
+        self,
+        driver: neo4j.Driver,
+        *,
+        uri: str,
+        database: str,
+        retry_attempts: int = 5,
+        retry_wait: tenacity.wait.wait_base | None = None,
+    ) -> None:
+        self.uri = uri
+        self.database = database
+        self._driver: neo4j.Driver | None = driver
+        self._retry_attempts = max(1, retry_attempts)
+        self._retry_wait = retry_wait if retry_wait is not None else DEFAULT_RETRY_WAIT
+        try:
+            self._retrying(self._verify, what="connect")
+        except BaseException:
+            with contextlib.suppress(StoreError):
+                self.close()
+            raise
+
+    @classmethod
+    def from_settings(
+        cls, settings: StoreSettings, *, retry_wait: tenacity.wait.wait_base | None = None
+    ) -> Neo4jStore:
+        """Build the driver from ``store.*`` settings and open the store (with a connectivity check).
+
+        Raises:
+            ConfigError: the driver is not installed, NEO4J_PASSWORD is unset, or the URI is not Bolt.
+            StoreUnavailableError, StoreAuthError: see the class docstring.
+        """
+        driver_module = _import_neo4j()
+        if settings.neo4j_password is None:
+            raise ConfigError(
+                f"store.backend = 'neo4j' but no password is set for {settings.neo4j_uri}",
+                hint="export NEO4J_PASSWORD=... (the environment or .env only; never in kgqa.toml)",
+            )
+        uri = settings.neo4j_uri
+        scheme = urlsplit(uri).scheme
+        if scheme not in BOLT_SCHEMES:
+            raise ConfigError(
+                f"store.neo4j_uri {uri!r} is not a Bolt URI (scheme {scheme or 'missing'!r})",
+                hint="set KGQA_STORE__NEO4J_URI=bolt://localhost:7687 (neo4j+s://... for Aura); port 7474 "
+                "is Neo4j Browser, not the driver",
+            )
+        try:
+            driver = driver_module.GraphDatabase.driver(
+                uri,
+                auth=(settings.neo4j_user, settings.neo4j_password.get_secret_value()),
+                max_connection_pool_size=settings.neo4j_max_pool_size,
+                connection_timeout=settings.neo4j_connection_timeout_s,
+                max_transaction_retry_time=0.0,  # tenacity in this module is the one retry policy
+            )
+        except (ValueError, driver_module.exceptions.ConfigurationError) as exc:
+            raise ConfigError(f"cannot use store.neo4j_uri {uri!r}: {exc}",
+                              hint="set KGQA_STORE__NEO4J_URI=bolt://host:7687") from exc
+        return cls(
+            driver,
+            uri=uri,
+            database=settings.neo4j_database,
+            retry_attempts=settings.retry_attempts,
+            retry_wait=retry_wait,
+        )
+
+    @property
+    def driver(self) -> neo4j.Driver:
+        if self._driver is None:
+            raise StoreError(f"Neo4j store {self.uri}/{self.database} is closed")
+        return self._driver
+
+    def _session(self) -> neo4j.Session:
+        return self.driver.session(database=self.database)
+
+    def _retrying(self, call: Callable[[], T], *, what: str) -> T:
+        """Run ``call``, retrying RetryableError only; the last failure names the attempt count."""
+        attempts = 0
+
+        def attempt() -> T:
+            nonlocal attempts
+            attempts += 1
+            return call()
+
+        retryer = tenacity.Retrying(
+            stop=tenacity.stop_after_attempt(self._retry_attempts),
+            wait=self._retry_wait,
+            retry=tenacity.retry_if_exception_type(RetryableError),
+            reraise=True,
+            before_sleep=lambda state: self._log_retry(state, what),
+        )
+        try:
+            return retryer(attempt)
+        except StoreUnavailableError as exc:
+            if attempts <= 1:
+                raise
+            raise StoreUnavailableError(f"{exc} (gave up after {attempts} attempts)", hint=exc.hint) from exc
+
+    def _log_retry(self, state: tenacity.RetryCallState, what: str) -> None:
+        error = state.outcome.exception() if state.outcome else None
+        log.warning("Neo4j %s failed (attempt %d/%d), retrying: %s",
+                    what, state.attempt_number, self._retry_attempts, error)
+
+    def _verify(self) -> None:
+        with map_store_errors(uri=self.uri):
+            self.driver.verify_connectivity()
+
+    def _prepare(self, query: Query, params: Mapping[str, Any] | None) -> dict[str, Any]:
+        given = dict(params or {})
+        query.check_params(given)
+        return given
+
+    def run(self, query: Query, params: Mapping[str, Any] | None = None) -> list[dict[str, Any]]:
+        """Run one read kernel in a read transaction and return its rows as plain dicts.
+
+        Raises:
+            QueryError: wrong parameters (before anything is sent) or a failed query.
+            MissingIndexError: the kernel queries an index that does not exist.
+            StoreUnavailableError: the server is unreachable after retries.
+        """
+        values = self._prepare(query, params)
+
+        def work(tx: neo4j.ManagedTransaction) -> list[dict[str, Any]]:
+            # rows must be read inside the transaction: a Result is dead once it closes
+            return [{key: _plain(value) for key, value in rec.items()} for rec in tx.run(query.body, values)]
+
+        def once() -> list[dict[str, Any]]:
+            with map_store_errors(query, uri=self.uri), self._session() as session:
+                return session.execute_read(work)
+
+        return self._retrying(once, what=f"query {query.name}")
+
+    def write(self, statements: Sequence[Statement]) -> list[WriteSummary]:
+        """Run write kernels in ONE transaction; one summary per statement, in order.
+
+        A single schema statement (CREATE/DROP INDEX/CONSTRAINT) runs as an auto-commit query,
+        because Neo4j refuses schema changes inside a transaction that also writes data. The
+        whole transaction is retried on transient failures, which is safe because write kernels
+        are idempotent ``MERGE``/``SET``.
+
+        Raises:
+            QueryError: wrong parameters for any statement (nothing is sent), a schema statement
+                batched with others, or a failed statement.
+            StoreUnavailableError: the server is unreachable after retries.
+        """
+        prepared = [(st.query, self._prepare(st.query, st.params)) for st in statements]
+        if not prepared:
+            return []
+        schema = [q for q, _ in prepared if is_schema_statement(q)]
+        if schema and len(prepared) > 1:
+            raise QueryError(
+                f"{schema[0].path}: a schema statement cannot share a transaction with other statements",
+                query=schema[0].name,
+                hint="write each index/constraint statement on its own (kgqa.store.schema.run_ddl)",
+            )
+        if schema:
+            query, values = prepared[0]
+            return self._retrying(lambda: self._auto_commit(query, values), what=f"schema {query.name}")
+        return self._retrying(lambda: self._write_transaction(prepared), what="write")
+
+    def _auto_commit(self, query: Query, values: dict[str, Any]) -> list[WriteSummary]:
+        with map_store_errors(query, uri=self.uri), self._session() as session:
+            return [_summary(session.run(query.body, values).consume().counters)]
+
+    def _write_transaction(self, prepared: list[tuple[Query, dict[str, Any]]]) -> list[WriteSummary]:
+        def work(tx: neo4j.ManagedTransaction) -> list[WriteSummary]:
+            summaries = []
+            for query, values in prepared:
+                with map_store_errors(query, uri=self.uri):  # names the statement that failed
+                    summaries.append(_summary(tx.run(query.body, values).consume().counters))
+            return summaries
+
+        with map_store_errors(uri=self.uri), self._session() as session:
+            return session.execute_write(work)
+
+    def info(self) -> StoreInfo:
+        return read_store_info(self, backend=self.backend, location=f"{self.uri}/{self.database}")
+
+    def check_search_indexes(self, meta: EmbeddingMeta) -> None:
+        """Pre-flight for the ask path: the search indexes exist, are ONLINE and fit the embedder.
+
+        Neo4j-specific because Neo4j builds indexes in the background: right after ``kgqa embed``
+        a vector index can still be POPULATING and return partial results, which the embedded
+        store never does. ``schema.check_embedding_meta`` checks the recorded model; this checks
+        the indexes themselves.
+
+        Raises:
+            MissingIndexError: an index in ``SEARCH_INDEXES`` does not exist.
+            StoreError: an index is still populating or has failed.
+            SchemaMismatchError: a vector index's dimension or similarity differs from ``meta``.
+        """
+        indexes = {ix.name: ix for ix in self.info().indexes}
+        for name, command in SEARCH_INDEXES.items():
+            index = indexes.get(name)
+            if index is None:
+                raise MissingIndexError(
+                    f"index '{name}' does not exist in Neo4j at {self.uri}/{self.database}",
+                    hint=f"run '{command}' against this database",
+                )
+            if index.state.upper() != "ONLINE":
+                raise StoreError(
+                    f"index '{name}' is {index.state}, not ONLINE, in Neo4j at {self.uri}/{self.database}",
+                    hint="wait until SHOW INDEXES says ONLINE (CALL db.awaitIndexes() in Browser waits)"
+                    if index.state.upper() == "POPULATING"
+                    else f"drop it (DROP INDEX {name}) and re-run '{command}'",
+                )
+            same_similarity = (index.similarity or "").lower() == meta.similarity.lower()
+            if index.dimensions is not None and (index.dimensions != meta.dimension or not same_similarity):
+                raise SchemaMismatchError(
+                    f"vector index '{name}' has {index.dimensions} dims ({index.similarity}) but embedder "
+                    f"'{meta.model_id}' gives {meta.dimension} ({meta.similarity})",
+                    hint="re-embed with 'kgqa embed --reembed', or set embedder.model to the index's model",
+                )
+
+    def close(self) -> None:
+        if self._driver is not None:
+            driver, self._driver = self._driver, None
+            with map_store_errors(uri=self.uri):
+                driver.close()
+
+    def __enter__(self) -> Neo4jStore:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()

@@ -1,0 +1,561 @@
+"""Neo4jStore against a mocked driver: the driver is the one boundary no test here can run for real.
+
+The mocks are spec'd on the real ``neo4j`` classes and the errors are the driver's own exception
+classes, built the way the driver builds them from a server FAILURE message, so what is tested is
+our behaviour at that boundary: what we send, how rows come back, what is retried and how errors
+are translated. ``tests/integration/test_neo4j_live.py`` runs the same kernels on a real server.
+"""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+from collections.abc import Callable, Iterable, Mapping
+from dataclasses import dataclass, field
+from typing import Any
+from unittest.mock import MagicMock
+
+import pytest
+import tenacity
+from pydantic import SecretStr
+
+neo4j = pytest.importorskip("neo4j")
+from neo4j.exceptions import (  # noqa: E402
+    Neo4jError,
+    ServiceUnavailable,
+    SessionExpired,
+)
+from neo4j.graph import Graph, Node, Relationship  # noqa: E402
+
+from kgqa.config import StoreSettings  # noqa: E402
+from kgqa.errors import (  # noqa: E402
+    ConfigError,
+    MissingIndexError,
+    QueryError,
+    RetryableError,
+    SchemaMismatchError,
+    StoreAuthError,
+    StoreError,
+    StoreUnavailableError,
+)
+from kgqa.store import queries  # noqa: E402
+from kgqa.store.neo4j_store import Neo4jStore, is_schema_statement  # noqa: E402
+from kgqa.store.protocol import GraphStore, Statement  # noqa: E402
+from kgqa.types import EmbeddingMeta, WriteSummary  # noqa: E402
+
+URI = "bolt://graph.example:7687"
+ATTEMPTS = 3
+
+
+def server_error(code: str, message: str, **gql: Any) -> Neo4jError:
+    """A driver exception exactly as the driver hydrates it from a server FAILURE message."""
+    if gql:
+        return Neo4jError._hydrate_gql(neo4j_code=code, message=message, **gql)
+    return Neo4jError._hydrate_neo4j(code=code, message=message)
+
+
+def result(records: Iterable[Mapping[str, Any]] = (), **counters: int) -> MagicMock:
+    """A spec'd ``neo4j.Result`` yielding real ``Record``s and real ``SummaryCounters``."""
+    res = MagicMock(spec=neo4j.Result)
+    res.__iter__.return_value = iter([neo4j.Record(dict(r)) for r in records])
+    summary = MagicMock(spec=neo4j.ResultSummary)
+    summary.counters = neo4j.SummaryCounters({k.replace("_", "-"): v for k, v in counters.items()})
+    res.consume.return_value = summary
+    return res
+
+
+def replay(*replies: MagicMock | Exception) -> Callable[..., MagicMock]:
+    """A ``tx.run`` side effect that answers (or raises) the given replies in order."""
+    queue = list(replies)
+
+    def run(*args: Any, **kwargs: Any) -> MagicMock:
+        reply = queue.pop(0)
+        if isinstance(reply, Exception):
+            raise reply
+        return reply
+
+    return run
+
+
+@dataclass
+class Bolt:
+    """A spec'd driver whose sessions run transaction functions on one spec'd transaction."""
+
+    driver: MagicMock = field(default_factory=lambda: MagicMock(spec=neo4j.Driver))
+    session: MagicMock = field(default_factory=lambda: MagicMock(spec=neo4j.Session))
+    tx: MagicMock = field(default_factory=lambda: MagicMock(spec=neo4j.ManagedTransaction))
+
+    def __post_init__(self) -> None:
+        self.driver.session.return_value = self.session
+        self.session.__enter__.return_value = self.session
+        self.session.execute_read.side_effect = lambda fn, *a, **k: fn(self.tx, *a, **k)
+        self.session.execute_write.side_effect = lambda fn, *a, **k: fn(self.tx, *a, **k)
+        self.tx.run.side_effect = lambda *a, **k: result()
+
+    def answer(self, by_kernel: Mapping[str, Callable[[], MagicMock]]) -> None:
+        """Make ``tx.run`` reply per kernel (matched on its body text)."""
+        bodies = {queries.get(name).body: make for name, make in by_kernel.items()}
+        self.tx.run.side_effect = lambda text, params=None: bodies[text]()
+
+
+@pytest.fixture
+def bolt() -> Bolt:
+    return Bolt()
+
+
+def open_store(bolt: Bolt, *, attempts: int = ATTEMPTS) -> Neo4jStore:
+    store = Neo4jStore(bolt.driver, uri=URI, database="kgqa", retry_attempts=attempts,
+                       retry_wait=tenacity.wait_none())
+    bolt.driver.reset_mock(return_value=False, side_effect=False)
+    return store
+
+
+@pytest.fixture
+def store(bolt: Bolt) -> Neo4jStore:
+    return open_store(bolt)
+
+
+def settings(**overrides: Any) -> StoreSettings:
+    values: dict[str, Any] = {"backend": "neo4j", "neo4j_uri": URI, "neo4j_password": SecretStr("s3cret")}
+    return StoreSettings(**(values | overrides))
+
+
+# --- protocol, reads -------------------------------------------------------------------------------
+
+
+def test_neo4j_store_satisfies_graph_store_protocol(store: Neo4jStore) -> None:
+    assert isinstance(store, GraphStore)
+
+
+def test_run_sends_kernel_body_and_params_in_one_read_transaction(bolt: Bolt, store: Neo4jStore) -> None:
+    kernel = queries.get("link_fulltext")  # declares a parameter named `query`: must not clash with tx.run
+    store.run(kernel, {"query": "matrix~", "limit": 5})
+
+    bolt.driver.session.assert_called_once_with(database="kgqa")
+    bolt.session.execute_read.assert_called_once()
+    bolt.session.execute_write.assert_not_called()
+    bolt.tx.run.assert_called_once_with(kernel.body, {"query": "matrix~", "limit": 5})
+    assert not kernel.body.startswith("//")
+
+
+def test_run_materialises_records_into_plain_dicts(bolt: Bolt, store: Neo4jStore) -> None:
+    rows = [{"id": "m1", "name": "The Matrix", "eid": "4:db:1", "name_norm": "matrix"}]
+    bolt.tx.run.side_effect = lambda *a: result(rows)
+
+    got = store.run(queries.get("link_exact"), {"names_norm": ["matrix"], "limit": 10})
+
+    assert got == rows
+    assert all(type(row) is dict for row in got)
+
+
+def test_run_keeps_vector_scores_on_neo4j_scale(bolt: Bolt, store: Neo4jStore) -> None:
+    rows = [{"id": "m1", "name": "The Matrix", "eid": "4:db:1", "score": 0.25}]
+    bolt.tx.run.side_effect = lambda *a: result(rows)
+
+    got = store.run(queries.get("link_vector"), {"embedding": [0.0, 1.0], "k": 1})
+
+    assert got[0]["score"] == 0.25  # kglite maps raw cosine; Neo4j already returns (1 + cos) / 2
+
+
+def test_run_turns_driver_graph_values_into_dicts(bolt: Bolt, store: Neo4jStore) -> None:
+    graph = Graph()
+    head = Node(graph, "4:db:1", 1, ["Entity", "Movie"], {"id": "m1"})
+    tail = Node(graph, "4:db:2", 2, ["Entity"], {"id": "p1"})
+    rel = graph.relationship_type("DIRECTED_BY")(graph, "5:db:9", 9, {"since": 1999})
+    rel._start_node, rel._end_node = head, tail
+    assert isinstance(rel, Relationship)
+    bolt.tx.run.side_effect = lambda *a: result([{"n": head, "rels": [rel]}])
+
+    [row] = store.run(queries.get("link_exact"), {"names_norm": ["matrix"], "limit": 1})
+
+    assert row["n"] == {"element_id": "4:db:1", "labels": ["Entity", "Movie"], "properties": {"id": "m1"}}
+    assert row["rels"] == [{
+        "element_id": "5:db:9",
+        "type": "DIRECTED_BY",
+        "start_element_id": "4:db:1",
+        "end_element_id": "4:db:2",
+        "properties": {"since": 1999},
+    }]
+
+
+def test_run_rejects_wrong_params_before_contacting_the_driver(bolt: Bolt, store: Neo4jStore) -> None:
+    with pytest.raises(QueryError, match=r"cypher/link_exact\.cypher.*missing \['limit'\]") as info:
+        store.run(queries.get("link_exact"), {"names_norm": ["matrix"], "limt": 10})
+
+    assert info.value.query == "link_exact"
+    bolt.driver.session.assert_not_called()
+    bolt.tx.run.assert_not_called()
+
+
+# --- writes ----------------------------------------------------------------------------------------
+
+
+def test_write_runs_all_statements_in_one_write_transaction_with_counters_per_statement(
+    bolt: Bolt, store: Neo4jStore
+) -> None:
+    bolt.tx.run.side_effect = replay(
+        result(nodes_created=2, properties_set=6),
+        result(nodes_created=1, relationships_created=3, properties_set=2),
+        result(labels_added=2, properties_set=2),
+    )
+    entity = {"id": "m1", "name": "M", "name_norm": "m", "text": None}
+    statements = [
+        Statement(queries.get("ingest_entities"), {"rows": [entity]}),
+        Statement(queries.get("ingest_triples"), {"rel_type": "DIRECTED_BY", "rows": []}),
+        Statement(queries.get("ingest_entity_labels"), {"label": "Movie", "ids": ["m1"]}),
+    ]
+
+    summaries = store.write(statements)
+
+    assert summaries == [
+        WriteSummary(nodes_created=2, properties_set=6),
+        WriteSummary(nodes_created=1, relationships_created=3, properties_set=2),
+        WriteSummary(labels_added=2, properties_set=2),
+    ]
+    bolt.session.execute_write.assert_called_once()
+    bolt.session.execute_read.assert_not_called()
+    bolt.session.run.assert_not_called()
+    sent = [c.args for c in bolt.tx.run.call_args_list]
+    assert sent == [(st.query.body, dict(st.params)) for st in statements]
+
+
+def test_write_checks_every_statement_before_sending_any(bolt: Bolt, store: Neo4jStore) -> None:
+    statements = [
+        Statement(queries.get("meta_get"), {}),
+        Statement(queries.get("question_save"), {"id": "q1"}),
+    ]
+    with pytest.raises(QueryError, match=r"cypher/question_save\.cypher"):
+        store.write(statements)
+    bolt.driver.session.assert_not_called()
+
+
+def test_write_names_the_statement_that_failed_inside_the_transaction(bolt: Bolt, store: Neo4jStore) -> None:
+    bolt.tx.run.side_effect = replay(
+        result(), server_error("Neo.ClientError.Statement.TypeError", "Expected a list")
+    )
+    statements = [
+        Statement(queries.get("meta_set"), {"model_id": "m", "dimension": 4, "similarity": "cosine",
+                                            "schema_version": 1}),
+        Statement(queries.get("question_save"), {"id": "q1", "text": "t", "asked_at": "now", "answers": "x",
+                                                 "evidence_rels": []}),
+    ]
+    with pytest.raises(QueryError, match=r"cypher/question_save\.cypher.*TypeError") as info:
+        store.write(statements)
+    assert info.value.query == "question_save"
+    assert bolt.session.execute_write.call_count == 1  # a type error is not retried
+
+
+def test_write_runs_a_single_schema_statement_as_auto_commit(bolt: Bolt, store: Neo4jStore) -> None:
+    bolt.session.run.return_value = result()
+    kernel = queries.get("index_create_vector_entity")
+
+    store.write([Statement(kernel, {"dimensions": 384, "similarity": "cosine"})])
+
+    bolt.session.run.assert_called_once_with(kernel.body, {"dimensions": 384, "similarity": "cosine"})
+    bolt.session.execute_write.assert_not_called()
+
+
+def test_write_rejects_schema_statement_batched_with_data_writes(bolt: Bolt, store: Neo4jStore) -> None:
+    statements = [
+        Statement(queries.get("schema_constraint_entity_id"), {}),
+        Statement(queries.get("ingest_relation_types"), {"rows": []}),
+    ]
+    with pytest.raises(QueryError, match=r"schema_constraint_entity_id\.cypher.*cannot share") as info:
+        store.write(statements)
+    assert "run_ddl" in (info.value.hint or "")
+    bolt.driver.session.assert_not_called()
+
+
+def test_write_of_no_statements_sends_nothing(bolt: Bolt, store: Neo4jStore) -> None:
+    assert store.write([]) == []
+    bolt.driver.session.assert_not_called()
+
+
+@pytest.mark.parametrize("name", queries.names())
+def test_is_schema_statement_matches_exactly_the_ddl_kernels(name: str) -> None:
+    ddl = name.startswith(("schema_", "index_create_", "index_drop_"))  # the naming rule for DDL kernels
+    assert is_schema_statement(queries.get(name)) is ddl
+
+
+# --- retries ---------------------------------------------------------------------------------------
+
+
+def test_run_retries_transient_errors_then_succeeds(bolt: Bolt, store: Neo4jStore) -> None:
+    bolt.tx.run.side_effect = replay(
+        server_error("Neo.TransientError.Transaction.DeadlockDetected", "deadlock"),
+        ServiceUnavailable("connection reset"),
+        result([{"label": "Entity", "count": 6}]),
+    )
+
+    assert store.run(queries.get("stats_labels")) == [{"label": "Entity", "count": 6}]
+    assert bolt.tx.run.call_count == 3
+    assert bolt.session.execute_read.call_count == 3
+
+
+def test_run_gives_up_after_retry_attempts_with_store_unavailable(bolt: Bolt, store: Neo4jStore) -> None:
+    bolt.tx.run.side_effect = SessionExpired("session expired")
+
+    expected = rf"stats_labels.*{URI}.*gave up after {ATTEMPTS} attempts"
+    with pytest.raises(StoreUnavailableError, match=expected) as info:
+        store.run(queries.get("stats_labels"))
+
+    assert isinstance(info.value, RetryableError)
+    assert bolt.tx.run.call_count == ATTEMPTS
+    cause = info.value.__cause__
+    assert isinstance(cause, StoreUnavailableError) and isinstance(cause.__cause__, SessionExpired)
+
+
+def test_run_does_not_retry_client_errors(bolt: Bolt, store: Neo4jStore) -> None:
+    bolt.tx.run.side_effect = server_error("Neo.ClientError.Statement.ArgumentError", "bad argument")
+
+    with pytest.raises(QueryError, match=r"cypher/stats_labels\.cypher.*ArgumentError.*bad argument"):
+        store.run(queries.get("stats_labels"))
+    assert bolt.tx.run.call_count == 1
+
+
+def test_write_retries_the_whole_transaction_on_transient_error(bolt: Bolt, store: Neo4jStore) -> None:
+    bolt.tx.run.side_effect = replay(
+        server_error("Neo.TransientError.General.DatabaseUnavailable", "starting"), result()
+    )
+    store.write([Statement(queries.get("ingest_relation_types"), {"rows": []})])
+    assert bolt.session.execute_write.call_count == 2
+
+
+# --- error translation -----------------------------------------------------------------------------
+
+
+def test_syntax_error_becomes_query_error_at_the_file_line(bolt: Bolt, store: Neo4jStore) -> None:
+    kernel = queries.get("link_exact")
+    header_lines = sum(1 for ln in kernel.text.splitlines() if ln.startswith("//"))
+    bolt.tx.run.side_effect = server_error(
+        "Neo.ClientError.Statement.SyntaxError",
+        "Invalid input 'RETRN' (line 2, column 1 (offset: 50))",
+        gql_status="42001",
+        description="error: syntax error or access rule violation - invalid syntax",
+        diagnostic_record={"_position": {"line": 2, "column": 1, "offset": 50}},
+    )
+
+    with pytest.raises(QueryError, match=r"cypher/link_exact\.cypher:\d+:1: Cypher syntax error") as info:
+        store.run(kernel, {"names_norm": [], "limit": 1})
+
+    assert (info.value.query, info.value.line, info.value.col) == ("link_exact", header_lines + 2, 1)
+    assert bolt.tx.run.call_count == 1
+
+
+def test_syntax_error_position_falls_back_to_the_message(bolt: Bolt, store: Neo4jStore) -> None:
+    kernel = queries.get("meta_get")
+    bolt.tx.run.side_effect = server_error("Neo.ClientError.Statement.SyntaxError",
+                                           "Invalid input (line 1, column 7 (offset: 6))")
+    with pytest.raises(QueryError) as info:
+        store.run(kernel)
+    first_body_line = kernel.text.splitlines().index(kernel.body.splitlines()[0]) + 1
+    assert (info.value.line, info.value.col) == (first_body_line, 7)
+
+
+@pytest.mark.parametrize(
+    ("code", "message", "command"),
+    [
+        ("Neo.ClientError.Procedure.ProcedureCallFailed",
+         "Failed to invoke procedure `db.index.vector.queryNodes`: Caused by: "
+         "java.lang.IllegalArgumentException: There is no such vector schema index: entity_embedding",
+         "kgqa embed"),
+        ("Neo.ClientError.Procedure.ProcedureCallFailed",
+         "Failed to invoke procedure `db.index.fulltext.queryNodes`: Caused by: "
+         "java.lang.IllegalArgumentException: There is no such fulltext schema index: entity_name",
+         "kgqa ingest"),
+        ("Neo.ClientError.Schema.IndexNotFound", "Index not found", "kgqa ingest"),
+    ],
+)
+def test_missing_index_becomes_missing_index_error_with_fix(
+    bolt: Bolt, store: Neo4jStore, code: str, message: str, command: str
+) -> None:
+    bolt.tx.run.side_effect = server_error(code, message)
+
+    with pytest.raises(MissingIndexError) as info:
+        store.run(queries.get("link_vector"), {"embedding": [0.1], "k": 3})
+
+    assert command in (info.value.hint or "")
+    assert isinstance(info.value.__cause__, Neo4jError)
+
+
+def test_other_procedure_failure_stays_a_query_error(bolt: Bolt, store: Neo4jStore) -> None:
+    bolt.tx.run.side_effect = server_error(
+        "Neo.ClientError.Procedure.ProcedureCallFailed",
+        "Failed to invoke procedure `db.index.vector.queryNodes`: Index query vector has 3 dimensions, "
+        "but indexed vectors have 384.",
+    )
+    with pytest.raises(QueryError) as info:
+        store.run(queries.get("link_vector"), {"embedding": [0.1, 0.2, 0.3], "k": 3})
+    assert not isinstance(info.value, MissingIndexError)
+    assert "384" in str(info.value)
+
+
+def test_unknown_database_names_the_setting(bolt: Bolt, store: Neo4jStore) -> None:
+    bolt.driver.session.side_effect = server_error("Neo.ClientError.Database.DatabaseNotFound",
+                                                   "Database does not exist. Database name: 'kgqa'.")
+    with pytest.raises(StoreError, match="no such database") as info:
+        store.run(queries.get("stats_labels"))
+    assert "KGQA_STORE__NEO4J_DATABASE" in (info.value.hint or "")
+
+
+def test_auth_error_during_a_query_becomes_store_auth_error(bolt: Bolt, store: Neo4jStore) -> None:
+    bolt.tx.run.side_effect = server_error("Neo.ClientError.Security.Unauthorized", "authentication failure")
+    with pytest.raises(StoreAuthError):
+        store.run(queries.get("stats_labels"))
+    assert bolt.tx.run.call_count == 1
+
+
+# --- opening and closing ---------------------------------------------------------------------------
+
+
+def test_open_verifies_connectivity(bolt: Bolt) -> None:
+    Neo4jStore(bolt.driver, uri=URI, database="neo4j", retry_wait=tenacity.wait_none())
+    bolt.driver.verify_connectivity.assert_called_once_with()
+
+
+def test_open_maps_auth_error_to_store_auth_error_without_retrying(bolt: Bolt) -> None:
+    bolt.driver.verify_connectivity.side_effect = server_error(
+        "Neo.ClientError.Security.Unauthorized", "The client is unauthorized due to authentication failure."
+    )
+    with pytest.raises(StoreAuthError, match=URI) as info:
+        open_store(bolt)
+
+    assert "KGQA_STORE__NEO4J_USER" in (info.value.hint or "")
+    assert "NEO4J_PASSWORD" in (info.value.hint or "")
+    bolt.driver.verify_connectivity.assert_called_once()
+    bolt.driver.close.assert_called_once()
+
+
+def test_open_maps_service_unavailable_to_store_unavailable_naming_the_uri(bolt: Bolt) -> None:
+    bolt.driver.verify_connectivity.side_effect = ServiceUnavailable(
+        "Couldn't connect to graph.example:7687 (reason [Errno 111] Connection refused)"
+    )
+    with pytest.raises(StoreUnavailableError, match=rf"cannot reach Neo4j at {URI}") as info:
+        open_store(bolt)
+
+    assert "docker compose up -d neo4j" in (info.value.hint or "")
+    assert bolt.driver.verify_connectivity.call_count == ATTEMPTS  # the server may still be starting
+    bolt.driver.close.assert_called_once()
+
+
+def test_close_is_idempotent_and_the_context_manager_closes(bolt: Bolt) -> None:
+    with open_store(bolt) as store:
+        pass
+    store.close()
+    bolt.driver.close.assert_called_once()
+    with pytest.raises(StoreError, match="closed"):
+        store.run(queries.get("stats_labels"))
+
+
+# --- from_settings ---------------------------------------------------------------------------------
+
+
+@pytest.fixture
+def driver_factory(monkeypatch: pytest.MonkeyPatch, bolt: Bolt) -> MagicMock:
+    factory = MagicMock(return_value=bolt.driver)
+    monkeypatch.setattr(neo4j.GraphDatabase, "driver", factory)
+    return factory
+
+
+def test_from_settings_builds_a_bounded_driver(driver_factory: MagicMock, bolt: Bolt) -> None:
+    store = Neo4jStore.from_settings(
+        settings(neo4j_user="reader", neo4j_database="movies", neo4j_max_pool_size=4,
+                 neo4j_connection_timeout_s=2.5),
+        retry_wait=tenacity.wait_none(),
+    )
+
+    driver_factory.assert_called_once()
+    args, kwargs = driver_factory.call_args
+    assert args == (URI,)
+    assert kwargs["auth"] == ("reader", "s3cret")
+    assert kwargs["max_connection_pool_size"] == 4
+    assert kwargs["connection_timeout"] == 2.5
+    assert kwargs["max_transaction_retry_time"] == 0.0
+    store.run(queries.get("stats_labels"))
+    bolt.driver.session.assert_called_with(database="movies")
+
+
+def test_from_settings_without_password_is_a_config_error(driver_factory: MagicMock) -> None:
+    with pytest.raises(ConfigError) as info:
+        Neo4jStore.from_settings(settings(neo4j_password=None))
+    assert "NEO4J_PASSWORD" in (info.value.hint or "")
+    driver_factory.assert_not_called()
+
+
+@pytest.mark.parametrize("uri", ["http://localhost:7474", "localhost:7687"])
+def test_from_settings_rejects_a_non_bolt_uri(driver_factory: MagicMock, uri: str) -> None:
+    with pytest.raises(ConfigError, match="not a Bolt URI") as info:
+        Neo4jStore.from_settings(settings(neo4j_uri=uri))
+    assert "bolt://" in (info.value.hint or "")
+    driver_factory.assert_not_called()
+
+
+def test_from_settings_without_the_driver_names_the_extra(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setitem(sys.modules, "neo4j", None)  # makes `import neo4j` raise ImportError
+    with pytest.raises(ConfigError) as info:
+        Neo4jStore.from_settings(settings())
+    assert 'pip install "kgqa[neo4j]"' in (info.value.hint or "")
+
+
+def test_importing_kgqa_store_does_not_import_neo4j() -> None:
+    code = "import sys, kgqa.store, kgqa.store.neo4j_store; print('neo4j' in sys.modules)"
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
+    assert out.stdout.strip() == "False"
+
+
+# --- info and the index pre-flight -----------------------------------------------------------------
+
+META = {"model_id": "minilm", "dimension": 384, "similarity": "cosine", "schema_version": 1}
+
+
+def index_row(name: str, kind: str, *, state: str = "ONLINE", dims: int | None = None) -> dict[str, Any]:
+    options: dict[str, Any] = {"indexProvider": "vector-2.0" if dims else "fulltext-1.0", "indexConfig": {}}
+    if dims:
+        options["indexConfig"] = {"vector.dimensions": dims, "vector.similarity_function": "COSINE"}
+    return {"name": name, "type": kind, "state": state, "labelsOrTypes": ["Entity"],
+            "properties": ["embedding" if dims else "name"], "options": options}
+
+
+VECTOR_384 = index_row("entity_embedding", "VECTOR", dims=384)
+FULLTEXT = index_row("entity_name", "FULLTEXT")
+POPULATING = index_row("entity_embedding", "VECTOR", dims=384, state="POPULATING")
+
+
+def answer_indexes(bolt: Bolt, rows: list[dict[str, Any]]) -> None:
+    bolt.answer({"index_list": lambda: result(rows), "meta_get": lambda: result([META])})
+
+
+def test_info_reads_indexes_and_embedding_meta(bolt: Bolt, store: Neo4jStore) -> None:
+    answer_indexes(bolt, [index_row("entity_embedding", "VECTOR", dims=384)])
+
+    info = store.info()
+
+    assert (info.backend, info.location) == ("neo4j", f"{URI}/kgqa")
+    assert info.embedding == EmbeddingMeta("minilm", 384, "cosine")
+    assert info.schema_version == 1
+    [index] = info.indexes
+    assert (index.name, index.kind, index.dimensions, index.similarity) == ("entity_embedding", "VECTOR", 384,
+                                                                            "cosine")
+
+
+def test_check_search_indexes_passes_when_online_and_matching(bolt: Bolt, store: Neo4jStore) -> None:
+    answer_indexes(bolt, [VECTOR_384, FULLTEXT])
+    store.check_search_indexes(EmbeddingMeta("minilm", 384, "cosine"))
+
+
+@pytest.mark.parametrize(
+    ("rows", "error", "hint"),
+    [
+        ([FULLTEXT], MissingIndexError, "kgqa embed"),
+        ([POPULATING, FULLTEXT], StoreError, "ONLINE"),
+        ([index_row("entity_embedding", "VECTOR", dims=768), FULLTEXT], SchemaMismatchError, "--reembed"),
+    ],
+    ids=["missing", "populating", "wrong-dims"],
+)
+def test_check_search_indexes_fails_with_a_fix(
+    bolt: Bolt, store: Neo4jStore, rows: list[dict[str, Any]], error: type[Exception], hint: str
+) -> None:
+    answer_indexes(bolt, rows)
+    with pytest.raises(error) as info:
+        store.check_search_indexes(EmbeddingMeta("minilm", 384, "cosine"))
+    assert hint in (getattr(info.value, "hint", None) or "")
