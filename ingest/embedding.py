@@ -27,6 +27,7 @@ from kgqa.types import EmbeddingMeta
 log = logging.getLogger(__name__)
 
 SIMILARITY = "cosine"
+FETCH_ROWS = 200_000  # pending rows read per scan; bounds memory on very large graphs
 
 
 @dataclass(slots=True)
@@ -66,14 +67,23 @@ def _embed_pages(
     page_size: int,
     on_page: Callable[[int], None] | None,
 ) -> int:
+    """Embed everything ``pending`` returns, committing one page at a time.
+
+    Pending rows are fetched in large chunks (one scan each) and sorted by text length across the
+    chunk, so batches pad little; each page is written in its own transaction, so an interrupted
+    run keeps what it finished and the next run fetches only the rest.
+    """
     done = 0
-    while rows := store.run(queries.get(pending), {"model_id": embedder.model_id, "limit": page_size}):
-        vectors = embedder.embed([text_of(r) for r in rows]).tolist()
-        payload = [{key: r[key], "embedding": v} for r, v in zip(rows, vectors, strict=True)]
-        store.write([Statement(queries.get(setter), {"model_id": embedder.model_id, "rows": payload})])
-        done += len(rows)
-        if on_page:
-            on_page(len(rows))
+    while rows := store.run(queries.get(pending), {"model_id": embedder.model_id, "limit": FETCH_ROWS}):
+        rows.sort(key=lambda r: len(text_of(r)))
+        for start in range(0, len(rows), page_size):
+            page = rows[start : start + page_size]
+            vectors = embedder.embed([text_of(r) for r in page]).tolist()
+            payload = [{key: r[key], "embedding": v} for r, v in zip(page, vectors, strict=True)]
+            store.write([Statement(queries.get(setter), {"model_id": embedder.model_id, "rows": payload})])
+            done += len(page)
+            if on_page:
+                on_page(len(page))
     return done
 
 
@@ -114,12 +124,24 @@ def embed_store(
     report.index_seconds = time.perf_counter() - started
     started = time.perf_counter()
     report.entities_embedded = _embed_pages(
-        store, embedder, pending="embed_pending_entities", setter="embed_set_entities", key="id",
-        text_of=lambda r: entity_text(r["name"], r["text"]), page_size=page_size, on_page=on_page,
+        store,
+        embedder,
+        pending="embed_pending_entities",
+        setter="embed_set_entities",
+        key="id",
+        text_of=lambda r: entity_text(r["name"], r["text"]),
+        page_size=page_size,
+        on_page=on_page,
     )
     report.relation_types_embedded = _embed_pages(
-        store, embedder, pending="embed_pending_relation_types", setter="embed_set_relation_types",
-        key="name", text_of=lambda r: r["text"] or r["name"], page_size=page_size, on_page=None,
+        store,
+        embedder,
+        pending="embed_pending_relation_types",
+        setter="embed_set_relation_types",
+        key="name",
+        text_of=lambda r: r["text"] or r["name"],
+        page_size=page_size,
+        on_page=None,
     )
     report.embed_seconds = time.perf_counter() - started
     return report

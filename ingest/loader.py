@@ -129,7 +129,10 @@ def _triple_statements(triples: list[TripleRecord], known_types: dict[str, str])
         if rel_type not in known_types:
             known_types[rel_type] = new_types[rel_type] = t.relation
         by_type[rel_type][(t.head, t.tail)] = {
-            "h": t.head, "h_norm": normalise_name(t.head), "t": t.tail, "t_norm": normalise_name(t.tail)
+            "h": t.head,
+            "h_norm": normalise_name(t.head),
+            "t": t.tail,
+            "t_norm": normalise_name(t.tail),
         }
     statements = [
         Statement(queries.get("ingest_triples"), {"rel_type": rel_type, "rows": list(rows.values())})
@@ -146,9 +149,9 @@ def _progress(key: str, source: str, lines_done: int, complete: bool) -> Stateme
     return Statement(queries.get("ingest_progress_set"), params)
 
 
-def _split(batch: list[SourceItem], report: IngestReport, on_error: OnError, path: str) -> tuple[
-    list[EntityRecord], list[TripleRecord]
-]:
+def _split(
+    batch: list[SourceItem], report: IngestReport, on_error: OnError, path: str
+) -> tuple[list[EntityRecord], list[TripleRecord]]:
     entities: list[EntityRecord] = []
     triples: list[TripleRecord] = []
     for item in batch:

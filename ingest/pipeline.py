@@ -26,7 +26,10 @@ class IngestResult:
     embedding: EmbedReport | None
 
     def to_dict(self) -> dict[str, Any]:
-        return {"load": self.load.to_dict(), "embedding": self.embedding.to_dict() if self.embedding else None}
+        return {
+            "load": self.load.to_dict(),
+            "embedding": self.embedding.to_dict() if self.embedding else None,
+        }
 
     def render(self) -> str:
         r = self.load
@@ -38,7 +41,8 @@ class IngestResult:
                 f"loaded {r.source} [{r.format}]{resumed}: {r.lines} lines, {r.triple_records} triples, "
                 f"{r.entity_records} entity records, {r.relation_types} new relation types, "
                 f"{r.bad_lines} bad lines skipped",
-                f"  new writes: {r.writes.nodes_created} nodes, {r.writes.relationships_created} relationships, "
+                f"  new writes: {r.writes.nodes_created} nodes, "
+                f"{r.writes.relationships_created} relationships, "
                 f"{r.writes.properties_set} properties, {r.writes.labels_added} labels",
                 f"  {r.seconds:.1f}s, {r.triples_per_second:,.0f} triples/s",
             ]
@@ -79,15 +83,24 @@ def ingest_source(
     key = fingerprint(fmt, paths, {k: str(v) for k, v in options.items() if k != "edges"})
     with open_store(settings.store) as store:
         with _bar(progress, desc=f"loading {source.name}", unit="lines") as bar:
+
             def advance(line: int) -> None:
                 bar.update(line - bar.n)
 
             report = load(
-                store, reader(source), source=str(source), fmt=fmt, source_key=key,
-                batch_size=settings.ingest.batch_size, on_error=settings.ingest.on_error,
-                force=force, on_batch=advance,
+                store,
+                reader(source),
+                source=str(source),
+                fmt=fmt,
+                source_key=key,
+                batch_size=settings.ingest.batch_size,
+                on_error=settings.ingest.on_error,
+                force=force,
+                on_batch=advance,
             )
-        embedding = _embed(store, settings, reembed=False, progress=progress) if settings.ingest.embed else None
+        embedding = (
+            _embed(store, settings, reembed=False, progress=progress) if settings.ingest.embed else None
+        )
     return IngestResult(report, embedding)
 
 

@@ -45,5 +45,8 @@ def label_name(type_name: str) -> str:
 
 
 def relation_text(source_name: str) -> str:
-    """Readable text of a relation for embedding: ``people.person.nationality`` -> ``people person nationality``."""
+    """Readable text of a relation, for embedding.
+
+    ``people.person.nationality`` -> ``people person nationality``.
+    """
     return re.sub(r"[._/]+", " ", source_name).strip()

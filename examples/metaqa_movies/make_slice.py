@@ -13,9 +13,18 @@ import sys
 from pathlib import Path
 
 SEED_PEOPLE = {
-    "Tom Hanks", "Steven Spielberg", "Robert Zemeckis", "Christopher Nolan", "Meg Ryan",
-    "Harrison Ford", "Quentin Tarantino", "Hayao Miyazaki", "Sofia Coppola", "Ridley Scott",
-    "Sigourney Weaver", "Kathryn Bigelow",
+    "Tom Hanks",
+    "Steven Spielberg",
+    "Robert Zemeckis",
+    "Christopher Nolan",
+    "Meg Ryan",
+    "Harrison Ford",
+    "Quentin Tarantino",
+    "Hayao Miyazaki",
+    "Sofia Coppola",
+    "Ridley Scott",
+    "Sigourney Weaver",
+    "Kathryn Bigelow",
 }
 
 

@@ -120,7 +120,7 @@ def _iter_delimited(path: Path, *, delimiter: str, names: dict[str, str] | None)
 def _check_delimiter(delimiter: str, path: Path) -> str:
     if delimiter == "\\t":
         return "\t"
-    if len(delimiter) != 1 or delimiter in "\r\n\"":
+    if len(delimiter) != 1 or delimiter in '\r\n"':
         raise IngestError(
             f"delimiter must be one character other than a quote or newline, got {delimiter!r}",
             path=str(path),

@@ -20,7 +20,9 @@ def _parse_columns(value: str | None) -> dict[str, str] | None:
     for part in value.split(","):
         key, sep, column = part.partition("=")
         if not sep or key.strip() not in {"head", "relation", "tail"}:
-            raise click.BadParameter(f"'{part}' is not head=COL, relation=COL or tail=COL", param_hint="--columns")
+            raise click.BadParameter(
+                f"'{part}' is not head=COL, relation=COL or tail=COL", param_hint="--columns"
+            )
         mapping[key.strip()] = column.strip()
     return mapping
 
@@ -31,7 +33,9 @@ def _parse_columns(value: str | None) -> dict[str, str] | None:
 @click.option("--on-error", type=click.Choice(["skip", "fail"]), help="On a malformed line: skip it or stop.")
 @click.option("--batch-size", type=int, help="Records per write transaction (ingest.batch_size).")
 @click.option("--embed/--no-embed", default=None, help="Embed entities and build indexes after loading.")
-@click.option("--force", is_flag=True, help="Re-merge a source already loaded completely (writes nothing new).")
+@click.option(
+    "--force", is_flag=True, help="Re-merge a source already loaded completely (writes nothing new)."
+)
 @click.option("--edges", type=click.Path(exists=True, path_type=Path), help="typed-csv: the edges CSV.")
 @click.option("--delimiter", help="tsv/csv: field delimiter (default tab for tsv, comma for csv).")
 @click.option("--header/--no-header", default=None, help="tsv/csv: the first line is a header.")
@@ -81,8 +85,12 @@ def ingest(
 
     options = {"edges": edges, "delimiter": delimiter, "header": header, "columns": _parse_columns(columns)}
     result = ingest_source(
-        loaded.settings, source, fmt, options={k: v for k, v in options.items() if v is not None},
-        force=force, progress=not as_json,
+        loaded.settings,
+        source,
+        fmt,
+        options={k: v for k, v in options.items() if v is not None},
+        force=force,
+        progress=not as_json,
     )
     if as_json:
         emit_json(result.to_dict())
@@ -97,7 +105,12 @@ def ingest(
 @json_option
 @pass_state
 def embed(
-    state: CliState, reembed: bool, model: str | None, backend: str | None, data_dir: str | None, as_json: bool
+    state: CliState,
+    reembed: bool,
+    model: str | None,
+    backend: str | None,
+    data_dir: str | None,
+    as_json: bool,
 ) -> None:
     """Embed entities and relation types that lack an embedding, and (re)build the indexes."""
     loaded = resolve(state, {"store": store_overrides(backend, data_dir), "embedder": {"model": model}})
@@ -108,7 +121,8 @@ def embed(
         emit_json(report.to_dict())
     else:
         click.echo(
-            f"embedded {report.entities_embedded} entities and {report.relation_types_embedded} relation types "
+            f"embedded {report.entities_embedded} entities and "
+            f"{report.relation_types_embedded} relation types "
             f"with {report.model_id} ({report.dimension} dims) in {report.embed_seconds:.1f}s "
             f"({report.entities_per_second:.0f}/s); indexes built in {report.index_seconds:.1f}s"
         )

@@ -44,7 +44,10 @@ def _parse_param(text: str) -> tuple[str, Any]:
 @click.command()
 @click.argument("file", type=click.Path(exists=True, dir_okay=False, path_type=Path))
 @click.option(
-    "--param", "-p", "params", multiple=True,
+    "--param",
+    "-p",
+    "params",
+    multiple=True,
     help="NAME=VALUE (VALUE parsed as JSON when it is JSON, else a string); repeatable.",
 )
 @click.option("--write", is_flag=True, help="Run as a write transaction (the kernel modifies the graph).")
@@ -52,8 +55,13 @@ def _parse_param(text: str) -> tuple[str, Any]:
 @json_option
 @pass_state
 def cypher(
-    state: CliState, file: Path, params: tuple[str, ...], write: bool,
-    backend: str | None, data_dir: str | None, as_json: bool,
+    state: CliState,
+    file: Path,
+    params: tuple[str, ...],
+    write: bool,
+    backend: str | None,
+    data_dir: str | None,
+    as_json: bool,
 ) -> None:
     """Run one Cypher kernel FILE (e.g. cypher/link_fulltext.cypher) by hand.
 
@@ -75,12 +83,22 @@ def cypher(
     if as_json:
         emit_json(rows)
         return
+    rows = _unzip_arrays(rows)
     for row in rows:
-        click.echo("  ".join(f"{k}={_short(v)}" for k, v in row.items()))
+        click.echo("  ".join(f"{k}={_text(v)}" for k, v in row.items()))
     click.echo(f"({len(rows)} rows)", err=True)
 
 
-def _short(value: Any) -> str:
-    if isinstance(value, list) and len(value) > 8:
-        return json.dumps(value[:8], default=str)[:-1] + f", ... {len(value) - 8} more]"
-    return json.dumps(value, default=str) if not isinstance(value, str) else value
+def _unzip_arrays(rows: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    """Kernels return parallel arrays (h_ids, r_types, ...) in one row; show them one per line."""
+    if len(rows) != 1 or not rows[0]:
+        return rows
+    columns = rows[0]
+    lengths = {len(v) if isinstance(v, list) else -1 for v in columns.values()}
+    if len(lengths) != 1 or -1 in lengths:
+        return rows
+    return [dict(zip(columns, values, strict=True)) for values in zip(*columns.values(), strict=True)]
+
+
+def _text(value: Any) -> str:
+    return value if isinstance(value, str) else json.dumps(value, default=str)

@@ -5,7 +5,10 @@ of kgqa never sees it:
 
 - vector scores: kglite returns raw cosine in [-1, 1]; Neo4j returns ``(1 + cos) / 2``. Rows from
   kernels that call ``db.index.vector.query*`` get their ``score`` column mapped to Neo4j's scale.
-- one writer per file: a second process gets ``StoreUnavailableError`` naming the holder.
+- one writer per file: the file is opened read-only (a snapshot, no lease, nothing saved at
+  close) until the first write, which takes the writer lease; a second writer gets
+  ``StoreUnavailableError`` naming the holder. Read-only commands thus skip the checkpoint
+  that closing a writer costs (~2 s for the MetaQA KB).
 - vector indexes are served by exact search in ``kglite_vectors`` (kglite's HNSW index costs
   ~37 s to build for 43k vectors and is rebuilt at every open).
 - kglite prints advisory query warnings ("no node has property 'text'") on stderr; they go to
@@ -70,8 +73,13 @@ def map_store_errors(query: Query | None = None) -> Iterator[None]:
 
 
 def _index_params(index: vectors.VectorIndex) -> dict[str, Any]:
-    return {"name": index.name, "label": index.label, "prop": index.prop,
-            "dimensions": index.dimensions, "similarity": index.similarity}
+    return {
+        "name": index.name,
+        "label": index.label,
+        "prop": index.prop,
+        "dimensions": index.dimensions,
+        "similarity": index.similarity,
+    }
 
 
 def _summary(stats: Mapping[str, int] | None) -> WriteSummary:
@@ -98,9 +106,18 @@ class KgliteStore:
         self.path = Path(path)
         self.path.parent.mkdir(parents=True, exist_ok=True)
         kglite.set_query_warning_policy("silent")
+        self._writer = not self.path.exists()
         with map_store_errors():
-            self._graph: kglite.KnowledgeGraph | None = kglite.open(str(self.path))
+            opened = kglite.open(str(self.path)) if self._writer else kglite.load(str(self.path))
+        self._graph: kglite.KnowledgeGraph | None = opened
         self._vectors = vectors.VectorSearch(self._read)
+
+    def _ensure_writer(self) -> None:
+        """Swap the read snapshot for the writer handle (lease + write-ahead log) on first write."""
+        if not self._writer:
+            with map_store_errors():
+                writer = kglite.open(str(self.path))
+            self._graph, self._writer = writer, True
 
     @property
     def graph(self) -> kglite.KnowledgeGraph:
@@ -154,6 +171,7 @@ class KgliteStore:
         return text, {**values, "__hits": hits}
 
     def write(self, statements: Sequence[Statement]) -> list[WriteSummary]:
+        self._ensure_writer()
         self._vectors.invalidate()
         prepared = [(st.query, *self._prepare(st.query, st.params)) for st in statements]
         if len(prepared) == 1:  # one statement is atomic on its own; schema DDL must run this way
@@ -182,16 +200,15 @@ class KgliteStore:
         return read_store_info(self, backend=self.backend, location=str(self.path))
 
     def close(self) -> None:
-        if self._graph is not None:
+        if self._graph is not None and self._writer:
             with map_store_errors(), warnings.catch_warnings():
                 # "parts without a mapped form": only matters for mapped loads, which we never use
                 warnings.simplefilter("ignore", kglite.MappedFallbackWarning)
                 self._graph.close()
-            self._graph = None
+        self._graph = None
 
     def __enter__(self) -> KgliteStore:
         return self
 
     def __exit__(self, *exc: object) -> None:
         self.close()
-

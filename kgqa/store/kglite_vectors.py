@@ -57,10 +57,17 @@ class VectorIndex:
     def show_row(self) -> dict[str, Any]:
         """The row Neo4j's ``SHOW INDEXES YIELD ...`` gives for it."""
         return {
-            "name": self.name, "type": "VECTOR", "state": "ONLINE", "labelsOrTypes": [self.label],
+            "name": self.name,
+            "type": "VECTOR",
+            "state": "ONLINE",
+            "labelsOrTypes": [self.label],
             "properties": [self.prop],
-            "options": {"indexConfig": {"vector.dimensions": self.dimensions,
-                                        "vector.similarity_function": self.similarity.upper()}},
+            "options": {
+                "indexConfig": {
+                    "vector.dimensions": self.dimensions,
+                    "vector.similarity_function": self.similarity.upper(),
+                }
+            },
         }
 
 
@@ -109,7 +116,8 @@ class VectorSearch:
         if index.name not in self._matrices:
             rows = self._read(
                 f"MATCH (n:`{index.label}`) WHERE n.`{index.prop}` IS NOT NULL "
-                f"RETURN elementId(n) AS eid, n.`{index.prop}` AS v", {},
+                f"RETURN elementId(n) AS eid, n.`{index.prop}` AS v",
+                {},
             )
             rows = [r for r in rows if r["v"] is not None and len(r["v"]) == index.dimensions]
             matrix = torch.tensor([r["v"] for r in rows], dtype=torch.float32).reshape(-1, index.dimensions)
@@ -133,7 +141,10 @@ class VectorSearch:
         else:
             scores = 1.0 / (1.0 + ((matrix - query) ** 2).sum(dim=1))
         best = torch.topk(scores, min(k, len(eids)))
-        return [{"eid": eids[i], "score": s} for i, s in zip(best.indices.tolist(), best.values.tolist(), strict=True)]
+        return [
+            {"eid": eids[i], "score": s}
+            for i, s in zip(best.indices.tolist(), best.values.tolist(), strict=True)
+        ]
 
 
 def rewrite_query_nodes(text: str) -> tuple[str, str, str, str] | None:

@@ -192,8 +192,9 @@ def map_store_errors(query: Query | None = None, *, uri: str | None = None) -> I
                 hint="set KGQA_STORE__NEO4J_DATABASE (Community edition has only 'neo4j')",
             ) from exc
         hint = "this kernel writes: run it through store.write()" if exc.code == _WRITE_IN_READ_MODE else None
-        raise QueryError(f"{where}Neo4j rejected the query ({exc.code}): {exc.message}", query=name,
-                         hint=hint) from exc
+        raise QueryError(
+            f"{where}Neo4j rejected the query ({exc.code}): {exc.message}", query=name, hint=hint
+        ) from exc
     except exceptions.Neo4jError as exc:
         raise QueryError(f"{where}Neo4j failed ({exc.code}): {exc.message}", query=name) from exc
     except exceptions.DriverError as exc:
@@ -325,8 +326,10 @@ class Neo4jStore:
                 max_transaction_retry_time=0.0,  # tenacity in this module is the one retry policy
             )
         except (ValueError, driver_module.exceptions.ConfigurationError) as exc:
-            raise ConfigError(f"cannot use store.neo4j_uri {uri!r}: {exc}",
-                              hint="set KGQA_STORE__NEO4J_URI=bolt://host:7687") from exc
+            raise ConfigError(
+                f"cannot use store.neo4j_uri {uri!r}: {exc}",
+                hint="set KGQA_STORE__NEO4J_URI=bolt://host:7687",
+            ) from exc
         return cls(
             driver,
             uri=uri,
@@ -369,8 +372,13 @@ class Neo4jStore:
 
     def _log_retry(self, state: tenacity.RetryCallState, what: str) -> None:
         error = state.outcome.exception() if state.outcome else None
-        log.warning("Neo4j %s failed (attempt %d/%d), retrying: %s",
-                    what, state.attempt_number, self._retry_attempts, error)
+        log.warning(
+            "Neo4j %s failed (attempt %d/%d), retrying: %s",
+            what,
+            state.attempt_number,
+            self._retry_attempts,
+            error,
+        )
 
     def _verify(self) -> None:
         with map_store_errors(uri=self.uri):

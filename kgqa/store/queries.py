@@ -115,5 +115,6 @@ def get(name: str) -> Query:
 
 def names() -> list[str]:
     """Names of all bundled kernels, sorted."""
-    return sorted(p.name[: -len(".cypher")] for p in resources.files("cypher").iterdir()
-                  if p.name.endswith(".cypher"))
+    return sorted(
+        p.name[: -len(".cypher")] for p in resources.files("cypher").iterdir() if p.name.endswith(".cypher")
+    )

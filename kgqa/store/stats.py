@@ -19,7 +19,11 @@ class StoreStats:
     relationship_types: dict[str, int]
 
     def to_dict(self) -> dict[str, Any]:
-        return {"store": self.info.to_dict(), "labels": self.labels, "relationship_types": self.relationship_types}
+        return {
+            "store": self.info.to_dict(),
+            "labels": self.labels,
+            "relationship_types": self.relationship_types,
+        }
 
     def render(self) -> str:
         info = self.info

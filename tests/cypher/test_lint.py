@@ -23,7 +23,10 @@ def _lint(cypher_dir: Path) -> tuple[int, dict]:
         pytest.skip("run 'npm ci' in tools/cypher_lint to install @neo4j-cypher/language-support")
     proc = subprocess.run(
         ["node", str(LINT_DIR / "lint.mjs"), str(cypher_dir), "--json"],
-        capture_output=True, text=True, timeout=120, check=False,
+        capture_output=True,
+        text=True,
+        timeout=120,
+        check=False,
     )
     return proc.returncode, json.loads(proc.stdout)
 

@@ -29,35 +29,62 @@ CASES: dict[str, tuple[dict[str, Any], bool]] = {
     "index_drop_vector_relation_type": ({}, True),
     "index_list": ({}, False),
     "meta_get": ({}, False),
-    "meta_set": ({"model_id": "fake-hash-16", "dimension": 16, "similarity": "cosine", "schema_version": 1}, True),
-    "ingest_entities": ({"rows": [{"id": "Q1", "name": "Quux", "name_norm": "quux", "text": "a test"}]}, True),
+    "meta_set": (
+        {"model_id": "fake-hash-16", "dimension": 16, "similarity": "cosine", "schema_version": 1},
+        True,
+    ),
+    "ingest_entities": (
+        {"rows": [{"id": "Q1", "name": "Quux", "name_norm": "quux", "text": "a test"}]},
+        True,
+    ),
     "ingest_entity_labels": ({"label": "Movie", "ids": ["Jaws"]}, True),
-    "ingest_triples": ({"rel_type": "WRITTEN_BY", "rows": [
-        {"h": "Jaws", "h_norm": "jaws", "t": "Peter Benchley", "t_norm": "peter benchley"}]}, True),
-    "ingest_relation_types": ({"rows": [{"name": "WRITTEN_BY", "source_name": "written_by",
-                                         "text": "written by"}]}, True),
+    "ingest_triples": (
+        {
+            "rel_type": "WRITTEN_BY",
+            "rows": [{"h": "Jaws", "h_norm": "jaws", "t": "Peter Benchley", "t_norm": "peter benchley"}],
+        },
+        True,
+    ),
+    "ingest_relation_types": (
+        {"rows": [{"name": "WRITTEN_BY", "source_name": "written_by", "text": "written by"}]},
+        True,
+    ),
     "ingest_progress_get": ({"source_key": "toy"}, False),
     "ingest_progress_set": ({"source_key": "k", "source": "s", "lines_done": 3, "complete": False}, True),
     "embed_count_pending_entities": ({"model_id": "fake-hash-16"}, False),
     "embed_pending_entities": ({"model_id": "fake-hash-16", "limit": 10}, False),
     "embed_set_entities": ({"model_id": "fake-hash-16", "rows": [{"id": "Jaws", "embedding": VEC16}]}, True),
     "embed_pending_relation_types": ({"model_id": "fake-hash-16", "limit": 10}, False),
-    "embed_set_relation_types": ({"model_id": "fake-hash-16", "rows": [
-        {"name": "DIRECTED_BY", "embedding": VEC16}]}, True),
+    "embed_set_relation_types": (
+        {"model_id": "fake-hash-16", "rows": [{"name": "DIRECTED_BY", "embedding": VEC16}]},
+        True,
+    ),
     "stats_labels": ({}, False),
     "stats_relationship_types": ({}, False),
     "subgraph_hop": ({"frontier_ids": ["Tom Hanks"], "max_degree": 100, "max_triples": 100}, False),
-    "paths_shortest": ({"source_ids": ["Tom Hanks"], "target_ids": ["Robert Zemeckis"], "max_hops": 2,
-                        "limit": 10}, False),
-    "typed_expand": ({"source_ids": ["Tom Hanks"], "labels": [], "rel_types": ["STARRED_ACTORS"],
-                      "limit": 10}, False),
+    "paths_shortest": (
+        {"source_ids": ["Tom Hanks"], "target_ids": ["Robert Zemeckis"], "max_hops": 2, "limit": 10},
+        False,
+    ),
+    "typed_expand": (
+        {"source_ids": ["Tom Hanks"], "labels": [], "rel_types": ["STARRED_ACTORS"], "limit": 10},
+        False,
+    ),
     "link_exact": ({"names_norm": ["tom hanks"], "limit": 5}, False),
     "link_fulltext": ({"query": "hanks", "limit": 5}, False),
     "link_vector": ({"embedding": VEC16, "k": 3}, False),
     "entities_get": ({"ids": ["Tom Hanks", "nobody"]}, False),
     "relation_types_list": ({}, False),
-    "question_save": ({"id": "q1", "text": "who directed Jaws?", "asked_at": "2026-11-22T10:00:00Z",
-                       "answers": ["Steven Spielberg"], "evidence_rels": ["0"]}, True),
+    "question_save": (
+        {
+            "id": "q1",
+            "text": "who directed Jaws?",
+            "asked_at": "2026-11-22T10:00:00Z",
+            "answers": ["Steven Spielberg"],
+            "evidence_rels": ["0"],
+        },
+        True,
+    ),
     "question_link_entities": ({"id": "q1", "role": "TOPIC", "entity_ids": ["Jaws"]}, True),
     "question_get": ({"id": "q1"}, False),
     "question_evidence": ({"id": "q1"}, False),
@@ -85,8 +112,9 @@ def test_kernel_runs_on_embedded_store(toy_kg: KgliteStore, name: str) -> None:
 
 
 def test_subgraph_hop_returns_both_directions_as_parallel_arrays(toy_kg: KgliteStore) -> None:
-    rows = toy_kg.run(queries.get("subgraph_hop"), {"frontier_ids": ["Cast Away"], "max_degree": 100,
-                                                    "max_triples": 100})
+    rows = toy_kg.run(
+        queries.get("subgraph_hop"), {"frontier_ids": ["Cast Away"], "max_degree": 100, "max_triples": 100}
+    )
     row = rows[0]
     triples = set(zip(row["h_ids"], row["r_types"], row["t_ids"], strict=True))
     assert triples == {
@@ -116,9 +144,15 @@ def test_paths_shortest_finds_both_two_hop_paths(toy_kg: KgliteStore) -> None:
 
 
 def test_typed_expand_filters_by_relationship_type_and_label(toy_kg: KgliteStore) -> None:
-    toy_kg.write([Statement(queries.get("ingest_entity_labels"), {"label": "Movie", "ids": ["Jaws", "Cast Away"]})])
-    params = {"source_ids": ["Steven Spielberg", "Robert Zemeckis"], "labels": ["Movie"], "rel_types": [],
-              "limit": 50}
+    toy_kg.write(
+        [Statement(queries.get("ingest_entity_labels"), {"label": "Movie", "ids": ["Jaws", "Cast Away"]})]
+    )
+    params = {
+        "source_ids": ["Steven Spielberg", "Robert Zemeckis"],
+        "labels": ["Movie"],
+        "rel_types": [],
+        "limit": 50,
+    }
     rows = toy_kg.run(queries.get("typed_expand"), params)
     assert sorted(r["target_id"] for r in rows) == ["Cast Away", "Jaws"]
     assert all(r["rel_type"] == "DIRECTED_BY" and r["outgoing"] is False for r in rows)
@@ -135,21 +169,35 @@ def test_link_vector_scores_use_neo4j_scale(toy_kg: KgliteStore, fake_embedder: 
 
 
 def test_question_evidence_returns_saved_relationships(toy_kg: KgliteStore) -> None:
-    hop = toy_kg.run(queries.get("subgraph_hop"), {"frontier_ids": ["Jaws"], "max_degree": 9, "max_triples": 9})[0]
+    hop = toy_kg.run(
+        queries.get("subgraph_hop"), {"frontier_ids": ["Jaws"], "max_degree": 9, "max_triples": 9}
+    )[0]
     params = dict(CASES["question_save"][0], evidence_rels=hop["r_eids"])
     toy_kg.write([Statement(queries.get("question_save"), params)])
     rows = toy_kg.run(queries.get("question_evidence"), {"id": "q1"})
     assert {(r["h_id"], r["rel_type"], r["t_id"]) for r in rows} == {
-        ("Jaws", "DIRECTED_BY", "Steven Spielberg"), ("Jaws", "HAS_GENRE", "Thriller")}
+        ("Jaws", "DIRECTED_BY", "Steven Spielberg"),
+        ("Jaws", "HAS_GENRE", "Thriller"),
+    }
 
 
 def test_saved_question_links_never_enter_subgraphs_or_paths(toy_kg: KgliteStore) -> None:
     toy_kg.write([Statement(queries.get("question_save"), CASES["question_save"][0])])
-    toy_kg.write([Statement(queries.get("question_link_entities"),
-                            {"id": "q1", "role": "TOPIC", "entity_ids": ["Jaws", "Tom Hanks"]})])
-    row = toy_kg.run(queries.get("subgraph_hop"), {"frontier_ids": ["Jaws"], "max_degree": 2, "max_triples": 9})[0]
+    toy_kg.write(
+        [
+            Statement(
+                queries.get("question_link_entities"),
+                {"id": "q1", "role": "TOPIC", "entity_ids": ["Jaws", "Tom Hanks"]},
+            )
+        ]
+    )
+    row = toy_kg.run(
+        queries.get("subgraph_hop"), {"frontier_ids": ["Jaws"], "max_degree": 2, "max_triples": 9}
+    )[0]
     assert set(row["r_types"]) == {"DIRECTED_BY", "HAS_GENRE"}  # TOPIC neither returned nor counted
-    paths = toy_kg.run(queries.get("paths_shortest"), {"source_ids": ["Jaws"], "target_ids": ["Tom Hanks"],
-                                                       "max_hops": 4, "limit": 10})
+    paths = toy_kg.run(
+        queries.get("paths_shortest"),
+        {"source_ids": ["Jaws"], "target_ids": ["Tom Hanks"], "max_hops": 4, "limit": 10},
+    )
     # never the 2-hop shortcut via q1 (Neo4j finds the 3-hop paths; kglite filters after its search)
     assert all("q1" not in p["node_ids"] and len(p["node_ids"]) == 4 for p in paths)

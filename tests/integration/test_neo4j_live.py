@@ -62,10 +62,19 @@ CLEANUP_DDL = (
 
 # the write kernels the `graph` fixture runs (through kgqa.store.schema where a helper exists)
 WRITTEN_BY_FIXTURE = (
-    *schema.CONSTRAINT_KERNELS, *schema.VECTOR_INDEX_KERNELS, *schema.FULLTEXT_INDEX_KERNELS,
-    "ingest_entities", "ingest_triples", "ingest_entity_labels", "ingest_relation_types",
-    "ingest_progress_set", "embed_set_entities", "embed_set_relation_types", "meta_set",
-    "question_save", "question_link_entities",
+    *schema.CONSTRAINT_KERNELS,
+    *schema.VECTOR_INDEX_KERNELS,
+    *schema.FULLTEXT_INDEX_KERNELS,
+    "ingest_entities",
+    "ingest_triples",
+    "ingest_entity_labels",
+    "ingest_relation_types",
+    "ingest_progress_set",
+    "embed_set_entities",
+    "embed_set_relation_types",
+    "meta_set",
+    "question_save",
+    "question_link_entities",
 )
 COVERED: set[str] = set(WRITTEN_BY_FIXTURE)
 
@@ -107,8 +116,10 @@ def store() -> Iterator[Any]:
     live = Neo4jStore.from_settings(settings)
     if run(live, "stats_labels"):
         live.close()
-        pytest.skip(f"{settings.neo4j_uri}/{settings.neo4j_database} is not empty; this test deletes "
-                    "everything it finds there at the end, so point it at a throwaway database")
+        pytest.skip(
+            f"{settings.neo4j_uri}/{settings.neo4j_database} is not empty; this test deletes "
+            "everything it finds there at the end, so point it at a throwaway database"
+        )
     try:
         yield live
     finally:
@@ -124,8 +135,10 @@ def graph(store: Any) -> dict[str, Any]:
     schema.ensure_constraints(store)
     schema.ensure_constraints(store)  # idempotent: IF NOT EXISTS
 
-    entity_rows = [{"id": i, "name": n, "name_norm": normalise_name(n), "text": f"{n} ({label})"}
-                   for i, (n, label, _) in ENTITIES.items()]
+    entity_rows = [
+        {"id": i, "name": n, "name_norm": normalise_name(n), "text": f"{n} ({label})"}
+        for i, (n, label, _) in ENTITIES.items()
+    ]
     statements: list[tuple[str, dict[str, Any]]] = [("ingest_entities", {"rows": entity_rows})]
     for rel_type, pairs in TRIPLES.items():
         rows = [{"h": h, "h_norm": h, "t": t, "t_norm": t} for h, t in pairs]
@@ -133,9 +146,17 @@ def graph(store: Any) -> dict[str, Any]:
     for label in ("Movie", "Person"):
         ids = [i for i, (_, lab, _) in ENTITIES.items() if lab == label]
         statements.append(("ingest_entity_labels", {"label": label, "ids": ids}))
-    statements.append(("ingest_relation_types", {"rows": [
-        {"name": r, "source_name": r.lower(), "text": r.lower().replace("_", " ")} for r in TRIPLES
-    ]}))
+    statements.append(
+        (
+            "ingest_relation_types",
+            {
+                "rows": [
+                    {"name": r, "source_name": r.lower(), "text": r.lower().replace("_", " ")}
+                    for r in TRIPLES
+                ]
+            },
+        )
+    )
     write(store, *statements)  # one transaction, dynamic labels and types included
 
     pending_before = run(store, "embed_count_pending_entities", model_id=META.model_id)
@@ -155,8 +176,13 @@ def graph(store: Any) -> dict[str, Any]:
 
     [hop] = run(store, "subgraph_hop", frontier_ids=["m1"], max_degree=100, max_triples=100)
     directed = hop["r_eids"][hop["r_types"].index("DIRECTED_BY")]
-    question = {"id": "q1", "text": "who directed [The Matrix]", "asked_at": datetime.now(UTC).isoformat(),
-                "answers": ["p1"], "evidence_rels": [directed]}
+    question = {
+        "id": "q1",
+        "text": "who directed [The Matrix]",
+        "asked_at": datetime.now(UTC).isoformat(),
+        "answers": ["p1"],
+        "evidence_rels": [directed],
+    }
     write(
         store,
         ("question_save", question),
@@ -199,8 +225,12 @@ def test_progress_and_meta_round_trip(store: Any, graph: dict[str, Any]) -> None
     [progress] = run(store, "ingest_progress_get", source_key="live-test")
     assert (progress["lines_done"], progress["complete"], progress["source"]) == (3, True, "memory")
     [meta] = run(store, "meta_get")
-    assert meta == {"model_id": META.model_id, "dimension": 4, "similarity": "cosine",
-                    "schema_version": SCHEMA_VERSION}
+    assert meta == {
+        "model_id": META.model_id,
+        "dimension": 4,
+        "similarity": "cosine",
+        "schema_version": SCHEMA_VERSION,
+    }
 
 
 @covers("link_exact", "link_fulltext", "link_vector")
@@ -250,23 +280,30 @@ def test_listing_and_stats_kernels(store: Any, graph: dict[str, Any]) -> None:
     assert relation_types[0]["embedding"] == RELATION_EMBEDDINGS["DIRECTED_BY"]
     labels = {r["label"]: r["count"] for r in run(store, "stats_labels")}
     assert {k: labels.get(k) for k in ("Entity", "Movie", "Person", "RelationType", "Question")} == {
-        "Entity": 4, "Movie": 2, "Person": 2, "RelationType": 2, "Question": 1}
+        "Entity": 4,
+        "Movie": 2,
+        "Person": 2,
+        "RelationType": 2,
+        "Question": 1,
+    }
     types = {r["type"]: r["count"] for r in run(store, "stats_relationship_types")}
     assert types == {"DIRECTED_BY": 1, "STARRED_ACTORS": 2, "TOPIC": 1, "ANSWER": 1}
 
 
 @covers("typed_expand")
 def test_typed_expand_filters_by_label_and_type(store: Any, graph: dict[str, Any]) -> None:
-    rows = run(store, "typed_expand", source_ids=["m1"], labels=["Person"], rel_types=["DIRECTED_BY"],
-               limit=10)
+    rows = run(
+        store, "typed_expand", source_ids=["m1"], labels=["Person"], rel_types=["DIRECTED_BY"], limit=10
+    )
     assert [(r["target_id"], r["rel_type"], r["outgoing"]) for r in rows] == [("p1", "DIRECTED_BY", True)]
     everything = run(store, "typed_expand", source_ids=["p2"], labels=[], rel_types=[], limit=10)
     assert {(r["target_id"], r["outgoing"]) for r in everything} == {("m1", False), ("m2", False)}
 
 
 def test_a_syntax_error_comes_back_at_the_file_line(store: Any, graph: dict[str, Any]) -> None:
-    bad = queries.parse_query("// bad: broken on purpose\n// returns: n\nMATCH (n\nRETURN n\n",
-                              name="bad", path="bad.cypher")
+    bad = queries.parse_query(
+        "// bad: broken on purpose\n// returns: n\nMATCH (n\nRETURN n\n", name="bad", path="bad.cypher"
+    )
     with pytest.raises(QueryError) as info:
         store.run(bad, {})
     assert info.value.query == "bad" and info.value.line in (3, 4)

@@ -18,8 +18,10 @@ TRIPLES = [TripleRecord(f"film{i}", "directed_by", f"director{i % 7}", line=i + 
 
 
 def _graph(store: KgliteStore) -> set[tuple[str, str, str]]:
-    row = store.run(queries.get("subgraph_hop"), {
-        "frontier_ids": [f"director{i}" for i in range(7)], "max_degree": 1000, "max_triples": 1000})[0]
+    row = store.run(
+        queries.get("subgraph_hop"),
+        {"frontier_ids": [f"director{i}" for i in range(7)], "max_degree": 1000, "max_triples": 1000},
+    )[0]
     return set(zip(row["h_ids"], row["r_types"], row["t_ids"], strict=True))
 
 
@@ -81,10 +83,15 @@ def test_load_resumes_after_interruption_without_duplicates(kglite_store: Kglite
 
 
 def test_failed_statement_rolls_back_its_whole_batch(kglite_store: KgliteStore) -> None:
-    good = Statement(queries.get("ingest_triples"), {"rel_type": "DIRECTED_BY", "rows": [
-        {"h": "x", "h_norm": "x", "t": "y", "t_norm": "y"}]})
-    broken = queries.parse_query("// broken: x\n// returns: nothing\nMERGE (n:Entity {id: 'z'}) SET n. = 1\n",
-                                 name="broken", path="broken.cypher")
+    good = Statement(
+        queries.get("ingest_triples"),
+        {"rel_type": "DIRECTED_BY", "rows": [{"h": "x", "h_norm": "x", "t": "y", "t_norm": "y"}]},
+    )
+    broken = queries.parse_query(
+        "// broken: x\n// returns: nothing\nMERGE (n:Entity {id: 'z'}) SET n. = 1\n",
+        name="broken",
+        path="broken.cypher",
+    )
     bad = Statement(broken, {})
     with pytest.raises(QueryError):
         kglite_store.write([good, bad])
@@ -115,8 +122,14 @@ def test_entity_records_set_names_labels_and_drop_stale_embeddings(kglite_store:
         TripleRecord("14", "target", "7", line=2),
     ]
     load(kglite_store, items, source="s", fmt="t", source_key="k")
-    kglite_store.write([Statement(queries.get("embed_set_entities"), {
-        "model_id": "m", "rows": [{"id": "14", "embedding": [1.0, 0.0]}]})])
+    kglite_store.write(
+        [
+            Statement(
+                queries.get("embed_set_entities"),
+                {"model_id": "m", "rows": [{"id": "14", "embedding": [1.0, 0.0]}]},
+            )
+        ]
+    )
     rows = kglite_store.run(queries.get("entities_get"), {"ids": ["14", "7"]})
     assert {r["id"]: r["name"] for r in rows} == {"14": "Lepirudin", "7": "F2"}
     labels = {r["label"]: r["count"] for r in kglite_store.run(queries.get("stats_labels"))}
@@ -134,7 +147,8 @@ def test_relation_types_keep_the_verbatim_source_name(kglite_store: KgliteStore)
     assert report.relation_types == 1
     rows = kglite_store.run(queries.get("relation_types_list"))
     assert [(r["name"], r["source_name"], r["text"]) for r in rows] == [
-        ("PEOPLE_PERSON_NATIONALITY", "people.person.nationality", "people person nationality")]
+        ("PEOPLE_PERSON_NATIONALITY", "people.person.nationality", "people person nationality")
+    ]
 
 
 def test_fingerprint_changes_with_content_not_path(tmp_path: Path) -> None:

@@ -14,8 +14,10 @@ from kgqa.store import queries
 from kgqa.store.kglite_store import KgliteStore
 from kgqa.store.protocol import GraphStore, Statement
 
-TRIPLE = {"rel_type": "DIRECTED_BY", "rows": [{"h": "Jaws", "h_norm": "jaws", "t": "Steven Spielberg",
-                                                "t_norm": "steven spielberg"}]}
+TRIPLE = {
+    "rel_type": "DIRECTED_BY",
+    "rows": [{"h": "Jaws", "h_norm": "jaws", "t": "Steven Spielberg", "t_norm": "steven spielberg"}],
+}
 
 
 def test_kglite_store_implements_the_protocol(kglite_store: KgliteStore) -> None:
@@ -36,24 +38,48 @@ def test_kglite_store_second_writer_process_gets_store_unavailable(tmp_path: Pat
     path = tmp_path / "g.kgl"
     with KgliteStore(path) as store:
         store.write([Statement(queries.get("ingest_triples"), TRIPLE)])
+    with KgliteStore(path) as store:
+        store.write([Statement(queries.get("ingest_triples"), TRIPLE)])  # holds the writer lease
         code = (
             "import sys\nfrom pathlib import Path\nfrom kgqa.store.kglite_store import KgliteStore\n"
             "from kgqa.errors import StoreUnavailableError\n"
-            f"try:\n    KgliteStore(Path({str(path)!r}))\nexcept StoreUnavailableError as e:\n"
+            "from kgqa.store import queries\nfrom kgqa.store.protocol import Statement\n"
+            f"s = KgliteStore(Path({str(path)!r}))\n"
+            "print('rows', len(s.run(queries.get('entities_get'), {'ids': ['Jaws']})))\n"
+            "try:\n    s.write([Statement(queries.get('meta_get'), {})])\n"
+            "except StoreUnavailableError as e:\n"
             "    print('unavailable', e); sys.exit(3)\n"
         )
         proc = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=60)
     assert proc.returncode == 3, proc.stderr
+    assert "rows 1" in proc.stdout  # a reader is never blocked by the writer
     assert "open for writing by pid" in proc.stdout
 
 
-def test_kglite_store_same_process_second_open_is_unavailable(tmp_path: Path) -> None:
-    with KgliteStore(tmp_path / "g.kgl"), pytest.raises(StoreUnavailableError):
-        KgliteStore(tmp_path / "g.kgl")
+def test_kglite_store_second_writer_in_same_process_is_unavailable(tmp_path: Path) -> None:
+    path = tmp_path / "g.kgl"
+    with KgliteStore(path) as creator:
+        creator.write([Statement(queries.get("ingest_triples"), TRIPLE)])
+    with KgliteStore(path) as first:
+        first.write([Statement(queries.get("ingest_triples"), TRIPLE)])
+        with KgliteStore(path) as second, pytest.raises(StoreUnavailableError):
+            second.write([Statement(queries.get("ingest_triples"), TRIPLE)])
+
+
+def test_kglite_store_read_only_use_leaves_the_file_untouched(tmp_path: Path) -> None:
+    path = tmp_path / "g.kgl"
+    with KgliteStore(path) as store:
+        store.write([Statement(queries.get("ingest_triples"), TRIPLE)])
+    before = path.stat().st_mtime_ns
+    with KgliteStore(path) as store:
+        assert store.run(queries.get("entities_get"), {"ids": ["Jaws"]})
+    assert path.stat().st_mtime_ns == before
 
 
 def test_kglite_store_maps_syntax_error_to_query_error_with_position(kglite_store: KgliteStore) -> None:
-    bad = queries.parse_query("// bad: x\n// returns: n: int\nMATCH (n RETURN n AS n\n", name="bad", path="bad.cypher")
+    bad = queries.parse_query(
+        "// bad: x\n// returns: n: int\nMATCH (n RETURN n AS n\n", name="bad", path="bad.cypher"
+    )
     with pytest.raises(QueryError, match="bad.cypher: Cypher syntax error") as info:
         kglite_store.run(bad, {})
     assert info.value.query == "bad"
@@ -64,16 +90,21 @@ def test_kglite_store_checks_params_before_running(kglite_store: KgliteStore) ->
         kglite_store.run(queries.get("entities_get"), {"id": ["x"]})
 
 
-def test_vector_index_is_served_by_exact_search_equal_to_kglites_own(toy_kg: KgliteStore,
-                                                                       fake_embedder: Any) -> None:
+def test_vector_index_is_served_by_exact_search_equal_to_kglites_own(
+    toy_kg: KgliteStore, fake_embedder: Any
+) -> None:
     vector = fake_embedder.embed(["Robert Zemeckis films"])[0].tolist()
     ours = toy_kg.run(queries.get("link_vector"), {"embedding": vector, "k": 5})
     # kglite's own HNSW-backed procedure on the same vectors (cheap at toy size), raw cosine scores
     graph = toy_kg.graph
-    graph.cypher("CREATE VECTOR INDEX native FOR (e:Entity) ON (e.embedding) "
-                 "OPTIONS {indexConfig: {`vector.dimensions`: 16, `vector.similarity_function`: 'cosine'}}")
-    native = graph.cypher("CALL db.index.vector.queryNodes('native', 5, $v) YIELD node, score "
-                          "RETURN node.id AS id, score", params={"v": vector}).to_list()
+    graph.cypher(
+        "CREATE VECTOR INDEX native FOR (e:Entity) ON (e.embedding) "
+        "OPTIONS {indexConfig: {`vector.dimensions`: 16, `vector.similarity_function`: 'cosine'}}"
+    )
+    native = graph.cypher(
+        "CALL db.index.vector.queryNodes('native', 5, $v) YIELD node, score RETURN node.id AS id, score",
+        params={"v": vector},
+    ).to_list()
     assert [r["id"] for r in ours] == [r["id"] for r in native]
     for mine, theirs in zip(ours, native, strict=True):
         assert mine["score"] == pytest.approx((1 + theirs["score"]) / 2, abs=1e-5)
@@ -92,8 +123,14 @@ def test_vector_index_ddl_is_recorded_listed_and_dropped(toy_kg: KgliteStore) ->
 def test_vector_search_sees_writes_made_after_the_first_query(toy_kg: KgliteStore) -> None:
     target = [1.0] + [0.0] * 15
     toy_kg.run(queries.get("link_vector"), {"embedding": target, "k": 1})
-    toy_kg.write([Statement(queries.get("embed_set_entities"), {
-        "model_id": "fake-hash-16", "rows": [{"id": "Jaws", "embedding": target}]})])
+    toy_kg.write(
+        [
+            Statement(
+                queries.get("embed_set_entities"),
+                {"model_id": "fake-hash-16", "rows": [{"id": "Jaws", "embedding": target}]},
+            )
+        ]
+    )
     top = toy_kg.run(queries.get("link_vector"), {"embedding": target, "k": 1})[0]
     assert top["id"] == "Jaws" and top["score"] == pytest.approx(1.0, abs=1e-6)
 

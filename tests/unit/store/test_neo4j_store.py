@@ -104,8 +104,9 @@ def bolt() -> Bolt:
 
 
 def open_store(bolt: Bolt, *, attempts: int = ATTEMPTS) -> Neo4jStore:
-    store = Neo4jStore(bolt.driver, uri=URI, database="kgqa", retry_attempts=attempts,
-                       retry_wait=tenacity.wait_none())
+    store = Neo4jStore(
+        bolt.driver, uri=URI, database="kgqa", retry_attempts=attempts, retry_wait=tenacity.wait_none()
+    )
     bolt.driver.reset_mock(return_value=False, side_effect=False)
     return store
 
@@ -169,13 +170,15 @@ def test_run_turns_driver_graph_values_into_dicts(bolt: Bolt, store: Neo4jStore)
     [row] = store.run(queries.get("link_exact"), {"names_norm": ["matrix"], "limit": 1})
 
     assert row["n"] == {"element_id": "4:db:1", "labels": ["Entity", "Movie"], "properties": {"id": "m1"}}
-    assert row["rels"] == [{
-        "element_id": "5:db:9",
-        "type": "DIRECTED_BY",
-        "start_element_id": "4:db:1",
-        "end_element_id": "4:db:2",
-        "properties": {"since": 1999},
-    }]
+    assert row["rels"] == [
+        {
+            "element_id": "5:db:9",
+            "type": "DIRECTED_BY",
+            "start_element_id": "4:db:1",
+            "end_element_id": "4:db:2",
+            "properties": {"since": 1999},
+        }
+    ]
 
 
 def test_run_rejects_wrong_params_before_contacting_the_driver(bolt: Bolt, store: Neo4jStore) -> None:
@@ -234,10 +237,14 @@ def test_write_names_the_statement_that_failed_inside_the_transaction(bolt: Bolt
         result(), server_error("Neo.ClientError.Statement.TypeError", "Expected a list")
     )
     statements = [
-        Statement(queries.get("meta_set"), {"model_id": "m", "dimension": 4, "similarity": "cosine",
-                                            "schema_version": 1}),
-        Statement(queries.get("question_save"), {"id": "q1", "text": "t", "asked_at": "now", "answers": "x",
-                                                 "evidence_rels": []}),
+        Statement(
+            queries.get("meta_set"),
+            {"model_id": "m", "dimension": 4, "similarity": "cosine", "schema_version": 1},
+        ),
+        Statement(
+            queries.get("question_save"),
+            {"id": "q1", "text": "t", "asked_at": "now", "answers": "x", "evidence_rels": []},
+        ),
     ]
     with pytest.raises(QueryError, match=r"cypher/question_save\.cypher.*TypeError") as info:
         store.write(statements)
@@ -344,8 +351,9 @@ def test_syntax_error_becomes_query_error_at_the_file_line(bolt: Bolt, store: Ne
 
 def test_syntax_error_position_falls_back_to_the_message(bolt: Bolt, store: Neo4jStore) -> None:
     kernel = queries.get("meta_get")
-    bolt.tx.run.side_effect = server_error("Neo.ClientError.Statement.SyntaxError",
-                                           "Invalid input (line 1, column 7 (offset: 6))")
+    bolt.tx.run.side_effect = server_error(
+        "Neo.ClientError.Statement.SyntaxError", "Invalid input (line 1, column 7 (offset: 6))"
+    )
     with pytest.raises(QueryError) as info:
         store.run(kernel)
     first_body_line = kernel.text.splitlines().index(kernel.body.splitlines()[0]) + 1
@@ -355,14 +363,18 @@ def test_syntax_error_position_falls_back_to_the_message(bolt: Bolt, store: Neo4
 @pytest.mark.parametrize(
     ("code", "message", "command"),
     [
-        ("Neo.ClientError.Procedure.ProcedureCallFailed",
-         "Failed to invoke procedure `db.index.vector.queryNodes`: Caused by: "
-         "java.lang.IllegalArgumentException: There is no such vector schema index: entity_embedding",
-         "kgqa embed"),
-        ("Neo.ClientError.Procedure.ProcedureCallFailed",
-         "Failed to invoke procedure `db.index.fulltext.queryNodes`: Caused by: "
-         "java.lang.IllegalArgumentException: There is no such fulltext schema index: entity_name",
-         "kgqa ingest"),
+        (
+            "Neo.ClientError.Procedure.ProcedureCallFailed",
+            "Failed to invoke procedure `db.index.vector.queryNodes`: Caused by: "
+            "java.lang.IllegalArgumentException: There is no such vector schema index: entity_embedding",
+            "kgqa embed",
+        ),
+        (
+            "Neo.ClientError.Procedure.ProcedureCallFailed",
+            "Failed to invoke procedure `db.index.fulltext.queryNodes`: Caused by: "
+            "java.lang.IllegalArgumentException: There is no such fulltext schema index: entity_name",
+            "kgqa ingest",
+        ),
         ("Neo.ClientError.Schema.IndexNotFound", "Index not found", "kgqa ingest"),
     ],
 )
@@ -391,8 +403,9 @@ def test_other_procedure_failure_stays_a_query_error(bolt: Bolt, store: Neo4jSto
 
 
 def test_unknown_database_names_the_setting(bolt: Bolt, store: Neo4jStore) -> None:
-    bolt.driver.session.side_effect = server_error("Neo.ClientError.Database.DatabaseNotFound",
-                                                   "Database does not exist. Database name: 'kgqa'.")
+    bolt.driver.session.side_effect = server_error(
+        "Neo.ClientError.Database.DatabaseNotFound", "Database does not exist. Database name: 'kgqa'."
+    )
     with pytest.raises(StoreError, match="no such database") as info:
         store.run(queries.get("stats_labels"))
     assert "KGQA_STORE__NEO4J_DATABASE" in (info.value.hint or "")
@@ -459,8 +472,12 @@ def driver_factory(monkeypatch: pytest.MonkeyPatch, bolt: Bolt) -> MagicMock:
 
 def test_from_settings_builds_a_bounded_driver(driver_factory: MagicMock, bolt: Bolt) -> None:
     store = Neo4jStore.from_settings(
-        settings(neo4j_user="reader", neo4j_database="movies", neo4j_max_pool_size=4,
-                 neo4j_connection_timeout_s=2.5),
+        settings(
+            neo4j_user="reader",
+            neo4j_database="movies",
+            neo4j_max_pool_size=4,
+            neo4j_connection_timeout_s=2.5,
+        ),
         retry_wait=tenacity.wait_none(),
     )
 
@@ -512,8 +529,14 @@ def index_row(name: str, kind: str, *, state: str = "ONLINE", dims: int | None =
     options: dict[str, Any] = {"indexProvider": "vector-2.0" if dims else "fulltext-1.0", "indexConfig": {}}
     if dims:
         options["indexConfig"] = {"vector.dimensions": dims, "vector.similarity_function": "COSINE"}
-    return {"name": name, "type": kind, "state": state, "labelsOrTypes": ["Entity"],
-            "properties": ["embedding" if dims else "name"], "options": options}
+    return {
+        "name": name,
+        "type": kind,
+        "state": state,
+        "labelsOrTypes": ["Entity"],
+        "properties": ["embedding" if dims else "name"],
+        "options": options,
+    }
 
 
 VECTOR_384 = index_row("entity_embedding", "VECTOR", dims=384)
@@ -534,8 +557,12 @@ def test_info_reads_indexes_and_embedding_meta(bolt: Bolt, store: Neo4jStore) ->
     assert info.embedding == EmbeddingMeta("minilm", 384, "cosine")
     assert info.schema_version == 1
     [index] = info.indexes
-    assert (index.name, index.kind, index.dimensions, index.similarity) == ("entity_embedding", "VECTOR", 384,
-                                                                            "cosine")
+    assert (index.name, index.kind, index.dimensions, index.similarity) == (
+        "entity_embedding",
+        "VECTOR",
+        384,
+        "cosine",
+    )
 
 
 def test_check_search_indexes_passes_when_online_and_matching(bolt: Bolt, store: Neo4jStore) -> None:

