@@ -62,12 +62,28 @@ class IngestSettings(_Section):
     embed: bool = True
 
 
+class RetrievalSettings(_Section):
+    """Candidate subgraph caps, the trained checkpoint, and how many triples to return."""
+
+    checkpoint: Path | None = None  # default: <store.data_dir>/retriever.pt
+    hops: int = 2
+    max_triples: int = 5000
+    max_degree: int = 100
+    top_k: int = 100
+
+
 class Settings(_Section):
     """All settings, one nested section per subsystem."""
 
     store: StoreSettings = StoreSettings()
     embedder: EmbedderSettings = EmbedderSettings()
     ingest: IngestSettings = IngestSettings()
+    retrieval: RetrievalSettings = RetrievalSettings()
+
+    @property
+    def checkpoint_path(self) -> Path:
+        """The retriever checkpoint in use (``retrieval.checkpoint`` or the data dir's default)."""
+        return self.retrieval.checkpoint or self.store.data_dir / "retriever.pt"
 
 
 @dataclass(frozen=True, slots=True)

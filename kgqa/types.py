@@ -109,3 +109,51 @@ class StoreInfo:
 
     def to_dict(self) -> dict[str, Any]:
         return asdict(self)
+
+
+@dataclass(frozen=True, slots=True)
+class LinkedEntity:
+    """A store entity matched to a question span.
+
+    Attributes:
+        id: ``Entity.id`` in the store.
+        name: the entity's name.
+        score: confidence in [0, 1], higher is better (comparable across methods: topic and
+            bracket = 1.0, exact = 0.95, full-text and vector scaled into (0, 0.9]).
+        mention: the question text that matched ("" for explicit topic ids).
+        method: how it was found: ``topic``, ``bracket``, ``exact``, ``fulltext`` or ``vector``.
+    """
+
+    id: str
+    name: str
+    score: float
+    mention: str
+    method: str
+
+    def to_dict(self) -> dict[str, Any]:
+        return asdict(self)
+
+
+@dataclass(frozen=True, slots=True)
+class QAExample:
+    """One question from an evaluation/training file.
+
+    Attributes:
+        qid: stable id (file stem + 0-based line number unless the file has ids).
+        question: the question text as the user would type it (MetaQA brackets removed).
+        topic_ids: gold topic entity ids where the file gives them (MetaQA brackets, PathQuestion
+            path heads, RoG ``q_entity``), else empty.
+        answers: gold answer entity ids/names (MetaQA and PathQuestion answers are entity ids).
+        gold_paths: gold relation paths where the file has them, each a list of
+            (head, relation, tail) triples in KB direction order as written in the file.
+        line: 0-based line number in the source file (what ``--lines`` filters on).
+        qtype: question template/type where known (MetaQA ``qa_*_qtype.txt``), else "".
+    """
+
+    qid: str
+    question: str
+    topic_ids: tuple[str, ...]
+    answers: tuple[str, ...]
+    line: int
+    gold_paths: tuple[tuple[tuple[str, str, str], ...], ...] = ()
+    qtype: str = ""

@@ -152,9 +152,13 @@ class TransformerEmbedder:
             vectors = torch.nn.functional.normalize(vectors, dim=-1)
         return vectors.cpu()
 
-    @torch.inference_mode()
+    @torch.no_grad()
     def embed(self, texts: Sequence[str]) -> torch.Tensor:
-        """FloatTensor [n, d], float32, L2-normalised rows in input order."""
+        """FloatTensor [n, d], float32, L2-normalised rows in input order.
+
+        Runs under ``no_grad`` rather than ``inference_mode`` so the vectors can feed a model
+        being trained (inference tensors cannot be saved for backward).
+        """
         if not texts:
             return torch.zeros(0, self.dimension)
         order = sorted(range(len(texts)), key=lambda i: len(texts[i]))

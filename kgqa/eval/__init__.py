@@ -1,0 +1,1 @@
+"""Evaluation: KGQA answer metrics, retrieval recall@K and latency summaries."""

@@ -1,0 +1,337 @@
+"""Readers for KGQA question files: one ``QAExample`` per question, whatever the source format.
+
+Formats (``fmt``):
+
+- ``metaqa``: ``question<TAB>ans1|ans2``, the topic entity marked ``[like this]``. The question
+  template comes from the sibling ``<stem>_qtype.txt`` when present (``qa_dev.txt`` ->
+  ``qa_dev_qtype.txt``, same line order).
+- ``pathquestion``: ``question<TAB>answer(alt1/alt2/)<TAB>subj#r1#e1#r2#ans#<end>#ans`` (PQ; PQL
+  paths have no ``<end>`` part). Gold path: consecutive (h, r, t) hops up to ``<end>``.
+- ``wc2014``: ``question<TAB>answer<TAB>path[*path]<TAB>all/answers/<TAB>context[<TAB>topic1/topic2]``
+  (WC-P2, WC-C). Conjunctive questions join two paths with ``*``; ``*_inverse`` relations stay as
+  written (the WC2014 KB holds those triples too).
+- ``rog-jsonl``: JSON lines ``{id, question, answer: [...], q_entity: [...], a_entity: [...]}``.
+
+Line numbers are 0-based physical lines (what ``qa_dev_consistent_idx.txt`` and ``lines`` use);
+error messages give the 1-based line, as editors do.
+"""
+
+from __future__ import annotations
+
+import gzip
+import hashlib
+import json
+import re
+from collections.abc import Callable, Collection, Iterable, Iterator, Sequence
+from pathlib import Path
+from typing import Any, Literal, TextIO, get_args
+
+from kgqa.errors import ConfigError, IngestError
+from kgqa.types import QAExample
+
+QuestionFormat = Literal["metaqa", "pathquestion", "wc2014", "rog-jsonl"]
+FORMATS: tuple[str, ...] = get_args(QuestionFormat)
+
+_BRACKET = re.compile(r"\[([^\[\]]*)\]")
+_PATH_END = "<end>"
+_SNIPPET_CHARS = 80
+
+Hop = tuple[str, str, str]
+_Parser = Callable[[str, str, int], QAExample]
+
+
+def read_questions(
+    path: Path,
+    fmt: str,
+    *,
+    lines: Collection[int] | None = None,
+    limit: int | None = None,
+) -> Iterator[QAExample]:
+    """Stream the questions of one file.
+
+    Args:
+        path: the question file (``.gz`` is read through gzip).
+        fmt: one of ``FORMATS``.
+        lines: keep only these 0-based line numbers (e.g. from ``read_line_numbers``).
+        limit: stop after this many examples (counted after the ``lines`` filter).
+
+    Returns:
+        A generator of ``QAExample``; ``qid`` is ``"<file stem>:<line>"`` unless the file gives ids.
+        Blank lines are skipped.
+
+    Raises:
+        ConfigError: ``fmt`` is not a known format (raised at once, before iteration).
+        IngestError: the file is missing or unreadable (at once), or a line is malformed (while
+            iterating; the message names ``path:line``).
+    """
+    parser = _PARSERS.get(fmt)
+    if parser is None:
+        raise ConfigError(f"unknown question format '{fmt}'", hint=f"use one of: {', '.join(FORMATS)}")
+    path = Path(path)
+    if not path.is_file():
+        raise IngestError("question file not found", path=str(path), hint="check the path")
+    qtypes = _read_qtypes(path) if fmt == "metaqa" else []
+    return _iter_questions(path, parser, qtypes, lines=lines, limit=limit)
+
+
+def read_line_numbers(path: Path) -> set[int]:
+    """0-based line numbers listed one per line (MetaQA ``qa_dev_consistent_idx.txt``).
+
+    Raises:
+        IngestError: the file is missing or a line is not a non-negative integer.
+    """
+    path = Path(path)
+    if not path.is_file():
+        raise IngestError("line-number file not found", path=str(path))
+    numbers: set[int] = set()
+    with _open(path) as handle:
+        for index, text in enumerate(handle):
+            text = text.strip()
+            if not text:
+                continue
+            if not text.isdigit():
+                raise IngestError(
+                    f"expected a 0-based line number, got {_snippet(text)}", path=str(path), line=index + 1
+                )
+            numbers.add(int(text))
+    return numbers
+
+
+def split_train_val(
+    examples: Sequence[QAExample], *, val_fraction: float, seed: int
+) -> tuple[list[QAExample], list[QAExample]]:
+    """Deterministic train/validation split by a seeded hash of each ``qid``.
+
+    An example's side depends only on its qid and the seed, so the split is stable when the file
+    grows or is reordered. Input order is kept within each side.
+
+    Args:
+        examples: the examples to split.
+        val_fraction: expected share of validation examples, in [0, 1].
+        seed: changes the assignment; the same seed always gives the same split.
+
+    Returns:
+        ``(train, val)``.
+
+    Raises:
+        ConfigError: ``val_fraction`` is outside [0, 1].
+    """
+    if not 0.0 <= val_fraction <= 1.0:
+        raise ConfigError(f"val_fraction must be in [0, 1], got {val_fraction}")
+    train: list[QAExample] = []
+    val: list[QAExample] = []
+    for example in examples:
+        (val if _unit_hash(f"{seed}:{example.qid}") < val_fraction else train).append(example)
+    return train, val
+
+
+def _unit_hash(text: str) -> float:
+    digest = hashlib.blake2b(text.encode("utf-8"), digest_size=8).digest()
+    return int.from_bytes(digest, "little") / 2**64
+
+
+def _open(path: Path) -> TextIO:
+    try:
+        if path.suffix.lower() == ".gz":
+            return gzip.open(path, "rt", encoding="utf-8-sig", newline="\n")
+        return path.open(encoding="utf-8-sig", newline="\n")
+    except OSError as exc:
+        raise IngestError(f"cannot open question file: {exc.strerror or exc}", path=str(path)) from exc
+
+
+def _iter_questions(
+    path: Path,
+    parser: _Parser,
+    qtypes: Sequence[str],
+    *,
+    lines: Collection[int] | None,
+    limit: int | None,
+) -> Iterator[QAExample]:
+    if limit is not None and limit <= 0:
+        return
+    wanted = set(lines) if lines is not None else None
+    count = 0
+    stem = _stem(path)
+    with _open(path) as handle:
+        for index, raw in enumerate(handle):
+            if wanted is not None and index not in wanted:
+                continue
+            text = raw.rstrip("\r\n")
+            if not text.strip():
+                continue
+            try:
+                example = parser(text, stem, index)
+            except _Malformed as exc:
+                raise IngestError(str(exc), path=str(path), line=index + 1) from None
+            if index < len(qtypes):
+                example = _with_qtype(example, qtypes[index])
+            yield example
+            count += 1
+            if limit is not None and count >= limit:
+                return
+
+
+def _stem(path: Path) -> str:
+    return Path(path.stem).stem if path.suffix.lower() == ".gz" else path.stem
+
+
+def _with_qtype(example: QAExample, qtype: str) -> QAExample:
+    return QAExample(
+        qid=example.qid,
+        question=example.question,
+        topic_ids=example.topic_ids,
+        answers=example.answers,
+        line=example.line,
+        gold_paths=example.gold_paths,
+        qtype=qtype,
+    )
+
+
+def _read_qtypes(path: Path) -> list[str]:
+    """Lines of the sibling ``<stem>_qtype.txt`` (MetaQA), or [] when there is none."""
+    sibling = path.with_name(f"{_stem(path)}_qtype.txt")
+    if not sibling.is_file():
+        return []
+    with _open(sibling) as handle:
+        return [line.strip() for line in handle]
+
+
+class _Malformed(Exception):
+    """A line does not fit its format; turned into IngestError with path and line by the caller."""
+
+
+def _snippet(text: str) -> str:
+    return repr(text if len(text) <= _SNIPPET_CHARS else text[:_SNIPPET_CHARS] + "...")
+
+
+def _fields(text: str, *, at_least: int, at_most: int, fmt: str) -> list[str]:
+    fields = text.split("\t")
+    if not at_least <= len(fields) <= at_most:
+        want = str(at_least) if at_least == at_most else f"{at_least}-{at_most}"
+        raise _Malformed(f"{fmt}: expected {want} tab-separated fields, got {len(fields)}: {_snippet(text)}")
+    return fields
+
+
+def _unique(items: Iterable[str]) -> tuple[str, ...]:
+    return tuple(dict.fromkeys(i for i in items if i))
+
+
+def _parse_metaqa(text: str, stem: str, line: int) -> QAExample:
+    raw_question, answers = _fields(text, at_least=2, at_most=2, fmt="metaqa")
+    topics = [m.group(1).strip() for m in _BRACKET.finditer(raw_question)]
+    question = " ".join(_BRACKET.sub(lambda m: m.group(1), raw_question).split())
+    if not question:
+        raise _Malformed(f"metaqa: empty question: {_snippet(text)}")
+    gold = _unique(a.strip() for a in answers.split("|"))
+    if not gold:
+        raise _Malformed(f"metaqa: no answers after the tab: {_snippet(text)}")
+    return QAExample(
+        qid=f"{stem}:{line}", question=question, topic_ids=_unique(topics), answers=gold, line=line
+    )
+
+
+def _path_hops(path: str, fmt: str) -> tuple[Hop, ...]:
+    """``s#r1#e1#r2#e2#<end>#e2`` -> ((s, r1, e1), (e1, r2, e2))."""
+    parts = path.strip().split("#")
+    if _PATH_END in parts:
+        parts = parts[: parts.index(_PATH_END)]
+    if len(parts) < 3 or len(parts) % 2 == 0 or not all(parts):
+        raise _Malformed(f"{fmt}: gold path is not entity#relation#entity[#...]: {_snippet(path)}")
+    return tuple((parts[i], parts[i + 1], parts[i + 2]) for i in range(0, len(parts) - 2, 2))
+
+
+def _pq_answers(field: str) -> tuple[str, ...]:
+    """``main(alt1/alt2/)`` -> (main, alt1, alt2), deduplicated; the main answer may hold parentheses."""
+    field = field.strip()
+    if field.endswith(")"):
+        fallback: tuple[str, ...] | None = None
+        for index, char in enumerate(field):
+            if char != "(":
+                continue
+            main, inner = field[:index], field[index + 1 : -1]
+            if not main or not inner.endswith("/"):
+                continue
+            alts = [a for a in inner.split("/") if a]
+            if main in alts:
+                return _unique([main, *alts])
+            fallback = fallback or _unique([main, *alts])
+        if fallback:
+            return fallback
+    return _unique([field])
+
+
+def _parse_pathquestion(text: str, stem: str, line: int) -> QAExample:
+    question, answer, path = _fields(text, at_least=3, at_most=3, fmt="pathquestion")
+    hops = _path_hops(path, "pathquestion")
+    answers = _pq_answers(answer)
+    if not question.strip() or not answers:
+        raise _Malformed(f"pathquestion: empty question or answer: {_snippet(text)}")
+    return QAExample(
+        qid=f"{stem}:{line}",
+        question=question.strip(),
+        topic_ids=(hops[0][0],),
+        answers=answers,
+        line=line,
+        gold_paths=(hops,),
+    )
+
+
+def _parse_wc2014(text: str, stem: str, line: int) -> QAExample:
+    fields = _fields(text, at_least=4, at_most=6, fmt="wc2014")
+    question, answer, paths, all_answers = (f.strip() for f in fields[:4])
+    gold_paths = tuple(_path_hops(p, "wc2014") for p in paths.split("*"))
+    if len(fields) >= 6 and fields[5].strip():
+        topics = _unique(t.strip() for t in fields[5].split("/"))
+    else:
+        topics = _unique(p[0][0] for p in gold_paths)
+    answers = _unique([answer, *(a.strip() for a in all_answers.split("/"))])
+    if not question or not answers:
+        raise _Malformed(f"wc2014: empty question or answer: {_snippet(text)}")
+    return QAExample(
+        qid=f"{stem}:{line}",
+        question=question,
+        topic_ids=topics,
+        answers=answers,
+        line=line,
+        gold_paths=gold_paths,
+    )
+
+
+def _id_list(value: Any, field: str) -> list[str]:
+    """A list of ids, or the keys of an ``{id: name}`` object (some dumps use that shape)."""
+    if value is None:
+        return []
+    if isinstance(value, dict):
+        return [str(k) for k in value]
+    if isinstance(value, list) and all(isinstance(v, str | int) for v in value):
+        return [str(v) for v in value]
+    raise _Malformed(f"rog-jsonl: '{field}' must be a list of strings, got {type(value).__name__}")
+
+
+def _parse_rog(text: str, stem: str, line: int) -> QAExample:
+    try:
+        record = json.loads(text)
+    except json.JSONDecodeError as exc:
+        raise _Malformed(f"rog-jsonl: invalid JSON ({exc.msg}): {_snippet(text)}") from None
+    if not isinstance(record, dict):
+        raise _Malformed(f"rog-jsonl: expected a JSON object, got {type(record).__name__}")
+    question = record.get("question")
+    if not isinstance(question, str) or not question.strip():
+        raise _Malformed("rog-jsonl: missing or empty 'question'")
+    answers = _id_list(record.get("a_entity"), "a_entity") or _id_list(record.get("answer"), "answer")
+    qid = record.get("id")
+    return QAExample(
+        qid=str(qid) if qid not in (None, "") else f"{stem}:{line}",
+        question=question.strip(),
+        topic_ids=_unique(_id_list(record.get("q_entity"), "q_entity")),
+        answers=_unique(answers),
+        line=line,
+    )
+
+
+_PARSERS: dict[str, _Parser] = {
+    "metaqa": _parse_metaqa,
+    "pathquestion": _parse_pathquestion,
+    "wc2014": _parse_wc2014,
+    "rog-jsonl": _parse_rog,
+}

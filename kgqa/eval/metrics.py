@@ -1,0 +1,223 @@
+"""KGQA and retrieval metrics: the one metrics module, its values pinned by tests.
+
+Answer metrics follow SubgraphRAG's evaluator (App. C): answers are normalised (lower-case, no
+punctuation, no articles, collapsed whitespace; underscores read as spaces), then compared by
+**exact equality of the normalised strings** (no substring matching). Per question:
+
+- Hit: some predicted answer equals a gold answer; Hit@1: the first predicted answer does.
+- precision / recall / F1 over the *sets* of normalised answers (duplicates count once).
+
+Over a data set, Macro-F1 is the mean per-question F1 and Micro-F1 is computed from the summed
+true positives, predicted and gold counts, so questions with many answers weigh more.
+
+Retrieval recall compares ids (entity ids, (head, relation, tail) triples) exactly, without
+normalisation. All metrics are fractions in [0, 1] (multiply by 100 for tables).
+"""
+
+from __future__ import annotations
+
+import math
+import re
+import string
+from collections.abc import Collection, Hashable, Iterable, Mapping, Sequence
+from dataclasses import asdict, dataclass
+from typing import Any, TypeVar
+
+import numpy as np
+
+DEFAULT_KS: tuple[int, ...] = (25, 50, 100, 200)
+
+_PUNCT = str.maketrans("", "", string.punctuation)
+_ARTICLES = re.compile(r"\b(a|an|the)\b")
+
+T = TypeVar("T", bound=Hashable)
+
+
+def normalize_answer(s: str) -> str:
+    """Canonical form for answer matching.
+
+    Underscores become spaces (PathQuestion/WC2014 ids such as ``united_kingdom``), then the
+    text is lower-cased, ASCII punctuation is deleted (``"U.S."`` -> ``"us"``), the articles
+    a/an/the are removed and whitespace is collapsed.
+
+    >>> normalize_answer("The Lord of the Rings!")
+    'lord of rings'
+    >>> normalize_answer("united_kingdom")
+    'united kingdom'
+    """
+    s = s.replace("_", " ").lower().translate(_PUNCT)
+    s = _ARTICLES.sub(" ", s)
+    return " ".join(s.split())
+
+
+@dataclass(frozen=True, slots=True)
+class QAScores:
+    """Answer scores of one question; all rates in [0, 1].
+
+    Attributes:
+        hit: 1.0 if any predicted answer matches a gold answer, else 0.0.
+        hit_at_1: 1.0 if the first predicted answer matches, else 0.0.
+        precision: tp / n_pred (0 when nothing was predicted).
+        recall: tp / n_gold (0 when there is no gold answer).
+        f1: harmonic mean of precision and recall (0 when both are 0).
+        tp: distinct normalised predictions that are gold answers.
+        n_pred: distinct non-empty normalised predictions.
+        n_gold: distinct non-empty normalised gold answers.
+    """
+
+    hit: float
+    hit_at_1: float
+    precision: float
+    recall: float
+    f1: float
+    tp: int
+    n_pred: int
+    n_gold: int
+
+    def to_dict(self) -> dict[str, Any]:
+        return asdict(self)
+
+
+def _normalized_unique(answers: Iterable[str]) -> list[str]:
+    """Normalised answers in first-seen order, duplicates and empty strings dropped."""
+    out = dict.fromkeys(n for n in map(normalize_answer, answers) if n)
+    return list(out)
+
+
+def score_answers(predicted: Sequence[str], gold: Sequence[str]) -> QAScores:
+    """Score one question's ranked predictions against its gold answers.
+
+    Args:
+        predicted: predicted answers, best first (may be empty: the reader abstained).
+        gold: gold answers.
+
+    Returns:
+        The per-question :class:`QAScores`; all zeros when nothing was predicted. Answers that
+        normalise to the empty string (e.g. ``"the"``) are ignored on both sides.
+    """
+    pred = _normalized_unique(predicted)
+    gold_set = set(_normalized_unique(gold))
+    tp = sum(p in gold_set for p in pred)
+    precision = tp / len(pred) if pred else 0.0
+    recall = tp / len(gold_set) if gold_set else 0.0
+    f1 = 2 * precision * recall / (precision + recall) if precision + recall > 0 else 0.0
+    return QAScores(
+        hit=float(tp > 0),
+        hit_at_1=float(bool(pred) and pred[0] in gold_set),
+        precision=precision,
+        recall=recall,
+        f1=f1,
+        tp=tp,
+        n_pred=len(pred),
+        n_gold=len(gold_set),
+    )
+
+
+def aggregate(scores: Sequence[QAScores]) -> dict[str, float]:
+    """Data-set answer metrics.
+
+    Returns:
+        ``hit``, ``hit_at_1``, ``macro_f1`` (means over questions), ``micro_f1`` =
+        2·ΣTP / (Σn_pred + Σn_gold) (the F1 of micro precision ΣTP/Σn_pred and micro recall
+        ΣTP/Σn_gold) and ``n`` (number of questions). Rates are nan when ``scores`` is empty;
+        ``micro_f1`` is 0 when nothing was predicted and there is no gold answer at all.
+    """
+    n = len(scores)
+    if n == 0:
+        return {"hit": math.nan, "hit_at_1": math.nan, "macro_f1": math.nan, "micro_f1": math.nan, "n": 0}
+    tp = sum(s.tp for s in scores)
+    denom = sum(s.n_pred for s in scores) + sum(s.n_gold for s in scores)
+    return {
+        "hit": sum(s.hit for s in scores) / n,
+        "hit_at_1": sum(s.hit_at_1 for s in scores) / n,
+        "macro_f1": sum(s.f1 for s in scores) / n,
+        "micro_f1": 2 * tp / denom if denom else 0.0,
+        "n": n,
+    }
+
+
+# --------------------------------------------------------------------------- retrieval
+
+
+def _recall_at_ks(ranked: Sequence[T], gold: Collection[T], ks: Iterable[int]) -> dict[int, float]:
+    """Fraction of distinct gold items found within the top k of ``ranked``, for each k."""
+    ks = tuple(ks)
+    bad = [k for k in ks if k < 1]
+    if bad:
+        raise ValueError(f"k must be >= 1, got {bad}")
+    gold_set = set(gold)
+    if not gold_set:
+        return {k: math.nan for k in ks}
+    first_rank: dict[T, int] = {}
+    for i, item in enumerate(ranked):
+        if item in gold_set and item not in first_rank:
+            first_rank[item] = i
+    ranks = sorted(first_rank.values())
+    return {k: sum(r < k for r in ranks) / len(gold_set) for k in ks}
+
+
+def recall_at_k(ranked: Sequence[Hashable], gold: Collection[Hashable], k: int) -> float:
+    """Fraction of the distinct gold items that appear in ``ranked[:k]`` (exact matching).
+
+    Args:
+        ranked: retrieved items, best first.
+        gold: gold items.
+        k: cut-off, >= 1.
+
+    Returns:
+        A value in [0, 1], or **nan when ``gold`` is empty** (recall is undefined there; average
+        with :func:`mean_recall`, which skips nan, so such questions do not count).
+
+    Raises:
+        ValueError: if ``k < 1``.
+    """
+    return _recall_at_ks(ranked, gold, (k,))[k]
+
+
+def answer_recall_at_ks(
+    ranked_entities: Sequence[str], gold: Collection[str], ks: Sequence[int] = DEFAULT_KS
+) -> dict[int, float]:
+    """Answer-entity recall@k for each k: gold entity ids found among the top-k ranked entity ids.
+
+    Ids are compared exactly (no normalisation). nan for every k when ``gold`` is empty.
+    """
+    return _recall_at_ks(ranked_entities, gold, ks)
+
+
+def triple_recall_at_ks(
+    ranked_triples: Sequence[tuple[str, str, str]],
+    gold_triples: Collection[tuple[str, str, str]],
+    ks: Sequence[int] = DEFAULT_KS,
+) -> dict[int, float]:
+    """Triple recall@k (e.g. of shortest-path triples) for each k.
+
+    A gold triple counts only if the exact same (head, relation, tail) is retrieved; a reversed
+    triple (tail, relation, head) is a different triple. nan for every k when there is no gold.
+    """
+    return _recall_at_ks(ranked_triples, gold_triples, ks)
+
+
+def mean_recall(per_question: Sequence[Mapping[int, float]]) -> dict[int, float]:
+    """Average per-question recall@k dicts, skipping nan (questions without gold); nan if none left."""
+    ks = sorted({k for d in per_question for k in d})
+    out: dict[int, float] = {}
+    for k in ks:
+        vals = [d[k] for d in per_question if k in d and not math.isnan(d[k])]
+        out[k] = sum(vals) / len(vals) if vals else math.nan
+    return out
+
+
+# --------------------------------------------------------------------------- latency
+
+
+def latency_summary(ms: Sequence[float]) -> dict[str, float]:
+    """Mean, median and 95th percentile (numpy, linear interpolation) of latencies in ms.
+
+    Returns:
+        ``{"mean", "p50", "p95", "n"}``; the rates are nan when ``ms`` is empty.
+    """
+    if len(ms) == 0:
+        return {"mean": math.nan, "p50": math.nan, "p95": math.nan, "n": 0}
+    arr = np.asarray(ms, dtype=np.float64)
+    p50, p95 = np.percentile(arr, [50, 95], method="linear")
+    return {"mean": float(arr.mean()), "p50": float(p50), "p95": float(p95), "n": len(ms)}

@@ -1,0 +1,61 @@
+"""Wires ``kgqa eval``: question selection (lines, held-out part, limit) -> retriever -> metrics."""
+
+from __future__ import annotations
+
+from itertools import islice
+from pathlib import Path
+
+import torch
+from tqdm import tqdm
+
+from kgqa.config import Settings
+from kgqa.eval.datasets import read_line_numbers, read_questions
+from kgqa.eval.run import EvalSummary, evaluate
+from kgqa.pipeline import open_retriever
+from kgqa.types import QAExample
+
+
+def heldout_part(examples: list[QAExample], checkpoint: Path) -> list[QAExample]:
+    """The questions the checkpoint's training split kept out (same hash, same seed)."""
+    from retriever_training.run import SplitSettings
+
+    data = torch.load(checkpoint, map_location="cpu", weights_only=True)
+    return SplitSettings(**data["split"]).parts(examples)["heldout"]
+
+
+def select(
+    settings: Settings, path: Path, fmt: str, *, limit: int | None, lines_file: Path | None, heldout: bool
+) -> list[QAExample]:
+    lines = read_line_numbers(lines_file) if lines_file else None
+    examples = list(read_questions(path, fmt, lines=lines))
+    if heldout:
+        examples = heldout_part(examples, settings.checkpoint_path)
+    return list(islice(examples, limit)) if limit else examples
+
+
+def run_eval(
+    settings: Settings,
+    path: Path,
+    fmt: str,
+    *,
+    limit: int | None,
+    lines_file: Path | None,
+    heldout: bool,
+    hops: str,
+    log_path: Path | None,
+    progress: bool,
+) -> EvalSummary:
+    """Evaluate the configured retriever on the selected questions of ``path``."""
+    from retriever_training.run import hops_for
+
+    examples = select(settings, path, fmt, limit=limit, lines_file=lines_file, heldout=heldout)
+    default = settings.retrieval.hops
+
+    def hops_of(example: QAExample) -> int:
+        return hops_for(example, default) if hops == "auto" else int(hops)
+
+    with (
+        open_retriever(settings) as retriever,
+        tqdm(total=len(examples), desc="eval", disable=not progress, leave=False) as bar,
+    ):
+        return evaluate(retriever, examples, log_path=log_path, hops_of=hops_of, on_progress=bar.update)

@@ -1,0 +1,30 @@
+"""Builds the runtime objects a command needs from settings (store, embedder, retriever)."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from contextlib import contextmanager
+
+from kgqa.config import Settings
+from kgqa.embed import make_embedder
+from kgqa.retrieval.features import SubgraphSettings
+from kgqa.retrieval.retriever import Retriever
+from kgqa.store import open_store
+from kgqa.store.schema import check_embedding_meta
+from kgqa.types import EmbeddingMeta
+
+
+def subgraph_settings(settings: Settings) -> SubgraphSettings:
+    r = settings.retrieval
+    return SubgraphSettings(hops=r.hops, max_triples=r.max_triples, max_degree=r.max_degree)
+
+
+@contextmanager
+def open_retriever(settings: Settings) -> Iterator[Retriever]:
+    """A retriever over the configured store with the configured checkpoint; closes the store."""
+    embedder = make_embedder(settings.embedder)
+    with open_store(settings.store) as store:
+        check_embedding_meta(store, EmbeddingMeta(embedder.model_id, embedder.dimension))
+        yield Retriever.from_checkpoint(
+            store, embedder, settings.checkpoint_path, subgraph=subgraph_settings(settings)
+        )

@@ -1,0 +1,101 @@
+"""One question's retrieval inputs: its subgraph, DDE and rows into the embedding tables.
+
+``PreparedQuestion`` keeps row indices instead of embedding copies, so thousands of training
+questions fit in memory; ``to_batch`` gathers the embeddings when the scorer needs them.
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+
+import torch
+
+from kgqa.embed.protocol import Embedder
+from kgqa.retrieval.dde import dde
+from kgqa.retrieval.scorer import ScorerBatch
+from kgqa.retrieval.subgraph import Subgraph, extract_subgraph
+from kgqa.retrieval.tables import EntityTable, RelationTable
+from kgqa.store.protocol import GraphStore
+
+
+@dataclass(frozen=True, slots=True)
+class SubgraphSettings:
+    """Caps of the candidate subgraph and DDE rounds (see ``extract_subgraph`` and ``dde``)."""
+
+    hops: int = 2
+    max_triples: int = 5000
+    max_degree: int = 1000
+    forward_rounds: int = 2
+    reverse_rounds: int = 2
+
+
+@dataclass(frozen=True, slots=True)
+class PreparedQuestion:
+    """Everything the scorer needs about one question, by reference into the tables.
+
+    Attributes:
+        question_emb: FloatTensor [d].
+        subgraph: the candidate subgraph (local ids).
+        entity_rows: LongTensor [N] rows of ``EntityTable`` per local entity.
+        relation_rows: LongTensor [R] rows of ``RelationTable`` per local relation.
+        dde: FloatTensor [N, D].
+        timings_ms: milliseconds spent in ``extract`` and ``dde``.
+    """
+
+    question_emb: torch.Tensor
+    subgraph: Subgraph
+    entity_rows: torch.Tensor
+    relation_rows: torch.Tensor
+    dde: torch.Tensor
+    timings_ms: dict[str, float] = field(default_factory=dict)
+
+
+def prepare(
+    store: GraphStore,
+    question_emb: torch.Tensor,
+    topic_ids: Sequence[str],
+    tables: tuple[EntityTable, RelationTable],
+    settings: SubgraphSettings,
+) -> PreparedQuestion:
+    """Extract the subgraph around ``topic_ids`` and compute its DDE and table rows."""
+    entities, relations = tables
+    started = time.perf_counter()
+    sub = extract_subgraph(
+        store, topic_ids, hops=settings.hops, max_triples=settings.max_triples, max_degree=settings.max_degree
+    )
+    entity_rows = entities.rows(sub.entity_ids)
+    relation_rows = relations.rows(sub.relation_types)
+    extracted = time.perf_counter()
+    encoding = dde(
+        sub.edge_index,
+        sub.topic,
+        sub.num_entities,
+        forward_rounds=settings.forward_rounds,
+        reverse_rounds=settings.reverse_rounds,
+    )
+    done = time.perf_counter()
+    timings = {"extract": (extracted - started) * 1e3, "dde": (done - extracted) * 1e3}
+    return PreparedQuestion(question_emb, sub, entity_rows, relation_rows, encoding, timings)
+
+
+def to_batch(prepared: PreparedQuestion, tables: tuple[EntityTable, RelationTable]) -> ScorerBatch:
+    """Gather the embeddings of one prepared question into a ``ScorerBatch``."""
+    entities, relations = tables
+    sub = prepared.subgraph
+    return ScorerBatch(
+        question=prepared.question_emb,
+        entity_emb=entities.matrix[prepared.entity_rows],
+        has_text=entities.has_text[prepared.entity_rows],
+        relation_emb=relations.matrix[prepared.relation_rows],
+        head=sub.head,
+        rel=sub.rel,
+        tail=sub.tail,
+        dde=prepared.dde,
+    )
+
+
+def embed_questions(embedder: Embedder, questions: Sequence[str]) -> torch.Tensor:
+    """FloatTensor [n, d] question embeddings (one batched call)."""
+    return embedder.embed(list(questions))

@@ -1,0 +1,217 @@
+"""Question -> scored triples (and, with no LLM, extracted answers): the retrieval half of SubgraphRAG.
+
+``Retriever`` links the question, pulls the candidate subgraph, encodes it (DDE), scores every
+triple with the trained scorer and, on request, ranks candidate answer entities with the
+extractive reader. Every stage is timed.
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, field, replace
+from pathlib import Path
+from typing import Any
+
+import torch
+
+from kgqa.embed.protocol import Embedder
+from kgqa.errors import CheckpointError
+from kgqa.link import link, strip_brackets
+from kgqa.retrieval.features import PreparedQuestion, SubgraphSettings, prepare, to_batch
+from kgqa.retrieval.scorer import EntityReader, TripleScorer
+from kgqa.retrieval.tables import EntityTable, RelationTable
+from kgqa.store.protocol import GraphStore
+from kgqa.types import LinkedEntity
+
+CHECKPOINT_KIND = "kgqa_retriever"
+
+
+@dataclass(frozen=True, slots=True)
+class ScoredTriple:
+    """One retrieved triple with its score in [0, 1] (higher is better) and relationship element id."""
+
+    head: str
+    relation: str
+    tail: str
+    score: float
+    rel_eid: str
+
+    def to_dict(self) -> dict[str, Any]:
+        return {
+            "head": self.head,
+            "relation": self.relation,
+            "tail": self.tail,
+            "score": round(self.score, 6),
+            "rel_eid": self.rel_eid,
+        }
+
+
+@dataclass(frozen=True, slots=True)
+class ExtractedAnswer:
+    """A candidate answer entity from the extractive reader, with the triples that support it."""
+
+    id: str
+    name: str
+    score: float
+    support: tuple[ScoredTriple, ...]
+
+    def to_dict(self) -> dict[str, Any]:
+        return {
+            "id": self.id,
+            "name": self.name,
+            "score": round(self.score, 6),
+            "support": [t.to_dict() for t in self.support],
+        }
+
+
+@dataclass(frozen=True, slots=True)
+class Retrieval:
+    """Scored candidate triples of one question.
+
+    Attributes:
+        scores: FloatTensor [E] triple probabilities in [0, 1], aligned with ``prepared.subgraph``.
+        timings_ms: milliseconds per stage (link, extract, dde, score).
+    """
+
+    question: str
+    topics: tuple[LinkedEntity, ...]
+    prepared: PreparedQuestion
+    scores: torch.Tensor
+    names: dict[str, str]
+    timings_ms: dict[str, float] = field(default_factory=dict)
+
+    def order(self) -> torch.Tensor:
+        """LongTensor [E]: triple indices by descending score."""
+        return torch.argsort(self.scores, descending=True, stable=True)
+
+    def triple(self, i: int) -> ScoredTriple:
+        h, r, t = self.prepared.subgraph.triple(i)
+        return ScoredTriple(
+            self.names.get(h, h),
+            r,
+            self.names.get(t, t),
+            float(self.scores[i]),
+            self.prepared.subgraph.rel_eids[i],
+        )
+
+    def top(self, k: int) -> list[ScoredTriple]:
+        return [self.triple(i) for i in self.order()[:k].tolist()]
+
+    def to_dict(self, k: int = 100) -> dict[str, Any]:
+        sub = self.prepared.subgraph
+        return {
+            "question": self.question,
+            "topics": [t.to_dict() for t in self.topics],
+            "subgraph": {"entities": sub.num_entities, "triples": sub.num_triples},
+            "triples": [t.to_dict() for t in self.top(k)],
+            "timings_ms": {k: round(v, 3) for k, v in self.timings_ms.items()},
+        }
+
+
+class Retriever:
+    """Link -> extract -> DDE -> score, plus the extractive reader.
+
+    Args:
+        store: graph store holding the embedded KB.
+        embedder: the store's embedding model (questions are embedded with it).
+        scorer: trained triple scorer; ``reader``: trained entity reader (optional).
+        subgraph: caps and DDE rounds.
+    """
+
+    def __init__(
+        self,
+        store: GraphStore,
+        embedder: Embedder | Callable[[], Embedder],
+        scorer: TripleScorer,
+        reader: EntityReader | None = None,
+        *,
+        subgraph: SubgraphSettings | None = None,
+    ) -> None:
+        self.store = store
+        self._embedder = embedder
+        self.scorer = scorer.eval()
+        self.reader = reader.eval() if reader is not None else None
+        self.subgraph = subgraph or SubgraphSettings()
+        self.tables = (EntityTable(store, scorer.config.emb_dim), RelationTable(store))
+
+    @property
+    def embedder(self) -> Embedder:
+        if callable(self._embedder) and not hasattr(self._embedder, "embed"):
+            self._embedder = self._embedder()
+        return self._embedder  # type: ignore[return-value]
+
+    @classmethod
+    def from_checkpoint(
+        cls, store: GraphStore, embedder: Embedder, path: Path, *, subgraph: SubgraphSettings | None = None
+    ) -> Retriever:
+        """Load the scorer and reader written by ``kgqa train`` (``subgraph`` overrides its caps)."""
+        if not Path(path).is_file():
+            raise CheckpointError(f"checkpoint {path} does not exist", hint="train one with 'kgqa train'")
+        data = torch.load(path, map_location="cpu", weights_only=True)
+        if not isinstance(data, dict) or data.get("kind") != CHECKPOINT_KIND:
+            raise CheckpointError(
+                f"{path} is not a kgqa retriever checkpoint", hint="use a file from 'kgqa train'"
+            )
+        if data["embedder_model_id"] != embedder.model_id:
+            raise CheckpointError(
+                f"{path} was trained with embedder '{data['embedder_model_id']}', not '{embedder.model_id}'",
+                hint=f"set embedder.model = '{data['embedder_model_id']}'",
+            )
+        scorer = TripleScorer.from_checkpoint(data["scorer"], embedder_model_id=embedder.model_id)
+        reader = EntityReader.from_checkpoint(data["reader"], embedder_model_id=embedder.model_id)
+        return cls(store, embedder, scorer, reader, subgraph=subgraph or SubgraphSettings(**data["subgraph"]))
+
+    def retrieve(self, question: str, *, topic_ids: Sequence[str] = (), hops: int | None = None) -> Retrieval:
+        """Score every candidate triple of ``question`` (topics linked unless given)."""
+        started = time.perf_counter()
+        topics = link(self.store, lambda: self.embedder, question, topic_ids=topic_ids).topics
+        linked = time.perf_counter()
+        settings = self.subgraph if hops is None else replace(self.subgraph, hops=hops)
+        question_emb = self.embedder.embed([strip_brackets(question)])[0]
+        embedded = time.perf_counter()
+        prepared = prepare(self.store, question_emb, [t.id for t in topics], self.tables, settings)
+        scored_at = time.perf_counter()
+        with torch.inference_mode():
+            scores = torch.sigmoid(self.scorer(to_batch(prepared, self.tables)))
+        done = time.perf_counter()
+        timings = {
+            "link": (linked - started) * 1e3,
+            "embed_question": (embedded - linked) * 1e3,
+            **prepared.timings_ms,
+            "score": (done - scored_at) * 1e3,
+        }
+        return Retrieval(question, topics, prepared, scores, self.tables[0].names, timings)
+
+    def extract_answers(
+        self, retrieval: Retrieval, *, top_n: int = 5, support: int = 3
+    ) -> list[ExtractedAnswer]:
+        """Rank non-topic entities with the extractive reader; each with its best incident triples.
+
+        Raises:
+            CheckpointError: the retriever was built without a reader.
+        """
+        if self.reader is None:
+            raise CheckpointError("no extractive reader loaded", hint="load a checkpoint from 'kgqa train'")
+        started = time.perf_counter()
+        sub = retrieval.prepared.subgraph
+        with torch.inference_mode():
+            logits = self.reader(to_batch(retrieval.prepared, self.tables), retrieval.scores)
+            logits[: sub.num_topics] = float("-inf")  # a topic is never its own answer
+            probs = torch.sigmoid(logits)
+            best = torch.topk(probs, min(top_n, max(sub.num_entities - sub.num_topics, 0)))
+        answers = []
+        for entity, prob in zip(best.indices.tolist(), best.values.tolist(), strict=True):
+            incident = ((sub.head == entity) | (sub.tail == entity)).nonzero().flatten()
+            ranked = incident[torch.argsort(retrieval.scores[incident], descending=True)][:support]
+            entity_id = sub.entity_ids[entity]
+            answers.append(
+                ExtractedAnswer(
+                    entity_id,
+                    retrieval.names.get(entity_id, entity_id),
+                    prob,
+                    tuple(retrieval.triple(i) for i in ranked.tolist()),
+                )
+            )
+        retrieval.timings_ms["read"] = (time.perf_counter() - started) * 1e3
+        return answers

@@ -1,0 +1,450 @@
+"""Triple scorer (SubgraphRAG 3.1) and the extractive reader's entity scorer.
+
+:class:`TripleScorer` is an MLP on ``[z_q || z_h || z_r || z_t || z_tau]`` giving one logit per
+triple. Its first layer is factorised: ``W [q, h, r, t, tau] = W_q q + W_h h + W_r r + W_t t +
+W_tau tau``, so each distinct entity and relation is projected once per question and triples
+only gather and add rows, which is far cheaper than building the [E, 4d + 2D] concatenation.
+
+:class:`EntityReader` scores candidate answer entities from the question, the entity's text
+embedding, its DDE and pooled scores of the triples incident to it (no LLM involved).
+
+Both models save and load through one checkpoint scheme (``checkpoint()`` /
+``from_checkpoint()``): a plain dict with ``format_version``, ``kind``, ``config``,
+``embedder_model_id``, ``kgqa_version`` and ``state_dict``, loaded with ``weights_only=True``.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import os
+from collections.abc import Mapping
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any, ClassVar, Self
+
+import torch
+from torch import Tensor, nn
+
+import kgqa
+from kgqa.errors import CheckpointError, ConfigError
+
+FORMAT_VERSION = 1
+_RESERVED_KEYS = frozenset(
+    {"format_version", "kind", "config", "embedder_model_id", "kgqa_version", "state_dict"}
+)
+
+
+# --------------------------------------------------------------------------- configs
+
+
+def _config_from_dict(cls: type[Any], data: Mapping[str, Any]) -> Any:
+    """Build a config dataclass from a plain dict, naming unknown or missing keys."""
+    names = {f.name for f in dataclasses.fields(cls)}
+    unknown = sorted(set(data) - names)
+    if unknown:
+        raise ConfigError(f"{cls.__name__}: unknown keys {unknown}", hint=f"valid keys: {sorted(names)}")
+    try:
+        return cls(**data)
+    except TypeError as exc:
+        raise ConfigError(f"{cls.__name__}: {exc}", hint=f"valid keys: {sorted(names)}") from exc
+
+
+def _check_mlp_config(config: ScorerConfig | ReaderConfig) -> None:
+    """Reject shapes no model can be built with (shared by both configs)."""
+    name = type(config).__name__
+    if config.emb_dim <= 0 or config.hidden <= 0 or config.dde_dim < 0:
+        raise ConfigError(
+            f"{name}: emb_dim and hidden must be positive and dde_dim >= 0, "
+            f"got emb_dim={config.emb_dim}, hidden={config.hidden}, dde_dim={config.dde_dim}"
+        )
+    if config.layers < 1:
+        raise ConfigError(f"{name}: layers (hidden layers) must be >= 1, got {config.layers}")
+    if not 0.0 <= config.dropout < 1.0:
+        raise ConfigError(f"{name}: dropout must be in [0, 1), got {config.dropout}")
+
+
+@dataclass(frozen=True, slots=True)
+class ScorerConfig:
+    """Shape of a :class:`TripleScorer`.
+
+    Attributes:
+        emb_dim: d, width of the question/entity/relation text embeddings (1024 for gte-large).
+        dde_dim: D, width of one entity's DDE (10 for 2 forward + 2 reverse rounds).
+        hidden: width of each hidden layer.
+        layers: number of hidden layers (Linear + ReLU), >= 1; a final Linear gives the logit.
+        dropout: dropout after each hidden activation, in [0, 1).
+    """
+
+    emb_dim: int
+    dde_dim: int = 10
+    hidden: int = 1024
+    layers: int = 2
+    dropout: float = 0.0
+
+    def __post_init__(self) -> None:
+        _check_mlp_config(self)
+
+    def to_dict(self) -> dict[str, Any]:
+        return dataclasses.asdict(self)
+
+    @classmethod
+    def from_dict(cls, data: Mapping[str, Any]) -> ScorerConfig:
+        """Inverse of :meth:`to_dict`; raises ``ConfigError`` on unknown, missing or invalid keys."""
+        config: ScorerConfig = _config_from_dict(cls, data)
+        return config
+
+
+@dataclass(frozen=True, slots=True)
+class ReaderConfig:
+    """Shape of an :class:`EntityReader` (fields as in :class:`ScorerConfig`)."""
+
+    emb_dim: int
+    dde_dim: int = 10
+    hidden: int = 256
+    layers: int = 2
+    dropout: float = 0.0
+
+    def __post_init__(self) -> None:
+        _check_mlp_config(self)
+
+    def to_dict(self) -> dict[str, Any]:
+        return dataclasses.asdict(self)
+
+    @classmethod
+    def from_dict(cls, data: Mapping[str, Any]) -> ReaderConfig:
+        """Inverse of :meth:`to_dict`; raises ``ConfigError`` on unknown, missing or invalid keys."""
+        config: ReaderConfig = _config_from_dict(cls, data)
+        return config
+
+
+# --------------------------------------------------------------------------- batch
+
+
+@dataclass(frozen=True, slots=True)
+class ScorerBatch:
+    """One question's subgraph, ready for :class:`TripleScorer` and :class:`EntityReader`.
+
+    N = local entities, E = triples, R = local relations, d = embedding width, D = DDE width.
+
+    Attributes:
+        question: [d] question embedding.
+        entity_emb: [N, d] entity text embeddings; rows where ``has_text`` is False are ignored
+            (any values, e.g. zeros) and replaced by the model's shared ``no_text`` vector.
+        has_text: BoolTensor [N], False for entities without a usable name/text (e.g. CVT nodes).
+        relation_emb: [R, d] relation text embeddings.
+        head: LongTensor [E] local head ids.
+        rel: LongTensor [E] indices into ``relation_emb``.
+        tail: LongTensor [E] local tail ids.
+        dde: [N, D] directional distance encodings (:func:`kgqa.retrieval.dde.dde`).
+    """
+
+    question: Tensor
+    entity_emb: Tensor
+    has_text: Tensor
+    relation_emb: Tensor
+    head: Tensor
+    rel: Tensor
+    tail: Tensor
+    dde: Tensor
+
+    def __post_init__(self) -> None:
+        if self.entity_emb.dim() != 2:
+            raise ValueError(f"entity_emb must be [N, d], got {list(self.entity_emb.shape)}")
+        n, d = self.entity_emb.shape
+        e = self.head.shape[0] if self.head.dim() == 1 else -1
+        problems: list[str] = []
+        if self.question.shape != (d,):
+            problems.append(f"question {list(self.question.shape)} != [{d}]")
+        if self.has_text.shape != (n,) or self.has_text.dtype != torch.bool:
+            got = f"{self.has_text.dtype} {list(self.has_text.shape)}"
+            problems.append(f"has_text must be BoolTensor [{n}], got {got}")
+        if self.relation_emb.dim() != 2 or self.relation_emb.shape[1] != d:
+            problems.append(f"relation_emb {list(self.relation_emb.shape)} != [R, {d}]")
+        for name in ("head", "rel", "tail"):
+            t = getattr(self, name)
+            if t.shape != (e,) or t.dtype != torch.long:
+                problems.append(f"{name} must be LongTensor [E], got {t.dtype} {list(t.shape)}")
+        if self.dde.dim() != 2 or self.dde.shape[0] != n:
+            problems.append(f"dde {list(self.dde.shape)} != [{n}, D]")
+        if problems:
+            raise ValueError("malformed ScorerBatch: " + "; ".join(problems))
+
+    @property
+    def num_entities(self) -> int:
+        return int(self.entity_emb.shape[0])
+
+    @property
+    def num_triples(self) -> int:
+        return int(self.head.shape[0])
+
+    def to(self, device: torch.device | str) -> ScorerBatch:
+        """The same batch with every tensor on ``device``."""
+        moved = {f.name: getattr(self, f.name).to(device) for f in dataclasses.fields(self)}
+        return ScorerBatch(**moved)
+
+
+# --------------------------------------------------------------------------- shared pieces
+
+
+def _mlp_tail(hidden: int, *, layers: int, dropout: float) -> nn.Sequential:
+    """Everything after the first Linear: ReLU (+dropout), ``layers - 1`` more hidden layers, logit."""
+    mods: list[nn.Module] = []
+    for i in range(layers):
+        if i > 0:
+            mods.append(nn.Linear(hidden, hidden))
+        mods.append(nn.ReLU())
+        if dropout > 0:
+            mods.append(nn.Dropout(dropout))
+    mods.append(nn.Linear(hidden, 1))
+    return nn.Sequential(*mods)
+
+
+def _entity_inputs(batch: ScorerBatch, no_text: Tensor) -> Tensor:
+    """[N, d] entity embeddings with every no-text row replaced by the shared ``no_text`` vector."""
+    return torch.where(batch.has_text[:, None], batch.entity_emb, no_text.expand_as(batch.entity_emb))
+
+
+class _Checkpointable(nn.Module):
+    """Checkpoint save/load shared by the models in this module.
+
+    Subclasses set ``KIND`` (the checkpoint's ``kind``) and ``CONFIG`` (their config dataclass),
+    store their config as ``self.config`` and take it as the only constructor argument.
+    """
+
+    KIND: ClassVar[str]
+    CONFIG: ClassVar[type[Any]]
+
+    def __init__(self, config: Any) -> None:
+        super().__init__()
+        self.config = config
+
+    def checkpoint(self, *, embedder_model_id: str, extra: dict[str, Any] | None = None) -> dict[str, Any]:
+        """A self-describing dict for ``torch.save``; ``from_checkpoint`` rebuilds the model from it.
+
+        Args:
+            embedder_model_id: the embedder whose vectors the model was trained on; loading
+                with another embedder is meaningless, so the pipeline checks it.
+            extra: additional entries (e.g. ``epoch``, ``val_recall``); plain Python/tensor
+                values only, so the file loads with ``weights_only=True``.
+
+        Returns:
+            ``{"format_version", "kind", "config", "embedder_model_id", "kgqa_version",
+            "state_dict", **extra}`` with the state dict on CPU.
+
+        Raises:
+            ValueError: if ``extra`` uses a reserved key.
+        """
+        extra = extra or {}
+        clash = sorted(_RESERVED_KEYS & set(extra))
+        if clash:
+            raise ValueError(f"checkpoint extra keys {clash} are reserved")
+        return {
+            "format_version": FORMAT_VERSION,
+            "kind": self.KIND,
+            "config": self.config.to_dict(),
+            "embedder_model_id": embedder_model_id,
+            "kgqa_version": kgqa.__version__,
+            "state_dict": {k: v.detach().cpu() for k, v in self.state_dict().items()},
+            **extra,
+        }
+
+    @classmethod
+    def from_checkpoint(
+        cls,
+        path_or_dict: str | os.PathLike[str] | Mapping[str, Any],
+        *,
+        embedder_model_id: str | None = None,
+    ) -> Self:
+        """Rebuild a model (on CPU, in eval mode) from a file written by ``torch.save(checkpoint())``.
+
+        Args:
+            path_or_dict: path to the file, or the already-loaded dict.
+            embedder_model_id: when given, the checkpoint must have been trained with this embedder.
+
+        Raises:
+            CheckpointError: missing or unreadable file, another ``kind`` or ``format_version``,
+                an invalid config, a different embedder, or weights that do not fit the config.
+        """
+        source = "<dict>"
+        if isinstance(path_or_dict, Mapping):
+            ckpt: Any = path_or_dict
+        else:
+            path = Path(path_or_dict)
+            source = str(path)
+            if not path.is_file():
+                raise CheckpointError(
+                    f"{cls.KIND} checkpoint not found: {path}",
+                    hint="train one first (retriever_training) or fix the path in the config",
+                )
+            try:
+                ckpt = torch.load(path, map_location="cpu", weights_only=True)
+            except Exception as exc:  # torch raises several types for corrupt/unsafe files
+                raise CheckpointError(
+                    f"cannot read checkpoint {path}: {exc}",
+                    hint="the file is corrupt or not a kgqa checkpoint; re-train or re-download it",
+                ) from exc
+        if not isinstance(ckpt, Mapping):
+            raise CheckpointError(f"checkpoint {source} is a {type(ckpt).__name__}, not a dict")
+        if ckpt.get("kind") != cls.KIND:
+            raise CheckpointError(
+                f"checkpoint {source} holds a {ckpt.get('kind')!r}, expected {cls.KIND!r}",
+                hint="point the config at the right checkpoint file",
+            )
+        if ckpt.get("format_version") != FORMAT_VERSION:
+            raise CheckpointError(
+                f"checkpoint {source} has format_version {ckpt.get('format_version')!r}, "
+                f"this kgqa {kgqa.__version__} reads {FORMAT_VERSION}",
+                hint="re-train the model with this kgqa version",
+            )
+        if embedder_model_id is not None and ckpt.get("embedder_model_id") != embedder_model_id:
+            raise CheckpointError(
+                f"checkpoint {source} was trained on embedder {ckpt.get('embedder_model_id')!r}, "
+                f"but the configured embedder is {embedder_model_id!r}",
+                hint="set embedder.model to the checkpoint's embedder or re-train",
+            )
+        try:
+            config = cls.CONFIG.from_dict(ckpt["config"])
+            model = cls(config)
+            model.load_state_dict(ckpt["state_dict"])
+        except (KeyError, TypeError, AttributeError, ConfigError, RuntimeError) as exc:
+            raise CheckpointError(
+                f"checkpoint {source} does not fit {cls.__name__}: {exc}",
+                hint="the file was written by incompatible code; re-train the model",
+            ) from exc
+        return model.eval()
+
+
+# --------------------------------------------------------------------------- triple scorer
+
+
+class TripleScorer(_Checkpointable):
+    """MLP on ``[z_q || z_h || z_r || z_t || z_tau]`` -> one logit per triple (SubgraphRAG 3.1).
+
+    ``z_tau = [dde_head || dde_tail]``. Entities without text share the learned vector
+    ``no_text`` [d]. Train with BCE-with-logits on the weak labels; ``sigmoid`` gives the score.
+    """
+
+    KIND = "triple_scorer"
+    CONFIG = ScorerConfig
+
+    def __init__(self, config: ScorerConfig) -> None:
+        super().__init__(config)
+        d, dd = config.emb_dim, config.dde_dim
+        self.in_dim = 4 * d + 2 * dd
+        # Same scale as an L2-normalised text embedding.
+        self.no_text = nn.Parameter(torch.randn(d) * d**-0.5)
+        self.first = nn.Linear(self.in_dim, config.hidden)
+        self.mlp = _mlp_tail(config.hidden, layers=config.layers, dropout=config.dropout)
+
+    def _first_layer_blocks(self) -> tuple[Tensor, Tensor, Tensor, Tensor, Tensor, Tensor]:
+        """Split ``first.weight`` [hidden, 4d + 2D] into W_q, W_h, W_r, W_t, W_tau_head, W_tau_tail."""
+        d, dd = self.config.emb_dim, self.config.dde_dim
+        w_q, w_h, w_r, w_t, w_th, w_tt = self.first.weight.split([d, d, d, d, dd, dd], dim=1)
+        return w_q, w_h, w_r, w_t, w_th, w_tt
+
+    def forward(self, batch: ScorerBatch) -> Tensor:
+        """Logits [E] via the factorised first layer.
+
+        Computes ``W_q q + b`` once, ``W_h x_e + W_tau_h s_e`` and ``W_t x_e + W_tau_t s_e`` once per
+        entity ([N, hidden] each, one matmul), ``W_r x_r`` once per relation ([R, hidden]), then per
+        triple only gathers and adds: cost O((N + R) d h + E h) instead of O(E d h).
+        """
+        w_q, w_h, w_r, w_t, w_th, w_tt = self._first_layer_blocks()
+        x = _entity_inputs(batch, self.no_text)
+        ent_in = torch.cat([x, batch.dde], dim=1)  # [N, d + D]
+        w_ent = torch.cat([torch.cat([w_h, w_th], dim=1), torch.cat([w_t, w_tt], dim=1)], dim=0)
+        as_head, as_tail = (ent_in @ w_ent.T).chunk(2, dim=1)  # [N, hidden] each
+        as_rel = batch.relation_emb @ w_r.T  # [R, hidden]
+        q = batch.question @ w_q.T + self.first.bias  # [hidden]
+        h1 = as_head[batch.head] + as_rel[batch.rel] + as_tail[batch.tail] + q
+        return self.mlp(h1).squeeze(-1)
+
+    def forward_concat(self, batch: ScorerBatch) -> Tensor:
+        """Logits [E] from the explicit per-triple concatenation [E, 4d + 2D] (reference form)."""
+        x = _entity_inputs(batch, self.no_text)
+        e = batch.num_triples
+        z = torch.cat(
+            [
+                batch.question.expand(e, -1),
+                x[batch.head],
+                batch.relation_emb[batch.rel],
+                x[batch.tail],
+                batch.dde[batch.head],
+                batch.dde[batch.tail],
+            ],
+            dim=1,
+        )
+        return self.mlp(self.first(z)).squeeze(-1)
+
+
+# --------------------------------------------------------------------------- entity reader
+
+#: Columns of :func:`incident_score_features`.
+INCIDENT_FEATURES = ("max_incident", "mean_incident", "max_as_tail", "max_as_head")
+
+
+def _scatter_max(src: Tensor, index: Tensor, num_nodes: int) -> Tensor:
+    """out[v] = max of src[i] with index[i] == v, 0 where no i maps to v: [N]."""
+    return src.new_zeros(num_nodes).scatter_reduce(0, index, src, reduce="amax", include_self=False)
+
+
+def incident_score_features(triple_scores: Tensor, head: Tensor, tail: Tensor, num_nodes: int) -> Tensor:
+    """Pool per-triple scores onto entities: how strongly the retriever points at each entity.
+
+    Args:
+        triple_scores: [E] triple probabilities in [0, 1].
+        head: LongTensor [E] local head ids.
+        tail: LongTensor [E] local tail ids.
+        num_nodes: N.
+
+    Returns:
+        [N, 4] with columns :data:`INCIDENT_FEATURES`: max over the triples incident to the entity
+        (either end), their mean (a self-loop counts once), max over triples where it is the tail,
+        max over triples where it is the head. Zeros where no such triple exists.
+    """
+    either = torch.cat([head, tail])
+    max_any = _scatter_max(torch.cat([triple_scores, triple_scores]), either, num_nodes)
+    # The tail end of a self-loop is the same incidence as its head end: weight it 0.
+    tail_w = (tail != head).to(triple_scores.dtype)
+    zeros = triple_scores.new_zeros(num_nodes)
+    total = zeros.index_add(0, either, torch.cat([triple_scores, triple_scores * tail_w]))
+    count = zeros.index_add(0, either, torch.cat([torch.ones_like(tail_w), tail_w]))
+    mean_any = total / count.clamp(min=1)
+    max_tail = _scatter_max(triple_scores, tail, num_nodes)
+    max_head = _scatter_max(triple_scores, head, num_nodes)
+    return torch.stack([max_any, mean_any, max_tail, max_head], dim=1)
+
+
+class EntityReader(_Checkpointable):
+    """Extractive reader: MLP on ``[q || x_e || dde_e || incident features]`` -> logit per entity.
+
+    ``x_e`` is the shared ``no_text`` vector for entities without text. Train with a softmax or
+    BCE loss over the candidate entities against the answer labels.
+    """
+
+    KIND = "entity_reader"
+    CONFIG = ReaderConfig
+
+    def __init__(self, config: ReaderConfig) -> None:
+        super().__init__(config)
+        d = config.emb_dim
+        self.in_dim = 2 * d + config.dde_dim + len(INCIDENT_FEATURES)
+        # Same scale as an L2-normalised text embedding.
+        self.no_text = nn.Parameter(torch.randn(d) * d**-0.5)
+        self.first = nn.Linear(self.in_dim, config.hidden)
+        self.mlp = _mlp_tail(config.hidden, layers=config.layers, dropout=config.dropout)
+
+    def forward(self, batch: ScorerBatch, triple_scores: Tensor) -> Tensor:
+        """Logits [N], one per local entity.
+
+        Args:
+            batch: the question's subgraph.
+            triple_scores: [E] triple probabilities in [0, 1] (e.g. ``sigmoid`` of the
+                scorer's logits, usually detached).
+        """
+        n = batch.num_entities
+        feats = incident_score_features(triple_scores, batch.head, batch.tail, n)
+        z = torch.cat(
+            [batch.question.expand(n, -1), _entity_inputs(batch, self.no_text), batch.dde, feats], dim=1
+        )
+        return self.mlp(self.first(z)).squeeze(-1)

@@ -1,0 +1,130 @@
+"""Topic-centred candidate subgraph (SubgraphRAG 3.1), pulled from the store hop by hop.
+
+Each hop is one call of ``cypher/subgraph_hop.cypher`` with the new frontier; triples come back
+as parallel arrays and are relabelled here to local ids 0..N-1 (topic entities first), so the
+rest of retrieval works on tensors. Caps keep one question from pulling in the whole KB: hub
+entities beyond the topics (more than ``max_degree`` relationships) are kept as endpoints but
+not expanded, and at most ``max_triples`` triples are collected.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass
+
+import torch
+
+from kgqa.store import queries
+from kgqa.store.protocol import GraphStore
+
+UNBOUNDED_DEGREE = 2**31 - 1
+
+
+@dataclass(frozen=True, slots=True)
+class Subgraph:
+    """Candidate triples as arrays over local ids.
+
+    Attributes:
+        entity_ids: local entity id -> ``Entity.id`` (topic entities come first).
+        relation_types: local relation id -> relationship type (e.g. ``DIRECTED_BY``).
+        head: LongTensor [E] local head ids; ``rel``: [E] local relation ids; ``tail``: [E].
+        rel_eids: [E] element ids of the relationships (open them in Neo4j Browser).
+        num_topics: the first ``num_topics`` local ids are the topic entities.
+    """
+
+    entity_ids: list[str]
+    relation_types: list[str]
+    head: torch.Tensor
+    rel: torch.Tensor
+    tail: torch.Tensor
+    rel_eids: list[str]
+    num_topics: int
+
+    @property
+    def num_entities(self) -> int:
+        return len(self.entity_ids)
+
+    @property
+    def num_triples(self) -> int:
+        return int(self.head.numel())
+
+    @property
+    def edge_index(self) -> torch.Tensor:
+        """LongTensor [2, E]: row 0 = head, row 1 = tail."""
+        return torch.stack([self.head, self.tail])
+
+    @property
+    def topic(self) -> torch.Tensor:
+        """LongTensor [T] local ids of the topic entities."""
+        return torch.arange(self.num_topics)
+
+    def triple(self, i: int) -> tuple[str, str, str]:
+        """Triple ``i`` as (head id, relationship type, tail id)."""
+        return (
+            self.entity_ids[int(self.head[i])],
+            self.relation_types[int(self.rel[i])],
+            self.entity_ids[int(self.tail[i])],
+        )
+
+
+def extract_subgraph(
+    store: GraphStore,
+    topic_ids: Sequence[str],
+    *,
+    hops: int = 2,
+    max_triples: int = 5000,
+    max_degree: int = 1000,
+) -> Subgraph:
+    """Collect the triples within ``hops`` hops of the topics, both directions, with caps.
+
+    Args:
+        store: the graph store.
+        topic_ids: ``Entity.id`` of the topic entities (always expanded, whatever their degree).
+        hops: number of hops (2 by default; MetaQA 3-hop questions need 3).
+        max_triples: cap on the triples collected over all hops.
+        max_degree: entities reached later with more relationships than this are not expanded.
+    """
+    kernel = queries.get("subgraph_hop")
+    local: dict[str, int] = {t: i for i, t in enumerate(dict.fromkeys(topic_ids))}
+    types: dict[str, int] = {}
+    head: list[int] = []
+    rel: list[int] = []
+    tail: list[int] = []
+    eids: list[str] = []
+    seen: set[str] = set()
+    frontier = list(local)
+    expanded = set(frontier)
+    for hop in range(hops):
+        budget = max_triples - len(eids)
+        if not frontier or budget <= 0:
+            break
+        params = {
+            "frontier_ids": frontier,
+            "max_degree": UNBOUNDED_DEGREE if hop == 0 else max_degree,
+            "max_triples": budget,
+        }
+        row = store.run(kernel, params)[0]
+        reached: list[str] = []
+        for h, r, t, eid in zip(row["h_ids"], row["r_types"], row["t_ids"], row["r_eids"], strict=True):
+            if eid in seen:
+                continue
+            seen.add(eid)
+            for entity in (h, t):
+                if entity not in local:
+                    local[entity] = len(local)
+                    reached.append(entity)
+            head.append(local[h])
+            rel.append(types.setdefault(r, len(types)))
+            tail.append(local[t])
+            eids.append(eid)
+        frontier = [e for e in reached if e not in expanded]
+        expanded.update(frontier)
+    return Subgraph(
+        entity_ids=list(local),
+        relation_types=list(types),
+        head=torch.tensor(head, dtype=torch.long),
+        rel=torch.tensor(rel, dtype=torch.long),
+        tail=torch.tensor(tail, dtype=torch.long),
+        rel_eids=eids,
+        num_topics=len(dict.fromkeys(topic_ids)),
+    )

@@ -1,0 +1,1 @@
+"""Weak-label construction and training loops for the triple scorer and the extractive reader."""

@@ -1,0 +1,76 @@
+"""Training examples: a prepared question plus its weak triple labels and answer entities."""
+
+from __future__ import annotations
+
+import logging
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+
+import torch
+
+from kgqa.embed.protocol import Embedder
+from kgqa.retrieval.features import PreparedQuestion, SubgraphSettings, prepare
+from kgqa.retrieval.tables import EntityTable, RelationTable
+from kgqa.store.protocol import GraphStore
+from kgqa.types import QAExample
+from retriever_training.labels import shortest_path_labels
+
+log = logging.getLogger(__name__)
+
+EMBED_CHUNK = 256
+
+
+@dataclass(frozen=True, slots=True)
+class TrainingExample:
+    """One question ready for training.
+
+    Attributes:
+        example: the source question.
+        prepared: subgraph, DDE and table rows.
+        labels: FloatTensor [E], 1 for triples on shortest topic -> answer paths.
+        answers: BoolTensor [N], True for local entities that are gold answers (never topics).
+    """
+
+    example: QAExample
+    prepared: PreparedQuestion
+    labels: torch.Tensor
+    answers: torch.Tensor
+
+
+def answer_mask(prepared: PreparedQuestion, answer_ids: Sequence[str]) -> torch.Tensor:
+    """BoolTensor [N]: which local entities are gold answers (topics excluded)."""
+    sub = prepared.subgraph
+    gold = set(answer_ids)
+    mask = torch.tensor([e in gold for e in sub.entity_ids], dtype=torch.bool)
+    mask[: sub.num_topics] = False
+    return mask
+
+
+def build_examples(
+    store: GraphStore,
+    embedder: Embedder,
+    questions: Sequence[QAExample],
+    tables: tuple[EntityTable, RelationTable],
+    settings: SubgraphSettings,
+    *,
+    on_progress: Callable[[int], None] | None = None,
+) -> list[TrainingExample]:
+    """Prepare questions with their gold topics; questions whose topics are absent are skipped."""
+    examples: list[TrainingExample] = []
+    for start in range(0, len(questions), EMBED_CHUNK):
+        chunk = questions[start : start + EMBED_CHUNK]
+        vectors = embedder.embed([q.question for q in chunk])
+        for qa, vector in zip(chunk, vectors, strict=True):
+            if not qa.topic_ids:
+                log.warning("%s: no topic entity given; skipped", qa.qid)
+                continue
+            prepared = prepare(store, vector, qa.topic_ids, tables, settings)
+            sub = prepared.subgraph
+            if sub.num_triples == 0:
+                log.warning("%s: topic %s not in the store; skipped", qa.qid, qa.topic_ids)
+                continue
+            labels = shortest_path_labels(sub, qa.answers)
+            examples.append(TrainingExample(qa, prepared, labels, answer_mask(prepared, qa.answers)))
+        if on_progress:
+            on_progress(len(chunk))
+    return examples

@@ -1,0 +1,167 @@
+"""``kgqa train``: read question files, split them, build examples, train both models, save.
+
+Each file is split deterministically (hash of question id and seed) into a held-out test part,
+a validation part and a training part; the checkpoint records the split so ``kgqa eval
+--heldout`` and the benchmarks score only questions the models never saw.
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Sequence
+from dataclasses import asdict, dataclass, field
+from pathlib import Path
+from typing import Any
+
+import torch
+from tqdm import tqdm
+
+from kgqa.config import Settings
+from kgqa.embed import make_embedder
+from kgqa.eval.datasets import read_questions, split_train_val
+from kgqa.retrieval.features import SubgraphSettings
+from kgqa.retrieval.tables import EntityTable, RelationTable
+from kgqa.store import open_store
+from kgqa.store.schema import check_embedding_meta
+from kgqa.types import EmbeddingMeta, QAExample
+from retriever_training.examples import TrainingExample, build_examples
+from retriever_training.train import TrainSettings, train_reader, train_scorer
+
+CHECKPOINT_KIND = "kgqa_retriever"
+FORMAT_VERSION = 1
+
+
+@dataclass(frozen=True, slots=True)
+class SplitSettings:
+    """How question files are split; stored in the checkpoint."""
+
+    heldout_fraction: float = 0.2
+    val_fraction: float = 0.1
+    seed: int = 0
+
+    def parts(self, examples: Sequence[QAExample]) -> dict[str, list[QAExample]]:
+        """``{"train", "val", "heldout"}``; an example's part depends only on its qid and seed."""
+        rest, heldout = split_train_val(examples, val_fraction=self.heldout_fraction, seed=self.seed + 1000)
+        train, val = split_train_val(
+            rest, val_fraction=self.val_fraction / (1 - self.heldout_fraction), seed=self.seed
+        )
+        return {"train": train, "val": val, "heldout": heldout}
+
+
+def hops_for(example: QAExample, default: int) -> int:
+    """Hop count of a question where the data says it (gold path length, MetaQA qtype), else default."""
+    if example.gold_paths:
+        return max(len(p) for p in example.gold_paths)
+    if example.qtype:
+        return max(1, example.qtype.count("_to_"))
+    return default
+
+
+@dataclass(slots=True)
+class TrainReport:
+    """What ``kgqa train`` did (also its JSON output)."""
+
+    out: str
+    questions: dict[str, int] = field(default_factory=dict)
+    examples: dict[str, int] = field(default_factory=dict)
+    scorer_history: dict[str, Any] = field(default_factory=dict)
+    reader_history: dict[str, Any] = field(default_factory=dict)
+    seconds: dict[str, float] = field(default_factory=dict)
+
+    def to_dict(self) -> dict[str, Any]:
+        return asdict(self)
+
+
+def _examples_by_hops(
+    store: Any,
+    embedder: Any,
+    questions: list[QAExample],
+    tables: tuple[EntityTable, RelationTable],
+    subgraph: SubgraphSettings,
+    *,
+    auto_hops: bool,
+    progress: bool,
+    desc: str,
+) -> list[TrainingExample]:
+    groups: dict[int, list[QAExample]] = {}
+    for q in questions:
+        groups.setdefault(hops_for(q, subgraph.hops) if auto_hops else subgraph.hops, []).append(q)
+    examples: list[TrainingExample] = []
+    with tqdm(total=len(questions), desc=desc, disable=not progress, leave=False) as bar:
+        for hops, group in sorted(groups.items()):
+            settings = SubgraphSettings(**{**asdict(subgraph), "hops": hops})
+            examples += build_examples(store, embedder, group, tables, settings, on_progress=bar.update)
+    return examples
+
+
+def run_training(
+    settings: Settings,
+    sources: Sequence[tuple[Path, str]],
+    out: Path,
+    *,
+    subgraph: SubgraphSettings,
+    auto_hops: bool,
+    split: SplitSettings,
+    train_settings: TrainSettings,
+    limit: int | None,
+    progress: bool,
+) -> TrainReport:
+    """Train the triple scorer and the extractive reader on ``sources`` and write ``out``."""
+    report = TrainReport(out=str(out))
+    parts: dict[str, list[QAExample]] = {"train": [], "val": [], "heldout": []}
+    for path, fmt in sources:
+        for name, items in split.parts(list(read_questions(path, fmt))).items():
+            parts[name] += items[:limit] if limit and name != "heldout" else items
+    report.questions = {k: len(v) for k, v in parts.items()}
+    embedder = make_embedder(settings.embedder)
+    started = time.perf_counter()
+    with open_store(settings.store) as store:
+        check_embedding_meta(store, EmbeddingMeta(embedder.model_id, embedder.dimension))
+        tables = (EntityTable(store, embedder.dimension), RelationTable(store))
+        train = _examples_by_hops(
+            store,
+            embedder,
+            parts["train"],
+            tables,
+            subgraph,
+            auto_hops=auto_hops,
+            progress=progress,
+            desc="preparing train",
+        )
+        val = _examples_by_hops(
+            store,
+            embedder,
+            parts["val"],
+            tables,
+            subgraph,
+            auto_hops=auto_hops,
+            progress=progress,
+            desc="preparing val",
+        )
+    report.examples = {"train": len(train), "val": len(val)}
+    report.seconds["prepare"] = time.perf_counter() - started
+    started = time.perf_counter()
+    scorer, scorer_history = train_scorer(train, val, tables, train_settings, progress=progress)
+    report.seconds["scorer"] = time.perf_counter() - started
+    started = time.perf_counter()
+    reader, reader_history = train_reader(train, val, scorer, tables, train_settings, progress=progress)
+    report.seconds["reader"] = time.perf_counter() - started
+    report.scorer_history, report.reader_history = scorer_history.to_dict(), reader_history.to_dict()
+    out.parent.mkdir(parents=True, exist_ok=True)
+    torch.save(
+        {
+            "format_version": FORMAT_VERSION,
+            "kind": CHECKPOINT_KIND,
+            "embedder_model_id": embedder.model_id,
+            "scorer": scorer.checkpoint(embedder_model_id=embedder.model_id),
+            "reader": reader.checkpoint(embedder_model_id=embedder.model_id),
+            "subgraph": asdict(subgraph),
+            "auto_hops": auto_hops,
+            "split": asdict(split),
+            "train_settings": asdict(train_settings),
+            "sources": [[str(p), f] for p, f in sources],
+            "report": report.to_dict(),
+        },
+        out,
+    )
+    return report
