@@ -40,7 +40,6 @@ STOP_WORDS = frozenset(
     is are was were be been being do does did done has have had can could would should will shall may
     i me my we our you your he him his she her it its they them their this that these those there
     also any all some each other same than then
-    s
     """.split()
 )
 
@@ -57,6 +56,7 @@ _LUCENE_SPECIAL = frozenset('+-&|!(){}[]^"~*?:\\/')
 _CASE_NON_WORD = re.compile(r"[^0-9A-Za-z]+")
 _CASE_ARTICLE = re.compile(r"^(?:the|a|an) ", re.I)
 _ARTICLES = frozenset({"the", "a", "an"})
+_MIN_WORDS_ALL_CAPS = 3  # from this many words on, a fully capitalised question carries no case cue
 _EXACT_ROWS_PER_NAME = 8  # link_exact row cap per looked-up n-gram (titles and tags repeat names)
 
 EmbedderSource = Embedder | Callable[[], Embedder]
@@ -178,6 +178,7 @@ def link(
     ):
         found = step()
         if found:
+            log.debug("linked %r via %s: %s", question, found[0].method, [c.id for c in found])
             return LinkResult(found)
     raise EntityNotFoundError(
         f"no entity in the store matches the question {question!r}",
@@ -221,14 +222,14 @@ def _case_key(text: str, *, bare: bool = False) -> str:
 def _tokens(question: str) -> list[_Token]:
     """Whitespace tokens with their normalised form and the flags the exact step needs.
 
-    Capitalisation marks a name only where the question is not written in capitals throughout
-    ("WHO DIRECTED JAWS", "Who Directed Jaws"); digits always do ("1984", "3 A.M.", "+1").
-    The pronoun "I" never does.
+    Capitalisation marks a name (the question's first letter aside) unless the question is written
+    in capitals throughout ("WHO DIRECTED JAWS", "Who Directed Jaws"); digits always do ("1984",
+    "3 A.M.", "+1"). The pronoun "I" never does.
     """
     found = [(m.group(), m.start()) for m in _TOKEN.finditer(question)]
     capitals = [any(ch.isupper() for ch in (text[1:] if start == 0 else text)) for text, start in found]
     alphabetic = [i for i, (text, _) in enumerate(found) if i > 0 and any(ch.isalpha() for ch in text)]
-    cased = not alphabetic or not all(capitals[i] for i in alphabetic)
+    cased = len(alphabetic) < _MIN_WORDS_ALL_CAPS or not all(capitals[i] for i in alphabetic)
     tokens = []
     for (text, start), capital in zip(found, capitals, strict=True):
         word = normalise_name(text)
@@ -291,6 +292,9 @@ def _link_exact(
         if taken.isdisjoint(range(span.start, span.end)):
             taken.update(range(span.start, span.end))
             chosen.append((span, rows))
+    if chosen and _span_rank(*chosen[0])[0] == 0:
+        # The question capitalises names, so lower-case words are not mentions ("films", "star").
+        chosen = [(s, rows) for s, rows in chosen if s.name_like]
     return _interleave([[_entity(r, SCORE_EXACT, s.text, "exact") for r in rows] for s, rows in chosen])
 
 
@@ -371,7 +375,7 @@ def _span_rank(span: _Span, rows: Sequence[dict[str, Any]]) -> tuple[int, int, b
     best = rows[0]["name"] or rows[0]["id"]
     case_exact = _case_key(best, bare=True) == _case_key(span.text, bare=True)
     tier = 0 if span.capitalised and case_exact else 1 if span.name_like else 2
-    return (tier, -len(span.norm.split()), not case_exact, -span.start)
+    return (tier, -len(span.norm.split()), not case_exact, span.start)
 
 
 def _interleave(groups: Sequence[Sequence[LinkedEntity]]) -> tuple[LinkedEntity, ...]:

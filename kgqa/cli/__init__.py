@@ -72,13 +72,14 @@ def cli(ctx: click.Context, config_file: Path | None, debug: bool) -> None:
 
 
 def _register() -> None:
-    from kgqa.cli import config_cmd, ingest, retrieve, store
+    from kgqa.cli import config_cmd, ingest, link, retrieve, store
 
     cli.add_command(ingest.ingest)
     cli.add_command(ingest.embed)
     cli.add_command(store.stats)
     cli.add_command(store.cypher)
     cli.add_command(config_cmd.config)
+    cli.add_command(link.link)
     cli.add_command(retrieve.retrieve)
     cli.add_command(retrieve.train)
     cli.add_command(retrieve.evaluate)

@@ -1,0 +1,236 @@
+"""Question-file readers on small files written in each real format.
+
+The lines are copied verbatim from ../shared/data (source file named above each literal).
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from kgqa.errors import ConfigError, IngestError
+from kgqa.eval.datasets import FORMATS, read_line_numbers, read_questions, split_train_val
+from kgqa.types import QAExample
+
+# metaqa/1-hop/qa_dev.txt lines 1, 2 and 5001, and the matching qa_dev_qtype.txt lines.
+METAQA = [
+    "what movies did [Temuera Morrison] act in\tOnce Were Warriors|Tracker|River Queen",
+    "what movies did [Evelyn Venable] act in\tAlice Adams|Death Takes a Holiday|The Little Colonel",
+    "what is popular opinion about [The Bad News Bears Go to Japan]\tbad",
+]
+METAQA_QTYPES = ["actor_to_movie", "actor_to_movie", "movie_to_imdbrating"]
+
+# pathquestion/PQ-2H.train.txt lines 1 and 30.
+PQ_2H = [
+    "which nationality is frederica_of_mecklenburg-strelitz 's couple ?\tunited_kingdom(united_kingdom/)\t"
+    "frederica_of_mecklenburg-strelitz#spouse#ernest_augustus_i_of_hanover#nationality#united_kingdom"
+    "#<end>#united_kingdom",
+    "is charles_lennox_1st_duke_of_richmond 's offspring a man or a woman ?\tfemale(male/female/)\t"
+    "charles_lennox_1st_duke_of_richmond#children#anne_van_keppel_countess_of_albemarle#gender#female"
+    "#<end>#female",
+]
+# pathquestion/PQL-2H.train.txt line 177 (PQL: leading space, no <end>, an answer with parentheses).
+PQL_2H = (
+    " what is the rating of Earthquake 's tracks ?\tPG_(USA)(PG_(USA)/)\t"
+    "Earthquake#__music__recording__tracks#Earthquake#__film__film__rating#PG_(USA)"
+)
+
+_WC_CONTEXT = (
+    "Alan_PULIDO#plays_in_club#Tigres_UANL///Alan_PULIDO#plays_position#Forward///Alan_PULIDO#is_aged#23"
+    "///Alan_PULIDO#wears_number#11///Alan_PULIDO#plays_for_country#Mexico///Tigres_UANL#is_in_country#Mexico"
+)
+# wc2014/WC-P2.train.txt lines 1 and 2.
+WC_P2 = [
+    "where is the football club that Alan_PULIDO plays for ?\tMexico\t"
+    f"Alan_PULIDO#plays_in_club#Tigres_UANL#is_in_country#Mexico\tMexico/\t{_WC_CONTEXT}",
+    "name a soccer club that has a player from Mexico ?\tTigres_UANL\t"
+    "Mexico#plays_for_country_inverse#Alan_PULIDO#plays_in_club#Tigres_UANL\t"
+    "CF_Monterrey/CA_Monarcas_Morelia/Atlante_FC/CF_Pachuca/Tigres_UANL/Cruz_Azul_FC/Club_Leon/"
+    f"Club_Santos_Laguna/Puebla_FC/Club_America/Deportivo_Toluca_FC/Club_Tijuana/\t{_WC_CONTEXT}",
+]
+# wc2014/WC-C.train.txt line 1.
+WC_C = (
+    "name a player who plays at Forward position at the club Tigres_UANL ?\tAlan_PULIDO\t"
+    "Forward#plays_position_inverse#Alan_PULIDO#<end>#Alan_PULIDO*"
+    "Tigres_UANL#plays_in_club_inverse#Alan_PULIDO#<end>#Alan_PULIDO\tAlan_PULIDO/\t"
+    f"{_WC_CONTEXT}\tForward/Tigres_UANL"
+)
+# tests/fixtures/rog_excerpt.jsonl line 1 (WebQSP in the RoG shape), graph shortened; then a line
+# without id and a_entity.
+ROG = [
+    '{"id": "WebQTest-12", "question": "who did kim richards marry", "answer": ["G. Monty Brinson"], '
+    '"q_entity": ["Kim Richards"], "a_entity": ["G. Monty Brinson"], '
+    '"graph": [["Kim Richards", "people.person.spouse_s", "m.0j4k1c9"]], "choices": []}',
+    '{"question": "what country is paris in", "answer": ["France"], "q_entity": ["Paris"]}',
+]
+
+
+def _write(path: Path, lines: list[str]) -> Path:
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_text("".join(f"{line}\n" for line in lines), encoding="utf-8")
+    return path
+
+
+def test_read_questions_metaqa_removes_brackets_and_pairs_qtypes(tmp_path: Path) -> None:
+    path = _write(tmp_path / "1-hop" / "qa_dev.txt", METAQA)
+    _write(tmp_path / "1-hop" / "qa_dev_qtype.txt", METAQA_QTYPES)
+    examples = list(read_questions(path, "metaqa"))
+    assert examples[0] == QAExample(
+        qid="qa_dev:0",
+        question="what movies did Temuera Morrison act in",
+        topic_ids=("Temuera Morrison",),
+        answers=("Once Were Warriors", "Tracker", "River Queen"),
+        line=0,
+        qtype="actor_to_movie",
+    )
+    assert examples[2].topic_ids == ("The Bad News Bears Go to Japan",)
+    assert examples[2].answers == ("bad",)
+    assert [e.qtype for e in examples] == METAQA_QTYPES
+    assert [e.qid for e in examples] == ["qa_dev:0", "qa_dev:1", "qa_dev:2"]
+
+
+def test_read_questions_metaqa_without_qtype_file_leaves_qtype_empty(tmp_path: Path) -> None:
+    path = _write(tmp_path / "qa_dev.txt", METAQA)
+    assert {e.qtype for e in read_questions(path, "metaqa")} == {""}
+
+
+def test_read_questions_filters_lines_then_limits(tmp_path: Path) -> None:
+    path = _write(tmp_path / "qa_dev.txt", METAQA)
+    _write(tmp_path / "qa_dev_qtype.txt", METAQA_QTYPES)
+    kept = list(read_questions(path, "metaqa", lines={0, 2}))
+    assert [(e.line, e.qtype) for e in kept] == [(0, "actor_to_movie"), (2, "movie_to_imdbrating")]
+    assert [e.line for e in read_questions(path, "metaqa", lines={1, 2}, limit=1)] == [1]
+    assert [e.line for e in read_questions(path, "metaqa", limit=2)] == [0, 1]
+    assert list(read_questions(path, "metaqa", limit=0)) == []
+
+
+def test_read_line_numbers_reads_consistent_idx_file(tmp_path: Path) -> None:
+    path = _write(tmp_path / "qa_dev_consistent_idx.txt", ["0", "2", "", "7"])
+    assert read_line_numbers(path) == {0, 2, 7}
+    bad = _write(tmp_path / "bad_idx.txt", ["0", "x1"])
+    with pytest.raises(IngestError, match=r"bad_idx\.txt:2: expected a 0-based line number"):
+        read_line_numbers(bad)
+
+
+def test_read_questions_pathquestion_gives_alternatives_topic_and_gold_path(tmp_path: Path) -> None:
+    path = _write(tmp_path / "PQ-2H.train.txt", PQ_2H)
+    first, second = read_questions(path, "pathquestion")
+    assert first == QAExample(
+        qid="PQ-2H.train:0",
+        question="which nationality is frederica_of_mecklenburg-strelitz 's couple ?",
+        topic_ids=("frederica_of_mecklenburg-strelitz",),
+        answers=("united_kingdom",),
+        line=0,
+        gold_paths=(
+            (
+                ("frederica_of_mecklenburg-strelitz", "spouse", "ernest_augustus_i_of_hanover"),
+                ("ernest_augustus_i_of_hanover", "nationality", "united_kingdom"),
+            ),
+        ),
+    )
+    assert second.answers == ("female", "male")
+    assert second.gold_paths[0][1] == ("anne_van_keppel_countess_of_albemarle", "gender", "female")
+
+
+def test_read_questions_pathquestion_pql_without_end_and_parenthesised_answer(tmp_path: Path) -> None:
+    (example,) = read_questions(_write(tmp_path / "PQL-2H.train.txt", [PQL_2H]), "pathquestion")
+    assert example.question == "what is the rating of Earthquake 's tracks ?"
+    assert example.answers == ("PG_(USA)",)
+    assert example.topic_ids == ("Earthquake",)
+    assert example.gold_paths == (
+        (
+            ("Earthquake", "__music__recording__tracks", "Earthquake"),
+            ("Earthquake", "__film__film__rating", "PG_(USA)"),
+        ),
+    )
+
+
+def test_read_questions_wc2014_path_questions(tmp_path: Path) -> None:
+    first, second = read_questions(_write(tmp_path / "WC-P2.train.txt", WC_P2), "wc2014")
+    assert first == QAExample(
+        qid="WC-P2.train:0",
+        question="where is the football club that Alan_PULIDO plays for ?",
+        topic_ids=("Alan_PULIDO",),
+        answers=("Mexico",),
+        line=0,
+        gold_paths=(
+            (("Alan_PULIDO", "plays_in_club", "Tigres_UANL"), ("Tigres_UANL", "is_in_country", "Mexico")),
+        ),
+    )
+    assert second.topic_ids == ("Mexico",)
+    assert second.answers[0] == "Tigres_UANL" and len(second.answers) == 12
+    assert "CF_Monterrey" in second.answers and "" not in second.answers
+    assert second.gold_paths[0][0] == ("Mexico", "plays_for_country_inverse", "Alan_PULIDO")
+
+
+def test_read_questions_wc2014_conjunctive_question_has_two_paths_and_topics(tmp_path: Path) -> None:
+    (example,) = read_questions(_write(tmp_path / "WC-C.train.txt", [WC_C]), "wc2014")
+    assert example.topic_ids == ("Forward", "Tigres_UANL")
+    assert example.answers == ("Alan_PULIDO",)
+    assert example.gold_paths == (
+        (("Forward", "plays_position_inverse", "Alan_PULIDO"),),
+        (("Tigres_UANL", "plays_in_club_inverse", "Alan_PULIDO"),),
+    )
+
+
+def test_read_questions_rog_jsonl_uses_file_ids_and_a_entity(tmp_path: Path) -> None:
+    first, second = read_questions(_write(tmp_path / "webqsp.jsonl", ROG), "rog-jsonl")
+    assert first == QAExample(
+        qid="WebQTest-12",
+        question="who did kim richards marry",
+        topic_ids=("Kim Richards",),
+        answers=("G. Monty Brinson",),
+        line=0,
+    )
+    assert (second.qid, second.topic_ids, second.answers) == ("webqsp:1", ("Paris",), ("France",))
+
+
+@pytest.mark.parametrize(
+    ("fmt", "bad", "message"),
+    [
+        ("metaqa", "what movies did [Tom Hanks] act in", "expected 2 tab-separated fields"),
+        ("pathquestion", "q ?\ta(a/)\tx#r", "gold path"),
+        ("wc2014", "q ?\ta", "expected 4-6 tab-separated fields"),
+        ("rog-jsonl", '{"question": ', "invalid JSON"),
+    ],
+)
+def test_read_questions_malformed_line_raises_ingest_error_with_file_and_line(
+    tmp_path: Path, fmt: str, bad: str, message: str
+) -> None:
+    good = {"metaqa": METAQA[0], "pathquestion": PQ_2H[0], "wc2014": WC_P2[0], "rog-jsonl": ROG[0]}[fmt]
+    path = _write(tmp_path / "questions.txt", [good, bad])
+    examples = read_questions(path, fmt)
+    assert next(examples).line == 0
+    with pytest.raises(IngestError, match=message) as info:
+        next(examples)
+    assert info.value.line == 2
+    assert str(info.value).startswith(f"{path}:2: ")
+
+
+def test_read_questions_rejects_unknown_format_and_missing_file(tmp_path: Path) -> None:
+    with pytest.raises(ConfigError, match="unknown question format 'csv'") as info:
+        read_questions(tmp_path / "x.txt", "csv")
+    assert info.value.hint is not None and all(f in info.value.hint for f in FORMATS)
+    with pytest.raises(IngestError, match="not found"):
+        read_questions(tmp_path / "missing.txt", "metaqa")
+
+
+def _examples(n: int) -> list[QAExample]:
+    return [
+        QAExample(qid=f"qa:{i}", question=f"q{i}", topic_ids=(), answers=("a",), line=i) for i in range(n)
+    ]
+
+
+def test_split_train_val_is_deterministic_and_stable_when_the_file_grows() -> None:
+    train, val = split_train_val(_examples(1000), val_fraction=0.2, seed=7)
+    assert (train, val) == split_train_val(_examples(1000), val_fraction=0.2, seed=7)
+    assert len(train) + len(val) == 1000 and 150 < len(val) < 250
+    assert [e.line for e in train] == sorted(e.line for e in train)  # input order kept
+    grown_train, grown_val = split_train_val(_examples(1500), val_fraction=0.2, seed=7)
+    assert {e.qid for e in grown_val if e.line < 1000} == {e.qid for e in val}
+    other_val = split_train_val(_examples(1000), val_fraction=0.2, seed=8)[1]
+    assert {e.qid for e in other_val} != {e.qid for e in val}
+    assert split_train_val(_examples(10), val_fraction=0.0, seed=1)[1] == []
+    with pytest.raises(ConfigError):
+        split_train_val(_examples(10), val_fraction=1.5, seed=1)

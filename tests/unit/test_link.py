@@ -1,0 +1,227 @@
+"""Entity linking on the toy KG in a real kglite store, one method at a time."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+
+import pytest
+
+from kgqa.embed.protocol import Embedder
+from kgqa.errors import EntityNotFoundError
+from kgqa.link import LinkResult, bracket_spans, escape_lucene, link, strip_brackets
+from kgqa.names import normalise_name
+from kgqa.store import queries
+from kgqa.store.kglite_store import KgliteStore
+from kgqa.store.protocol import Statement
+from kgqa.types import LinkedEntity
+
+
+def _no_embedder() -> Embedder:
+    raise AssertionError("the embedder must not be built unless the vector step runs")
+
+
+def _counting(embedder: Embedder) -> tuple[Callable[[], Embedder], list[int]]:
+    calls: list[int] = []
+
+    def factory() -> Embedder:
+        calls.append(1)
+        return embedder
+
+    return factory, calls
+
+
+def _add_triples(store: KgliteStore, rel_type: str, pairs: list[tuple[str, str]]) -> None:
+    rows = [{"h": h, "h_norm": normalise_name(h), "t": t, "t_norm": normalise_name(t)} for h, t in pairs]
+    store.write([Statement(queries.get("ingest_triples"), {"rel_type": rel_type, "rows": rows})])
+
+
+def _ids(cands: tuple[LinkedEntity, ...]) -> list[str]:
+    return [c.id for c in cands]
+
+
+# --- explicit topic ids -------------------------------------------------------------------------
+
+
+def test_link_uses_topic_ids_when_given(toy_kg: KgliteStore) -> None:
+    result = link(toy_kg, _no_embedder, "who directed it", topic_ids=["Jaws", "Tom Hanks"])
+    assert _ids(result.candidates) == ["Jaws", "Tom Hanks"]
+    assert _ids(result.topics) == ["Jaws", "Tom Hanks"]
+    assert {(c.score, c.method, c.mention) for c in result.candidates} == {(1.0, "topic", "")}
+    assert result.candidates[1].name == "Tom Hanks"
+
+
+def test_link_raises_entity_not_found_naming_missing_topic_ids(toy_kg: KgliteStore) -> None:
+    with pytest.raises(EntityNotFoundError, match="'Nobody'") as info:
+        link(toy_kg, _no_embedder, "who directed Jaws", topic_ids=["Jaws", "Nobody"])
+    assert "'Jaws'" not in str(info.value)
+
+
+# --- brackets ------------------------------------------------------------------------------------
+
+
+def test_link_matches_bracketed_span_by_id(toy_kg: KgliteStore) -> None:
+    result = link(toy_kg, _no_embedder, "what movies did [Tom Hanks] act in")
+    assert result.candidates == (LinkedEntity("Tom Hanks", "Tom Hanks", 1.0, "Tom Hanks", "bracket"),)
+
+
+def test_link_matches_bracketed_span_by_normalised_name(toy_kg: KgliteStore) -> None:
+    result = link(toy_kg, _no_embedder, "who directed [the terminal] and [JAWS]")
+    assert _ids(result.topics) == ["The Terminal", "Jaws"]
+    assert [c.mention for c in result.topics] == ["the terminal", "JAWS"]
+    assert {c.method for c in result.candidates} == {"bracket"}
+
+
+def test_link_raises_entity_not_found_naming_unmatched_bracket(toy_kg: KgliteStore) -> None:
+    with pytest.raises(EntityNotFoundError, match="'Nobody Known'"):
+        link(toy_kg, _no_embedder, "what did [Nobody Known] direct besides [Jaws]")
+
+
+# --- exact n-grams -------------------------------------------------------------------------------
+
+
+def test_link_exact_finds_lower_case_name(toy_kg: KgliteStore) -> None:
+    result = link(toy_kg, _no_embedder, "what movies did tom hanks star in")
+    assert result.topics[0] == LinkedEntity("Tom Hanks", "Tom Hanks", 0.95, "tom hanks", "exact")
+    assert result.method == "exact"
+
+
+def test_link_exact_keeps_every_non_overlapping_mention(toy_kg: KgliteStore) -> None:
+    result = link(toy_kg, _no_embedder, "who directed cast away and jaws?")
+    assert _ids(result.topics) == ["Cast Away", "Jaws"]
+    assert [c.mention for c in result.topics] == ["cast away", "jaws"]
+
+
+def test_link_exact_prefers_the_longest_span_over_overlapping_shorter_ones(toy_kg: KgliteStore) -> None:
+    _add_triples(toy_kg, "HAS_TAGS", [("Cast Away", "away"), ("Cast Away", "cast")])
+    result = link(toy_kg, _no_embedder, "who directed cast away")
+    assert _ids(result.candidates) == ["Cast Away"]
+
+
+def test_link_exact_prefers_case_sensitive_name_over_lower_case_tag(toy_kg: KgliteStore) -> None:
+    _add_triples(toy_kg, "HAS_TAGS", [("Cast Away", "tom hanks")])
+    cased = link(toy_kg, _no_embedder, "what movies did Tom Hanks star in")
+    assert _ids(cased.candidates) == ["Tom Hanks", "tom hanks"]
+    lower = link(toy_kg, _no_embedder, "what movies are about tom hanks")
+    assert _ids(lower.candidates) == ["tom hanks", "Tom Hanks"]
+    assert len(lower.topics) == 1  # both share one mention
+
+
+def test_link_exact_drops_lower_case_words_when_names_are_capitalised(toy_kg: KgliteStore) -> None:
+    _add_triples(toy_kg, "HAS_TAGS", [("Jaws", "films"), ("Jaws", "director")])
+    result = link(toy_kg, _no_embedder, "which films share the director of Jaws")
+    assert _ids(result.topics) == ["Jaws"]
+    uncased = link(toy_kg, _no_embedder, "which films share the director of jaws")
+    assert set(_ids(uncased.topics)) == {"films", "director", "Jaws"}  # no case cue: all kept
+
+
+def test_link_exact_matches_numbers_and_skips_stop_words(toy_kg: KgliteStore) -> None:
+    result = link(toy_kg, _no_embedder, "what was released in 1994")
+    assert _ids(result.candidates) == ["1994"]
+
+
+def test_link_exact_mention_drops_edge_punctuation_and_lower_case_article(toy_kg: KgliteStore) -> None:
+    result = link(toy_kg, _no_embedder, "who starred in the Terminal?")
+    assert result.topics[0].id == "The Terminal"
+    assert result.topics[0].mention == "Terminal"
+
+
+# --- full-text -----------------------------------------------------------------------------------
+
+
+def test_link_falls_back_to_fulltext_on_a_partial_name(toy_kg: KgliteStore) -> None:
+    result = link(toy_kg, _no_embedder, "which films are by spielberg")
+    assert result.method == "fulltext"
+    top = result.topics[0]
+    assert (top.id, top.score) == ("Steven Spielberg", pytest.approx(0.9))
+    assert all(0 < c.score <= 0.9 for c in result.candidates)
+    assert len(result.topics) == 1
+
+
+def test_link_fulltext_survives_lucene_syntax_in_the_question(toy_kg: KgliteStore) -> None:
+    result = link(toy_kg, _no_embedder, 'zemeckis: "films" (all) +drama* AND/OR ~x^2 [sic')
+    assert result.topics[0].id == "Robert Zemeckis"
+
+
+def test_escape_lucene_escapes_every_special_character() -> None:
+    assert escape_lucene('AC/DC: "Live"!') == 'AC\\/DC\\: \\"Live\\"\\!'
+    assert escape_lucene("a+b-c&&d||e(f)g{h}i[j]k^l~m*n?o\\p") == (
+        "a\\+b\\-c\\&\\&d\\|\\|e\\(f\\)g\\{h\\}i\\[j\\]k\\^l\\~m\\*n\\?o\\\\p"
+    )
+    assert escape_lucene("plain words 1994") == "plain words 1994"
+
+
+# --- vector ---------------------------------------------------------------------------------------
+
+
+def _describe_jaws(store: KgliteStore, embedder: Embedder) -> None:
+    """Give Jaws a description: embedded with its name, absent from the full-text (name) index."""
+    from ingest.embedding import embed_store
+
+    rows = [{"id": "Jaws", "name": "Jaws", "name_norm": "jaws", "text": "shark attacks beach town swimmers"}]
+    store.write([Statement(queries.get("ingest_entities"), {"rows": rows})])
+    embed_store(store, embedder)
+
+
+def test_link_falls_back_to_vector_when_no_name_matches(toy_kg: KgliteStore, fake_embedder: Embedder) -> None:
+    _describe_jaws(toy_kg, fake_embedder)
+    factory, calls = _counting(fake_embedder)
+    result = link(toy_kg, factory, "shark attacks swimmers near beach town", k=3)
+    assert calls == [1]
+    assert result.method == "vector"
+    assert result.topics[0].id == "Jaws"
+    assert len(result.candidates) <= 3
+    assert all(0 < c.score <= 0.9 for c in result.candidates)
+    assert result.candidates[0].mention == "shark attacks swimmers near beach town"
+
+
+def test_link_accepts_an_embedder_instance(toy_kg: KgliteStore, fake_embedder: Embedder) -> None:
+    _describe_jaws(toy_kg, fake_embedder)
+    result = link(toy_kg, fake_embedder, "shark attacks swimmers near beach town")
+    assert result.topics[0].id == "Jaws"
+
+
+def test_link_never_builds_the_embedder_before_the_vector_step(toy_kg: KgliteStore) -> None:
+    for question in ("who directed [Jaws]", "who directed jaws", "films by spielberg"):
+        assert link(toy_kg, _no_embedder, question).candidates
+
+
+# --- nothing --------------------------------------------------------------------------------------
+
+
+def test_link_raises_entity_not_found_when_no_match(toy_kg: KgliteStore, fake_embedder: Embedder) -> None:
+    factory, calls = _counting(fake_embedder)
+    with pytest.raises(EntityNotFoundError, match="what is the") as info:
+        link(toy_kg, factory, "what is the?")
+    assert calls == []  # no content word: the model is not even loaded
+    assert info.value.hint is not None and "--topic" in info.value.hint
+    with pytest.raises(EntityNotFoundError):
+        link(toy_kg, factory, "quantum chromodynamics", min_vector_score=1.01)
+
+
+# --- helpers and result ---------------------------------------------------------------------------
+
+
+def test_bracket_helpers_follow_the_metaqa_convention() -> None:
+    question = "the films that share actors with the film [Black Snake Moan] were in which genres"
+    assert bracket_spans(question) == ["Black Snake Moan"]
+    assert strip_brackets(question) == question.replace("[", "").replace("]", "")
+    assert bracket_spans("no brackets") == [] and strip_brackets("a  [b]  c") == "a b c"
+
+
+def test_link_result_to_dict_lists_candidates_and_topics() -> None:
+    cands = (
+        LinkedEntity("Tom Hanks", "Tom Hanks", 0.95, "Tom Hanks", "exact"),
+        LinkedEntity("tom hanks", "tom hanks", 0.95, "Tom Hanks", "exact"),
+        LinkedEntity("Jaws", "Jaws", 0.95, "Jaws", "exact"),
+    )
+    data = LinkResult(cands).to_dict()
+    assert data["topics"] == ["Tom Hanks", "Jaws"]
+    assert data["candidates"][1] == {
+        "id": "tom hanks",
+        "name": "tom hanks",
+        "score": 0.95,
+        "mention": "Tom Hanks",
+        "method": "exact",
+    }
+    assert data["schema_version"] >= 1
+    assert LinkResult(()).topics == () and LinkResult(()).method == ""
