@@ -11,7 +11,7 @@ import copy
 import random
 from collections.abc import Callable, Sequence
 from dataclasses import asdict, dataclass, field
-from typing import Any
+from typing import Any, TypeVar
 
 import numpy as np
 import torch
@@ -24,6 +24,7 @@ from kgqa.retrieval.tables import EntityTable, RelationTable
 from retriever_training.examples import TrainingExample
 
 Tables = tuple[EntityTable, RelationTable]
+C = TypeVar("C", ScorerConfig, ReaderConfig)
 
 
 @dataclass(frozen=True, slots=True)
@@ -120,6 +121,14 @@ def _nanmean(values: list[float]) -> float:
     return sum(kept) / len(kept) if kept else 0.0
 
 
+def _config(cls: type[C], examples: Sequence[TrainingExample], *, hidden: int, layers: int) -> C:
+    """A model config whose input widths come from the data (embedding size, DDE width)."""
+    first = examples[0].prepared
+    return cls(
+        emb_dim=int(first.question_emb.numel()), dde_dim=int(first.dde.size(1)), hidden=hidden, layers=layers
+    )
+
+
 def train_scorer(
     train: Sequence[TrainingExample],
     val: Sequence[TrainingExample],
@@ -130,14 +139,7 @@ def train_scorer(
 ) -> tuple[TripleScorer, History]:
     """Train the triple scorer on weak labels; early stopping on validation triple recall@k."""
     seed_everything(settings.seed)
-    first = train[0].prepared
-    config = ScorerConfig(
-        emb_dim=int(first.question_emb.numel()),
-        dde_dim=int(first.dde.size(1)),
-        hidden=settings.scorer_hidden,
-        layers=settings.layers,
-    )
-    model = TripleScorer(config)
+    model = TripleScorer(_config(ScorerConfig, train, hidden=settings.scorer_hidden, layers=settings.layers))
     bce = nn.BCEWithLogitsLoss()
 
     def loss_of(ex: TrainingExample) -> torch.Tensor | None:
@@ -185,14 +187,7 @@ def train_reader(
 ) -> tuple[EntityReader, History]:
     """Train the extractive reader's entity scorer on answer labels; early stopping on Hit@1."""
     seed_everything(settings.seed)
-    first = train[0].prepared
-    config = ReaderConfig(
-        emb_dim=int(first.question_emb.numel()),
-        dde_dim=int(first.dde.size(1)),
-        hidden=settings.reader_hidden,
-        layers=settings.layers,
-    )
-    model = EntityReader(config)
+    model = EntityReader(_config(ReaderConfig, train, hidden=settings.reader_hidden, layers=settings.layers))
     bce = nn.BCEWithLogitsLoss()
     with torch.inference_mode():
         triple_probs = {id(ex): torch.sigmoid(scorer(to_batch(ex.prepared, tables))) for ex in [*train, *val]}
