@@ -13,10 +13,10 @@ from ingest.readers.source_files import (
     CsvRows,
     base_suffix,
     column_index,
-    field_count_problem,
     is_blank,
     open_source,
     require_file,
+    sized_rows,
 )
 from kgqa.errors import IngestError
 from kgqa.types import BadLine, SourceItem, TripleRecord
@@ -100,16 +100,11 @@ def _iter_delimited(path: Path, *, delimiter: str, names: dict[str, str] | None)
             labels = tuple(f"{role} (column {names[role]!r})" for role in ROLES)
         has_header = names is not None
         head_at, relation_at, tail_at = picks
-        for item in rows:
+        for item in sized_rows(rows, width, delimiter=delimiter, header=has_header):
             if isinstance(item, BadLine):
                 yield item
                 continue
             line, fields = item
-            if len(fields) != width:
-                if not is_blank(fields):
-                    problem = field_count_problem(width, len(fields), delimiter=delimiter, header=has_header)
-                    yield BadLine(line, problem)
-                continue
             head, relation, tail = fields[head_at], fields[relation_at], fields[tail_at]
             if head and relation and tail:
                 yield TripleRecord(head, relation, tail, line)

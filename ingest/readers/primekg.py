@@ -17,10 +17,9 @@ from pathlib import Path
 from ingest.readers.source_files import (
     CsvRows,
     column_index,
-    field_count_problem,
-    is_blank,
     open_source,
     require_file,
+    sized_rows,
 )
 from kgqa.types import BadLine, EntityRecord, SourceItem, TripleRecord
 
@@ -77,15 +76,11 @@ def _iter_primekg(path: Path, *, dedupe_entities: bool) -> Iterator[SourceItem]:
         relation_at = index["relation"]
         x_at = (index["x_index"], index["x_name"], index["x_type"])
         y_at = (index["y_index"], index["y_name"], index["y_type"])
-        for item in rows:
+        for item in sized_rows(rows, width, delimiter=",", header=True):
             if isinstance(item, BadLine):
                 yield item
                 continue
             line, fields = item
-            if len(fields) != width:
-                if not is_blank(fields):
-                    yield BadLine(line, field_count_problem(width, len(fields), delimiter=",", header=True))
-                continue
             relation, x_id, y_id = fields[relation_at], fields[x_at[0]], fields[y_at[0]]
             if not (relation and x_id and y_id):
                 empty = "relation" if not relation else ("x_index" if not x_id else "y_index")

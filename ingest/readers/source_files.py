@@ -12,7 +12,7 @@ import csv
 import gzip
 import re
 import zlib
-from collections.abc import Iterator
+from collections.abc import Iterable, Iterator
 from pathlib import Path
 from typing import TextIO
 
@@ -208,6 +208,22 @@ def column_index(names: list[str]) -> dict[str, int]:
 def is_blank(fields: list[str]) -> bool:
     """True for a row with nothing but whitespace; checked only on the error path, to stay cheap."""
     return not any(field.strip() for field in fields)
+
+
+def sized_rows(
+    rows: Iterable[tuple[int, list[str]] | BadLine], width: int, *, delimiter: str, header: bool
+) -> Iterator[tuple[int, list[str]] | BadLine]:
+    """Pass BadLines through, drop blank rows, and turn rows of the wrong width into BadLines.
+
+    Every delimited reader needs exactly this before looking at fields by position.
+    """
+    for item in rows:
+        if isinstance(item, BadLine) or len(item[1]) == width:
+            yield item
+        elif not is_blank(item[1]):
+            yield BadLine(
+                item[0], field_count_problem(width, len(item[1]), delimiter=delimiter, header=header)
+            )
 
 
 def _read_error(path: Path, line: int, exc: BaseException) -> IngestError:

@@ -19,10 +19,10 @@ from pathlib import Path
 from ingest.readers.source_files import (
     CsvRows,
     column_index,
-    field_count_problem,
     is_blank,
     open_source,
     require_file,
+    sized_rows,
 )
 from kgqa.errors import IngestError
 from kgqa.types import BadLine, EntityRecord, SourceItem, TripleRecord
@@ -118,15 +118,11 @@ def _node_items(rows: CsvRows) -> Iterator[SourceItem]:
     width = len(names)
     id_at, type_at, name_at = (index[column] for column in NODE_COLUMNS)
     text_at = index.get("text")
-    for item in rows:
+    for item in sized_rows(rows, width, delimiter=",", header=True):
         if isinstance(item, BadLine):
             yield item
             continue
         line, fields = item
-        if len(fields) != width:
-            if not is_blank(fields):
-                yield BadLine(line, field_count_problem(width, len(fields), delimiter=",", header=True))
-            continue
         node_id = fields[id_at]
         if not node_id:
             if not is_blank(fields):
@@ -143,15 +139,11 @@ def _edge_items(rows: CsvRows) -> Iterator[SourceItem]:
     index = column_index(names)
     width = len(names)
     src_at, type_at, dst_at = (index[column] for column in EDGE_COLUMNS)
-    for item in rows:
+    for item in sized_rows(rows, width, delimiter=",", header=True):
         if isinstance(item, BadLine):
             yield item
             continue
         line, fields = item
-        if len(fields) != width:
-            if not is_blank(fields):
-                yield BadLine(line, field_count_problem(width, len(fields), delimiter=",", header=True))
-            continue
         src, relation, dst = fields[src_at], fields[type_at], fields[dst_at]
         if src and relation and dst:
             yield TripleRecord(src, relation, dst, line)
