@@ -113,7 +113,8 @@ def main(
         "retrieval": {"checkpoint": str(checkpoint) if checkpoint else None},
     }
     settings = load_config(overrides, environ={}).settings
-    rows, record = [], {"bench": "retrieval", "dataset": dataset, "size": size, **environment(device)}
+    rows, stage_rows = [], []
+    record = {"bench": "retrieval", "dataset": dataset, "size": size, **environment(device)}
     with open_retriever(settings) as retriever:
         for name, path, lines, fmt in FILES[dataset]:
             if not path.exists():
@@ -136,6 +137,15 @@ def main(
                     f"{lat['p95']:.1f}",
                 ]
             )
+            stage_rows.append(
+                [name]
+                + [
+                    f"{v['p50']:.1f} / {v['p95']:.1f}"
+                    for s, v in summary.latency_ms.items()
+                    if s != "retrieval_total"
+                ]
+            )
+            stages = [s for s in summary.latency_ms if s != "retrieval_total"]
             record[name] = summary.to_dict()
         speed = _throughput(retriever, repeat) if dataset == "metaqa" else None
     click.echo(f"{dataset}: held-out questions ({size}), retrieval checkpoint {settings.checkpoint_path}")
@@ -155,6 +165,8 @@ def main(
             rows,
         )
     )
+    click.echo("\nper-stage latency, p50 / p95 ms:")
+    click.echo(markdown_table(["split", *stages], stage_rows))
     if speed:
         click.echo(
             f"\nscorer on {speed['triples']} triples: factorised {speed['factorised']:.2f} ms, "
