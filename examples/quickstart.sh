@@ -19,5 +19,5 @@ echo
 echo "== train the triple scorer and extractive reader (about a minute on 2 cores) =="
 [ -f kgqa-data/retriever.pt ] || kgqa train examples/metaqa_movies/questions.txt --format metaqa --epochs 10
 echo
-echo "== question: who directed the movies that Tom Hanks acted in? =="
-kgqa retrieve "who directed the movies that Tom Hanks acted in" --top-k 10
+echo "== question: which films did Robert Zemeckis direct? (scored evidence triples, then extracted answers) =="
+kgqa retrieve "which films did Robert Zemeckis direct" --top-k 10
