@@ -23,8 +23,13 @@ def subgraph_settings(settings: Settings) -> SubgraphSettings:
 def open_retriever(settings: Settings) -> Iterator[Retriever]:
     """A retriever over the configured store with the configured checkpoint; closes the store."""
     embedder = make_embedder(settings.embedder)
+    meta = EmbeddingMeta(embedder.model_id, embedder.dimension)
     with open_store(settings.store) as store:
-        check_embedding_meta(store, EmbeddingMeta(embedder.model_id, embedder.dimension))
+        check_embedding_meta(store, meta)
+        # Neo4j builds indexes in the background: make sure they are ONLINE and sized for the embedder.
+        check_indexes = getattr(store, "check_search_indexes", None)
+        if check_indexes is not None:
+            check_indexes(meta)
         yield Retriever.from_checkpoint(
             store, embedder, settings.checkpoint_path, subgraph=subgraph_settings(settings)
         )

@@ -56,7 +56,9 @@ def main() -> None:
 def _inside(line: str, entities: set[str]) -> bool:
     question, _, answers = line.partition("\t")
     topics = BRACKET.findall(question)
-    return bool(topics) and all(t in entities for t in topics) and all(a in entities for a in answers.split("|"))
+    return (
+        bool(topics) and all(t in entities for t in topics) and all(a in entities for a in answers.split("|"))
+    )
 
 
 if __name__ == "__main__":

@@ -12,7 +12,6 @@ from dataclasses import dataclass, field
 
 import torch
 
-from kgqa.embed.protocol import Embedder
 from kgqa.retrieval.dde import dde
 from kgqa.retrieval.scorer import ScorerBatch
 from kgqa.retrieval.subgraph import Subgraph, extract_subgraph
@@ -94,8 +93,3 @@ def to_batch(prepared: PreparedQuestion, tables: tuple[EntityTable, RelationTabl
         tail=sub.tail,
         dde=prepared.dde,
     )
-
-
-def embed_questions(embedder: Embedder, questions: Sequence[str]) -> torch.Tensor:
-    """FloatTensor [n, d] question embeddings (one batched call)."""
-    return embedder.embed(list(questions))

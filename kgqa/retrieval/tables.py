@@ -97,7 +97,6 @@ class RelationTable:
                 hint="run 'kgqa embed' (or 'kgqa ingest' without --no-embed) first",
             )
         self.index = {r["name"]: i for i, r in enumerate(rows)}
-        self.source_names = {r["name"]: r["source_name"] for r in rows}
         self.matrix = torch.tensor([r["embedding"] for r in rows], dtype=torch.float32)
 
     def rows(self, types: Sequence[str]) -> torch.Tensor:

@@ -19,7 +19,9 @@ def test_split_parts_are_disjoint_complete_and_stable() -> None:
     assert sum(len(v) for v in ids.values()) == 2000
     assert 0.16 < len(ids["heldout"]) / 2000 < 0.24 and 0.07 < len(ids["val"]) / 2000 < 0.13
     # stable when the file grows or is reordered: the held-out part of a subset is a subset
-    again = SplitSettings(heldout_fraction=0.2, val_fraction=0.1, seed=0).parts(list(reversed(examples[:500])))
+    again = SplitSettings(heldout_fraction=0.2, val_fraction=0.1, seed=0).parts(
+        list(reversed(examples[:500]))
+    )
     assert {e.qid for e in again["heldout"]} == {e.qid for e in examples[:500]} & ids["heldout"]
 
 

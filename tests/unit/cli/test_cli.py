@@ -158,15 +158,32 @@ def test_ingest_dry_run_prints_config_and_writes_nothing(tmp_path: Path) -> None
 def test_train_retrieve_eval_on_the_bundled_slice(tmp_path: Path) -> None:
     examples = Path(__file__).resolve().parents[3] / "examples" / "metaqa_movies"
     data = str(tmp_path / "d")
-    code, _, err = _run("ingest", str(examples / "kb.txt"), "--format", "metaqa", "--data-dir", data, "--json")
+    code, _, err = _run(
+        "ingest", str(examples / "kb.txt"), "--format", "metaqa", "--data-dir", data, "--json"
+    )
     assert code == 0, err
-    code, out, err = _run("train", str(examples / "questions.txt"), "--format", "metaqa", "--data-dir", data,
-                          "--limit", "40", "--epochs", "2", "--hidden", "32", "--json")
+    code, out, err = _run(
+        "train",
+        str(examples / "questions.txt"),
+        "--format",
+        "metaqa",
+        "--data-dir",
+        data,
+        "--limit",
+        "40",
+        "--epochs",
+        "2",
+        "--hidden",
+        "32",
+        "--json",
+    )
     assert code == 0, err
     report = json.loads(out)
     assert report["examples"]["train"] > 0 and Path(report["out"]).is_file()
     assert len(report["scorer_history"]["val_metric"]) == 2
-    code, out, err = _run("retrieve", "who directed [Cast Away]", "--data-dir", data, "--top-k", "5", "--json")
+    code, out, err = _run(
+        "retrieve", "who directed [Cast Away]", "--data-dir", data, "--top-k", "5", "--json"
+    )
     assert code == 0, err
     result = json.loads(out)
     assert result["topics"][0]["id"] == "Cast Away"
@@ -174,8 +191,20 @@ def test_train_retrieve_eval_on_the_bundled_slice(tmp_path: Path) -> None:
     assert {"link", "extract", "dde", "score", "read"} <= set(result["timings_ms"])
     assert result["answers"] and result["answers"][0]["support"]
     log = tmp_path / "eval.jsonl"
-    code, out, err = _run("eval", str(examples / "questions.txt"), "--format", "metaqa", "--data-dir", data,
-                          "--heldout", "--limit", "10", "--log", str(log), "--json")
+    code, out, err = _run(
+        "eval",
+        str(examples / "questions.txt"),
+        "--format",
+        "metaqa",
+        "--data-dir",
+        data,
+        "--heldout",
+        "--limit",
+        "10",
+        "--log",
+        str(log),
+        "--json",
+    )
     assert code == 0, err
     summary = json.loads(out)
     assert summary["n"] + summary["failed"] == 10
