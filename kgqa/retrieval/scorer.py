@@ -415,11 +415,32 @@ def incident_score_features(triple_scores: Tensor, head: Tensor, tail: Tensor, n
     return torch.stack([max_any, mean_any, max_tail, max_head], dim=1)
 
 
-class EntityReader(_Checkpointable):
-    """Extractive reader: MLP on ``[q || x_e || dde_e || incident features]`` -> logit per entity.
+def incident_relation_context(triple_scores: Tensor, batch: ScorerBatch) -> Tensor:
+    """Score-weighted mean embedding of the relations that point at / leave each entity.
 
-    ``x_e`` is the shared ``no_text`` vector for entities without text. Train with a softmax or
-    BCE loss over the candidate entities against the answer labels.
+    The answer to "who directed X" is the tail of a high-scoring DIRECTED_BY triple; the incident
+    score features alone cannot say which relation that was, so the reader also sees it.
+
+    Returns:
+        [N, 2d]: mean over triples where the entity is the tail, then where it is the head, each
+        weighted by the triple's score; zeros where no such triple exists.
+    """
+    n, d = batch.num_entities, batch.relation_emb.size(1)
+    weighted = batch.relation_emb[batch.rel] * triple_scores.unsqueeze(1)  # [E, d]
+    parts = []
+    for end in (batch.tail, batch.head):
+        total = weighted.new_zeros(n, d).index_add_(0, end, weighted)
+        norm = triple_scores.new_zeros(n).index_add_(0, end, triple_scores).clamp(min=1e-6)
+        parts.append(total / norm.unsqueeze(1))
+    return torch.cat(parts, dim=1)
+
+
+class EntityReader(_Checkpointable):
+    """Extractive reader: MLP on ``[q || x_e || dde_e || incident scores || relation context]``.
+
+    ``x_e`` is the shared ``no_text`` vector for entities without text; the relation context is
+    :func:`incident_relation_context`. Train with a softmax or BCE loss over the candidate
+    entities against the answer labels.
     """
 
     KIND = "entity_reader"
@@ -428,7 +449,7 @@ class EntityReader(_Checkpointable):
     def __init__(self, config: ReaderConfig) -> None:
         super().__init__(config)
         d = config.emb_dim
-        self.in_dim = 2 * d + config.dde_dim + len(INCIDENT_FEATURES)
+        self.in_dim = 4 * d + config.dde_dim + len(INCIDENT_FEATURES)
         # Same scale as an L2-normalised text embedding.
         self.no_text = nn.Parameter(torch.randn(d) * d**-0.5)
         self.first = nn.Linear(self.in_dim, config.hidden)
@@ -444,7 +465,9 @@ class EntityReader(_Checkpointable):
         """
         n = batch.num_entities
         feats = incident_score_features(triple_scores, batch.head, batch.tail, n)
+        context = incident_relation_context(triple_scores, batch)
         z = torch.cat(
-            [batch.question.expand(n, -1), _entity_inputs(batch, self.no_text), batch.dde, feats], dim=1
+            [batch.question.expand(n, -1), _entity_inputs(batch, self.no_text), batch.dde, feats, context],
+            dim=1,
         )
         return self.mlp(self.first(z)).squeeze(-1)

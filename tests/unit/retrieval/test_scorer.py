@@ -221,3 +221,30 @@ def test_entity_reader_shares_no_text_vector() -> None:
     model.train()
     model(batch, scores).sum().backward()
     assert model.no_text.grad is not None and model.no_text.grad.abs().sum() > 0
+
+
+def test_incident_relation_context_is_score_weighted_mean_per_end() -> None:
+    from kgqa.retrieval.scorer import ScorerBatch, incident_relation_context
+
+    relation_emb = torch.tensor([[1.0, 0.0], [0.0, 1.0]])
+    # triples: 0 -r0-> 1 (score 0.75), 2 -r1-> 1 (score 0.25), 1 -r1-> 3 (score 1.0)
+    batch = ScorerBatch(
+        question=torch.zeros(2),
+        entity_emb=torch.zeros(4, 2),
+        has_text=torch.ones(4, dtype=torch.bool),
+        relation_emb=relation_emb,
+        head=torch.tensor([0, 2, 1]),
+        rel=torch.tensor([0, 1, 1]),
+        tail=torch.tensor([1, 1, 3]),
+        dde=torch.zeros(4, 10),
+    )
+    context = incident_relation_context(torch.tensor([0.75, 0.25, 1.0]), batch)
+    expected = torch.tensor(
+        [
+            [0.0, 0.0, 1.0, 0.0],  # entity 0: no incoming; outgoing r0
+            [0.75, 0.25, 0.0, 1.0],  # entity 1: incoming 0.75*r0 + 0.25*r1 over 1.0; outgoing r1
+            [0.0, 0.0, 0.0, 1.0],  # entity 2: outgoing r1
+            [0.0, 1.0, 0.0, 0.0],  # entity 3: incoming r1
+        ]
+    )
+    assert torch.allclose(context, expected)
