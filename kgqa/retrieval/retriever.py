@@ -105,7 +105,7 @@ class Retrieval:
             "topics": [t.to_dict() for t in self.topics],
             "subgraph": {"entities": sub.num_entities, "triples": sub.num_triples},
             "triples": [t.to_dict() for t in self.top(k)],
-            "timings_ms": {k: round(v, 3) for k, v in self.timings_ms.items()},
+            "timings_ms": {stage: round(ms, 3) for stage, ms in self.timings_ms.items()},
         }
 
 
