@@ -1,5 +1,10 @@
 """Path pooling benchmark: ms per question at 25..500 triples, per path kernel, against the paper.
 
+A second table times PathRAG flow-path pruning (``kgqa.retrieval.flow.flow_paths``, defaults
+alpha 0.8, max 3 hops, top 15 paths) on the largest graphs of the run, with N = 10/20/40
+retrieved nodes: the topics, then the entities with the best incident triple score. It runs at
+the code's theta (0.3) and the paper's (0.05), since theta decides how far the flow gets.
+
 Inputs are seeded synthetic question subgraphs shaped like retrieved ones: 1-3 topic entities
 as hubs with spokes in both directions, chains hanging off the spokes, secondary hubs and a
 quarter of cross links to popular entities (parallel relations included), with scorer-like
@@ -20,12 +25,16 @@ import statistics
 import sys
 import time
 from pathlib import Path
+from typing import TYPE_CHECKING, cast
 
 import click
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 from bench.common import REPO, append_jsonl, environment, markdown_table, peak_rss_mb  # noqa: E402
+
+if TYPE_CHECKING:
+    from kgqa.retrieval.evidence import EvidenceGraph
 
 SIZES = {"tiny": (25, 50), "full": (25, 50, 100, 200, 500)}
 QUESTIONS = {"tiny": 3, "full": 20}
@@ -38,6 +47,10 @@ PAPER_MS = {
 }
 TARGET_MS = 5.0
 TARGET_TRIPLES = 500
+#: Retrieved nodes per question for the flow-path table (PathRAG 4.4: N in [10, 60]).
+FLOW_NODES = (10, 20, 40)
+#: Flow pruning thresholds: PathRAG's code (0.3) and paper (0.05).
+FLOW_THETAS = (0.3, 0.05)
 
 
 def synthetic_question(num_triples: int, seed: int) -> dict[str, object]:
@@ -99,6 +112,49 @@ def _time_kernel(questions: list[dict[str, object]], kernel: str, repeat: int, d
     return samples
 
 
+def _evidence(q: dict[str, object], num_retrieved: int, device: str) -> tuple[EvidenceGraph, list[int]]:
+    """The question as an EvidenceGraph on ``device`` and its N retrieved nodes (topics first)."""
+    import torch
+
+    from kgqa.retrieval.evidence import EvidenceGraph
+
+    scores, head, tail, topic = (cast("torch.Tensor", q[k]) for k in ("scores", "head", "tail", "topic"))
+    n = cast(int, q["num_nodes"])
+    best = torch.zeros(n).scatter_reduce(0, torch.cat([head, tail]), scores.repeat(2), "amax")
+    best[topic] = float("inf")
+    nodes = torch.argsort(best, descending=True, stable=True)[:num_retrieved].tolist()
+    graph = EvidenceGraph(
+        head.to(device), torch.zeros_like(head).to(device), tail.to(device), scores.to(device),
+        [f"e{i}" for i in range(n)], ["r"], topic.tolist(),
+    )  # fmt: skip
+    return graph, nodes
+
+
+def _time_flow(
+    questions: list[dict[str, object]], num_retrieved: int, theta: float, repeat: int, device: str
+) -> tuple[list[float], float]:
+    """Milliseconds per flow_paths call (warm-up pass first) and the mean number of paths returned."""
+    import torch
+
+    from kgqa.retrieval.flow import flow_paths
+
+    cuda = device.startswith("cuda")
+    inputs = [_evidence(q, num_retrieved, device) for q in questions]
+    samples: list[float] = []
+    found = 0
+    for timed in (False, True):
+        for graph, nodes in inputs:
+            for _ in range(repeat if timed else 1):
+                start = time.perf_counter_ns()
+                paths = flow_paths(graph, nodes, theta=theta)
+                if cuda:
+                    torch.cuda.synchronize()
+                if timed:
+                    samples.append((time.perf_counter_ns() - start) / 1e6)
+            found += len(paths) if timed else 0
+    return samples, found / len(inputs)
+
+
 def _p90(xs: list[float]) -> float:
     return statistics.quantiles(xs, n=10, method="inclusive")[-1] if len(xs) > 1 else xs[0]
 
@@ -117,7 +173,7 @@ def _p90(xs: list[float]) -> float:
     show_default=True,
 )
 def main(size: str, repeat: int, device: str, kernels: tuple[str, ...], out: Path) -> None:
-    """Time path pooling per question at 25..500 triples for each path kernel."""
+    """Time path pooling per question at 25..500 triples per path kernel, then flow-path pruning."""
     import torch
 
     if device.startswith("cuda"):
@@ -151,6 +207,34 @@ def main(size: str, repeat: int, device: str, kernels: tuple[str, ...], out: Pat
         f"\ntarget: dijkstra < {TARGET_MS:g} ms at {TARGET_TRIPLES} triples: {verdict}; "
         f"peak RSS {rss:,.0f} MB"
     )
+    n_flow = SIZES[size][-1]
+    flow_questions = [synthetic_question(n_flow, seed) for seed in range(QUESTIONS[size])]
+    flow_results = []
+    for theta in FLOW_THETAS:
+        for n_nodes in FLOW_NODES:
+            ms, paths = _time_flow(flow_questions, n_nodes, theta, repeat, device)
+            flow_results.append(
+                {"triples": n_flow, "nodes": n_nodes, "theta": theta, "median_ms": statistics.median(ms),
+                 "p90_ms": _p90(ms), "paths": paths}
+            )  # fmt: skip
+    flow_rows = [
+        [
+            r["triples"],
+            r["nodes"],
+            r["theta"],
+            f"{r['median_ms']:.2f}",
+            f"{r['p90_ms']:.2f}",
+            f"{r['paths']:.1f}",
+        ]
+        for r in flow_results
+    ]
+    click.echo(
+        f"\nflow-path pruning (alpha 0.8, <= 3 hops, top 15) on the {n_flow}-triple questions above, "
+        f"{repeat} timed call(s) each after warm-up, device {device}"
+    )
+    click.echo(
+        markdown_table(["triples", "nodes N", "theta", "median ms", "p90 ms", "paths kept"], flow_rows)
+    )
     append_jsonl(
         out,
         {
@@ -160,6 +244,7 @@ def main(size: str, repeat: int, device: str, kernels: tuple[str, ...], out: Pat
             "questions": QUESTIONS[size],
             **environment(device),
             "results": results,
+            "flow_results": flow_results,
             "verdict": verdict,
             "peak_rss_mb": rss,
             "peak_gpu_mb": gpu_mb,

@@ -67,6 +67,46 @@ def render_triple(graph: EvidenceGraph, i: int) -> str:
     return f"({graph.entity_names[h]},{graph.relation_names[r]},{graph.entity_names[t]})"
 
 
+def render_steps(names: Sequence[str], relations: Sequence[str], forward: Sequence[bool]) -> str:
+    """The text of every path-like line (chains, flow paths), read from its first entity.
+
+    A step walked along its triple (head -> tail) reads ``a -> r -> b``; a step walked against it
+    (the line reaches the triple's tail first) reads ``b <- r <- a``, so the arrows always point
+    from head to tail and the line still reads left to right: ``e1 -> r1 -> e2 <- r2 <- e3`` says
+    ``(e1, r1, e2)`` and ``(e3, r2, e2)``.
+
+    Args:
+        names: the ``len(relations) + 1`` entity labels in reading order (a label may already
+            join several entities, e.g. ``"e3 | e4"``).
+        relations: relation names of the steps; ``forward``: ``True`` where step i goes head -> tail.
+    """
+    parts = [names[0]]
+    for rel, fwd, name in zip(relations, forward, names[1:], strict=True):
+        parts.append(f"-> {rel} ->" if fwd else f"<- {rel} <-")
+        parts.append(name)
+    return " ".join(parts)
+
+
+def render_path(graph: EvidenceGraph, entities: Sequence[int], triples: Sequence[int]) -> str:
+    """Triples walked through ``entities`` as one line, e.g. ``e1 -> r1 -> e2 <- r2 <- e3``.
+
+    Triple ``triples[i]`` joins ``entities[i]`` and ``entities[i + 1]`` in either direction; see
+    :func:`render_steps` for the arrows (a self-loop reads forward).
+
+    Raises:
+        ValueError: a triple does not join the two entities beside it (a caller bug).
+    """
+    forward = []
+    for i, t in enumerate(triples):
+        h, tl, a, b = int(graph.head[t]), int(graph.tail[t]), entities[i], entities[i + 1]
+        if (h, tl) != (a, b) and (h, tl) != (b, a):
+            raise ValueError(f"render_path: triple {t} ({h} -> {tl}) does not join entities {a} and {b}")
+        forward.append((h, tl) == (a, b))
+    names = [graph.entity_names[e] for e in entities]
+    relations = [graph.relation_names[int(graph.rel[t])] for t in triples]
+    return render_steps(names, relations, forward)
+
+
 def plain_triples(graph: EvidenceGraph, order: Sequence[int]) -> list[EvidenceItem]:
     """One item per triple, in the given order (pass it best last, e.g. from ``reselect``)."""
     return [
