@@ -1,17 +1,33 @@
-"""Builds the runtime objects a command needs from settings (store, embedder, retriever)."""
+"""Builds the runtime objects a command needs (store, embedder, retriever, asker) and answers questions.
+
+``Asker.ask`` is the whole question path: link -> retrieve -> pool -> organise -> read. It is
+split in two halves, ``gather`` (retrieval and evidence, CPU and store bound) and ``read``
+(the reader, network or model bound), so batch evaluation can overlap LLM calls.
+"""
 
 from __future__ import annotations
 
-from collections.abc import Iterator
+import time
+from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
+from dataclasses import dataclass, replace
+from typing import TYPE_CHECKING
 
-from kgqa.config import Settings
+import torch
+
+from kgqa.answer import Answer, AnswerEntity, EvidenceLine, ground
+from kgqa.config import AnswerSettings, Settings
 from kgqa.embed import make_embedder
+from kgqa.retrieval.evidence import EvidenceItem
 from kgqa.retrieval.features import SubgraphSettings
-from kgqa.retrieval.retriever import Retriever
+from kgqa.retrieval.organise import Evidence, organise
+from kgqa.retrieval.retriever import Retrieval, Retriever
 from kgqa.store import open_store
 from kgqa.store.schema import check_embedding_meta
 from kgqa.types import EmbeddingMeta
+
+if TYPE_CHECKING:
+    from kgqa.reasoning.llm_reader import LLMReader
 
 
 def subgraph_settings(settings: Settings) -> SubgraphSettings:
@@ -33,3 +49,120 @@ def open_retriever(settings: Settings) -> Iterator[Retriever]:
         yield Retriever.from_checkpoint(
             store, embedder, settings.checkpoint_path, subgraph=subgraph_settings(settings)
         )
+
+
+@dataclass(frozen=True, slots=True)
+class Gathered:
+    """One question's retrieval and organised evidence, ready for a reader."""
+
+    retrieval: Retrieval
+    evidence: Evidence
+
+
+class Asker:
+    """Answers questions with the extractive reader, or with an LLM reader when one is given.
+
+    Args:
+        retriever: scores candidate triples (and holds the extractive reader).
+        answer: pooling, reselection and organisation settings.
+        llm: the LLM reader; ``None`` means the extractive reader answers.
+    """
+
+    def __init__(self, retriever: Retriever, answer: AnswerSettings, llm: LLMReader | None = None) -> None:
+        self.retriever = retriever
+        self.answer = answer
+        self.llm = llm
+
+    @property
+    def reader_name(self) -> str:
+        return "extractive" if self.llm is None else f"llm:{self.llm.client.model_id}"
+
+    def ask(self, question: str, *, topic_ids: Sequence[str] = (), hops: int | None = None) -> Answer:
+        """Answer one question (topics are linked unless ``topic_ids`` are given)."""
+        return self.read(self.gather(question, topic_ids=topic_ids, hops=hops))
+
+    def gather(self, question: str, *, topic_ids: Sequence[str] = (), hops: int | None = None) -> Gathered:
+        """Link, retrieve, pool and organise: everything before the reader."""
+        retrieval = self.retriever.retrieve(question, topic_ids=topic_ids, hops=hops)
+        started = time.perf_counter()
+        evidence = organise(retrieval, self.answer, hops=hops or self.retriever.subgraph.hops)
+        retrieval.timings_ms["organise"] = (time.perf_counter() - started) * 1e3
+        return Gathered(retrieval, evidence)
+
+    def read(self, gathered: Gathered) -> Answer:
+        """Run the reader on gathered evidence (thread-safe for the LLM reader)."""
+        retrieval, evidence = gathered.retrieval, gathered.evidence
+        timings = dict(retrieval.timings_ms)
+        started = time.perf_counter()
+        if self.llm is None:
+            answer = self._read_extractive(retrieval, evidence)
+        else:
+            answer = self._read_llm(retrieval, evidence)
+        timings["read"] = (time.perf_counter() - started) * 1e3
+        return replace(answer, timings_ms=timings)
+
+    def _read_extractive(self, retrieval: Retrieval, evidence: Evidence) -> Answer:
+        sub = retrieval.prepared.subgraph
+        candidates = torch.zeros(sub.num_entities, dtype=torch.bool)
+        candidates[list(evidence.entities())] = True
+        extracted = self.retriever.extract_answers(
+            retrieval, top_n=self.answer.answers, candidates=candidates
+        )
+        answers = tuple(AnswerEntity(a.name, a.id, a.score, True) for a in extracted)
+        return Answer(
+            question=retrieval.question,
+            topics=retrieval.topics,
+            answers=answers,
+            abstained=not answers,
+            evidence=_lines(retrieval, evidence, evidence.items),
+            reader=self.reader_name,
+        )
+
+    def _read_llm(self, retrieval: Retrieval, evidence: Evidence) -> Answer:
+        assert self.llm is not None
+        reading = self.llm.read(retrieval.question, evidence.items, form=evidence.form)
+        shown = evidence.items[len(evidence.items) - reading.items_used :] if reading.items_used else []
+        sub = retrieval.prepared.subgraph
+        entity_names = {
+            sub.entity_ids[e]: retrieval.names.get(sub.entity_ids[e], sub.entity_ids[e])
+            for item in shown
+            for e in item.entities
+        }
+        return Answer(
+            question=retrieval.question,
+            topics=retrieval.topics,
+            answers=ground(reading.answers, entity_names),
+            abstained=reading.abstained,
+            evidence=_lines(retrieval, evidence, shown),
+            reader=self.reader_name,
+            raw_replies=tuple(reading.raw_replies),
+            prompt_tokens=reading.prompt_tokens,
+            completion_tokens=reading.completion_tokens,
+        )
+
+
+def _lines(
+    retrieval: Retrieval, evidence: Evidence, items: Sequence[EvidenceItem]
+) -> tuple[EvidenceLine, ...]:
+    return tuple(
+        EvidenceLine(
+            item.text, item.score, tuple(retrieval.triple(i) for i in evidence.subgraph_triples(item))
+        )
+        for item in items
+    )
+
+
+def make_llm_reader(settings: Settings) -> LLMReader:
+    """The configured LLM reader (backend imported only now)."""
+    from kgqa.reasoning.llm_reader import LLMReader
+    from kgqa.reasoning.readers import make_llm_client
+
+    return LLMReader(make_llm_client(settings.reader), settings.reader)
+
+
+@contextmanager
+def open_asker(settings: Settings) -> Iterator[Asker]:
+    """An asker over the configured store, checkpoint, evidence settings and reader."""
+    llm = make_llm_reader(settings) if settings.reader.kind == "llm" else None
+    with open_retriever(settings) as retriever:
+        yield Asker(retriever, settings.answer, llm)

@@ -41,9 +41,7 @@ def answer_mask(prepared: PreparedQuestion, answer_ids: Sequence[str]) -> torch.
     """BoolTensor [N]: which local entities are gold answers (topics excluded)."""
     sub = prepared.subgraph
     gold = set(answer_ids)
-    mask = torch.tensor([e in gold for e in sub.entity_ids], dtype=torch.bool)
-    mask[: sub.num_topics] = False
-    return mask
+    return torch.tensor([e in gold for e in sub.entity_ids], dtype=torch.bool) & sub.candidate_mask()
 
 
 def build_examples(

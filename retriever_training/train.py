@@ -169,13 +169,6 @@ def train_scorer(
     return model, history
 
 
-def candidate_mask(ex: TrainingExample) -> torch.Tensor:
-    """BoolTensor [N]: entities the reader may answer with (every non-topic entity)."""
-    mask = torch.ones(ex.prepared.subgraph.num_entities, dtype=torch.bool)
-    mask[: ex.prepared.subgraph.num_topics] = False
-    return mask
-
-
 def train_reader(
     train: Sequence[TrainingExample],
     val: Sequence[TrainingExample],
@@ -196,7 +189,7 @@ def train_reader(
         if not ex.answers.any():
             return None
         logits = model(to_batch(ex.prepared, tables), triple_probs[id(ex)])
-        mask = candidate_mask(ex)
+        mask = ex.prepared.subgraph.candidate_mask()
         return bce(logits[mask], ex.answers[mask].float())
 
     def validate() -> float:
@@ -205,7 +198,7 @@ def train_reader(
             if not ex.answers.any():
                 continue
             logits = model(to_batch(ex.prepared, tables), triple_probs[id(ex)])
-            logits[~candidate_mask(ex)] = float("-inf")
+            logits[~ex.prepared.subgraph.candidate_mask()] = float("-inf")
             hits.append(float(ex.answers[int(torch.argmax(logits))]))
         return _nanmean(hits)
 

@@ -9,7 +9,13 @@ from pathlib import Path
 import pytest
 import torch
 
+from kgqa.retrieval.features import SubgraphSettings
+from kgqa.retrieval.retriever import Retriever
+from kgqa.retrieval.tables import EntityTable, RelationTable
 from kgqa.store.kglite_store import KgliteStore
+from kgqa.types import QAExample
+from retriever_training.examples import build_examples
+from retriever_training.train import TrainSettings, train_reader, train_scorer
 
 REPO = Path(__file__).resolve().parents[1]
 SHARED_DATA = REPO.parent / "shared" / "data"
@@ -94,3 +100,44 @@ def _devices() -> list[str]:
 def device(request: pytest.FixtureRequest) -> torch.device:
     """CPU, plus CUDA where present (like PyG's withCUDA)."""
     return torch.device(request.param)
+
+
+# --------------------------------------------------------------------------- trained toy retriever
+
+QUESTIONS = [
+    ("who directed [Cast Away]", ("Cast Away",), ("Robert Zemeckis",)),
+    ("who directed [Jaws]", ("Jaws",), ("Steven Spielberg",)),
+    ("who directed [The Terminal]", ("The Terminal",), ("Steven Spielberg",)),
+    ("who directed [Forrest Gump]", ("Forrest Gump",), ("Robert Zemeckis",)),
+    ("what films did [Tom Hanks] act in", ("Tom Hanks",), ("Forrest Gump", "Cast Away", "The Terminal")),
+    ("when was [Cast Away] released", ("Cast Away",), ("2000",)),
+    ("when was [Forrest Gump] released", ("Forrest Gump",), ("1994",)),
+]
+
+
+def toy_examples() -> list[QAExample]:
+    return [
+        QAExample(f"toy:{i}", q.replace("[", "").replace("]", ""), t, a, line=i)
+        for i, (q, t, a) in enumerate(QUESTIONS)
+    ]
+
+
+@pytest.fixture(scope="session")
+def trained(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Retriever]:
+    """Trained once per session (training dominates the cost), on its own toy store."""
+    from ingest.embedding import embed_store
+    from ingest.loader import load
+    from kgqa.types import TripleRecord
+
+    embedder = FakeEmbedder()
+    with KgliteStore(tmp_path_factory.mktemp("toy") / "graph.kgl") as store:
+        records = [TripleRecord(h, r, t, line=i + 1) for i, (h, r, t) in enumerate(TOY_TRIPLES)]
+        load(store, records, source="toy", fmt="test", source_key="toy")
+        embed_store(store, embedder)
+        tables = (EntityTable(store, embedder.dimension), RelationTable(store))
+        examples = build_examples(store, embedder, toy_examples(), tables, SubgraphSettings(hops=2))
+        settings = TrainSettings(epochs=40, patience=40, scorer_hidden=32, reader_hidden=32, seed=0)
+        scorer, history = train_scorer(examples, examples, tables, settings, progress=False)
+        assert history.val_metric[history.best_epoch - 1] == max(history.val_metric)
+        reader, _ = train_reader(examples, examples, scorer, tables, settings, progress=False)
+        yield Retriever(store, embedder, scorer, reader, subgraph=SubgraphSettings(hops=2))

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 from collections.abc import Callable, Mapping
+from pathlib import Path
 from typing import Any, TypeVar
 
 import click
@@ -25,6 +26,14 @@ def store_options(func: F) -> F:
         "--store", "backend", type=click.Choice(["embedded", "neo4j"]), help="Graph store backend."
     )(func)
     return func
+
+
+def checkpoint_option(func: F) -> F:
+    return click.option(
+        "--checkpoint",
+        type=click.Path(dir_okay=False, path_type=Path),
+        help="Retriever checkpoint (retrieval.checkpoint; default <data-dir>/retriever.pt).",
+    )(func)
 
 
 def json_option(func: F) -> F:

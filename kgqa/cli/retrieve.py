@@ -3,22 +3,16 @@
 from __future__ import annotations
 
 from pathlib import Path
+from typing import Any
 
 import click
 
 from kgqa.cli import CliState, pass_state
-from kgqa.cli.common import emit_json, json_option, resolve, store_options, store_overrides
+from kgqa.cli.ask import answer_options, answer_overrides
+from kgqa.cli.common import checkpoint_option, emit_json, json_option, resolve, store_options, store_overrides
 from kgqa.config import redacted
 
 QUESTION_FORMATS = ["metaqa", "pathquestion", "wc2014", "rog-jsonl"]
-
-
-def _checkpoint_option(func):  # type: ignore[no-untyped-def]
-    return click.option(
-        "--checkpoint",
-        type=click.Path(dir_okay=False, path_type=Path),
-        help="Retriever checkpoint (retrieval.checkpoint; default <data-dir>/retriever.pt).",
-    )(func)
 
 
 @click.command()
@@ -27,7 +21,7 @@ def _checkpoint_option(func):  # type: ignore[no-untyped-def]
 @click.option("--top-k", type=int, help="Triples to print (retrieval.top_k, default 100).")
 @click.option("--hops", type=int, help="Subgraph hops (retrieval.hops, default 2; MetaQA 3-hop needs 3).")
 @click.option("--answers/--no-answers", default=True, help="Also run the extractive reader.")
-@_checkpoint_option
+@checkpoint_option
 @store_options
 @json_option
 @pass_state
@@ -182,10 +176,12 @@ def train(
     "--log",
     "log_path",
     type=click.Path(dir_okay=False, path_type=Path),
-    help="Per-question JSONL log (default eval-<file stem>.jsonl).",
+    help="Per-question JSONL log (default eval-<file stem>.jsonl); a re-run resumes from it.",
 )
+@click.option("--restart", is_flag=True, help="Overwrite the log instead of resuming from it.")
+@click.option("--concurrency", type=int, help="LLM requests in flight (reader.concurrency, default 4).")
 @click.option("--dry-run", is_flag=True, help="Print the resolved configuration and exit.")
-@_checkpoint_option
+@answer_options
 @store_options
 @json_option
 @pass_state
@@ -198,16 +194,24 @@ def evaluate(
     heldout: bool,
     hops: str,
     log_path: Path | None,
+    restart: bool,
+    concurrency: int | None,
     dry_run: bool,
-    checkpoint: Path | None,
     backend: str | None,
     data_dir: str | None,
     as_json: bool,
+    **opts: Any,
 ) -> None:
-    """Evaluate retrieval and the extractive reader on QUESTIONS_FILE."""
-    loaded = resolve(
-        state, {"store": store_overrides(backend, data_dir), "retrieval": {"checkpoint": checkpoint}}
-    )
+    """Answer QUESTIONS_FILE with the configured reader and score retrieval and answers.
+
+    \b
+    Examples:
+      kgqa eval qa_dev.txt --format metaqa --heldout --limit 300
+      kgqa eval qa_dev.txt --format metaqa --reader llm --organisation chains --concurrency 8
+    """
+    overrides = answer_overrides(opts)
+    overrides["reader"]["concurrency"] = concurrency
+    loaded = resolve(state, {"store": store_overrides(backend, data_dir), **overrides})
     if dry_run:
         emit_json(redacted(loaded.settings))
         return
@@ -222,6 +226,7 @@ def evaluate(
         heldout=heldout,
         hops=hops,
         log_path=log_path or Path(f"eval-{questions_file.stem}.jsonl"),
+        restart=restart,
         progress=not as_json,
     )
     if as_json:

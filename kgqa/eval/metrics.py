@@ -136,6 +136,47 @@ def aggregate(scores: Sequence[QAScores]) -> dict[str, float]:
     }
 
 
+# --------------------------------------------------------------------------- grounding (Score_h)
+
+
+def grounding_score(
+    predicted: Sequence[tuple[str, bool]], gold: Sequence[str], *, answer_in_kg: bool
+) -> float:
+    """One question's Score_h term s_i / a_i (SubgraphRAG App. C).
+
+    Where the gold answer is in the KG each answer scores +1 if correct and -1 if wrong, and no
+    answer scores 0. Where it is not, no answer scores +1 (the right refusal), an answer naming
+    a retrieved entity -1 and one naming no retrieved entity (a hallucination) -1.5. The sum is
+    divided by the number of answers, so the term lies in [-1, 1] or [-1.5, 1].
+
+    Args:
+        predicted: (answer, grounded) pairs, grounded = the answer names a retrieved entity.
+        gold: gold answers.
+        answer_in_kg: whether some gold answer entity exists in the KG.
+    """
+    answers = [(a, g) for a, g in dict.fromkeys(predicted) if normalize_answer(a)]
+    if not answers:
+        return 0.0 if answer_in_kg else 1.0
+    if answer_in_kg:
+        gold_set = set(_normalized_unique(gold))
+        total = sum(1.0 if normalize_answer(a) in gold_set else -1.0 for a, _ in answers)
+    else:
+        total = sum(-1.0 if grounded else -1.5 for _, grounded in answers)
+    return total / len(answers)
+
+
+def score_h(terms: Sequence[float], *, any_answer_missing_from_kg: bool) -> float:
+    """Mean of :func:`grounding_score` terms, min-max normalised to 0-100.
+
+    The minimum is the lowest possible term: -1.5 when some question's answer is missing from
+    the KG, else -1; the maximum is 1. nan for no questions.
+    """
+    if not terms:
+        return math.nan
+    low = -1.5 if any_answer_missing_from_kg else -1.0
+    return 100 * (sum(terms) / len(terms) - low) / (1 - low)
+
+
 # --------------------------------------------------------------------------- retrieval
 
 

@@ -1,63 +1,89 @@
-"""``kgqa eval``: run retrieval and the extractive reader over a question file and score it.
+"""``kgqa eval``: answer a question file with the configured reader and score it.
 
-Per question it logs the linked entities, top triples, answers, gold and timings to a JSONL
-file; the summary has answer-entity recall@K and shortest-path-triple recall@K for K in
-{25, 50, 100, 200}, Hit / Hit@1 / Macro-F1 / Micro-F1 of the reader, and mean / p50 / p95
-latency per stage.
+Per question it logs the linked entities, top triples, evidence coverage, answers (with the
+LLM's raw replies), gold, grounding, tokens and timings to a JSONL log; the summary has
+answer-entity recall@K and shortest-path-triple recall@K for K in {25, 50, 100, 200}, Hit /
+Hit@1 / Macro-F1 / Micro-F1, Score_h, token counts and mean / p50 / p95 latency per stage.
+
+The log makes runs resumable: every record carries the run's fingerprint (the settings that
+change answers), and a re-run with the same log skips the questions already answered under
+the same fingerprint, so a crashed 5,000-question run restarts where it stopped. LLM calls run
+in a bounded thread pool (``reader.concurrency``) while the main thread keeps retrieving.
 """
 
 from __future__ import annotations
 
 import json
 import math
-from collections.abc import Callable, Iterable, Sequence
+from collections.abc import Callable, Iterable, Iterator, Sequence
+from concurrent.futures import Future, ThreadPoolExecutor
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import Any, TextIO
 
 import torch
 
-from kgqa.errors import KgqaError
+from kgqa.answer import Answer
+from kgqa.errors import ConfigError, KgqaError
 from kgqa.eval.metrics import (
     DEFAULT_KS,
+    QAScores,
     aggregate,
+    grounding_score,
     latency_summary,
     mean_recall,
     recall_at_k,
     score_answers,
+    score_h,
 )
-from kgqa.retrieval.retriever import ExtractedAnswer, Retrieval, Retriever
+from kgqa.pipeline import Asker, Gathered
+from kgqa.retrieval.retriever import Retrieval
+from kgqa.store import queries
 from kgqa.types import QAExample
 
-SCHEMA_VERSION = 1
+SCHEMA_VERSION = 2
 ANSWER_THRESHOLD = 0.5
 
 
 @dataclass(slots=True)
 class EvalSummary:
-    """Aggregated metrics of one evaluation run (also its JSON output)."""
+    """Aggregated metrics of one evaluation run (also its JSON output).
+
+    Attributes:
+        n: questions scored (resumed ones included); ``resumed``: of those, read from the log.
+        reader: answer metrics, plus ``score_h`` (0-100), ``abstained`` and ``ungrounded`` rates,
+            and ``evidence_answer_recall`` (gold answers among the evidence entities).
+        tokens: mean prompt / completion tokens per question.
+    """
 
     n: int = 0
     failed: int = 0
+    resumed: int = 0
+    reader_name: str = ""
     answer_recall: dict[int, float] = field(default_factory=dict)
     path_triple_recall: dict[int, float] = field(default_factory=dict)
     reader: dict[str, float] = field(default_factory=dict)
+    tokens: dict[str, float] = field(default_factory=dict)
     latency_ms: dict[str, dict[str, float]] = field(default_factory=dict)
 
     def to_dict(self) -> dict[str, Any]:
         return {
             "n": self.n,
             "failed": self.failed,
+            "resumed": self.resumed,
+            "reader_name": self.reader_name,
             "answer_recall": self.answer_recall,
             "path_triple_recall": self.path_triple_recall,
             "reader": self.reader,
+            "tokens": self.tokens,
             "latency_ms": self.latency_ms,
         }
 
     def render(self) -> str:
         ks = sorted(self.answer_recall)
+        r = self.reader
         lines = [
-            f"questions: {self.n} ({self.failed} failed)",
+            f"questions: {self.n} ({self.failed} failed, {self.resumed} resumed from the log)",
             "",
             "| metric | " + " | ".join(f"@{k}" for k in ks) + " |",
             "|---|" + "---|" * len(ks),
@@ -66,10 +92,13 @@ class EvalSummary:
             + " | ".join(_fmt(self.path_triple_recall.get(k, math.nan)) for k in ks)
             + " |",
             "",
-            "| reader | Hit | Hit@1 | Macro-F1 | Micro-F1 |",
-            "|---|---|---|---|---|",
-            f"| extractive | {_fmt(self.reader.get('hit'))} | {_fmt(self.reader.get('hit_at_1'))} | "
-            f"{_fmt(self.reader.get('macro_f1'))} | {_fmt(self.reader.get('micro_f1'))} |",
+            "| reader | Hit | Hit@1 | Macro-F1 | Micro-F1 | Score_h | abstained | ungrounded | "
+            "evidence recall | prompt tokens |",
+            "|---|---|---|---|---|---|---|---|---|---|",
+            f"| {self.reader_name} | {_fmt(r.get('hit'))} | {_fmt(r.get('hit_at_1'))} | "
+            f"{_fmt(r.get('macro_f1'))} | {_fmt(r.get('micro_f1'))} | {_fmt(r.get('score_h'), 1)} | "
+            f"{_fmt(r.get('abstained'))} | {_fmt(r.get('ungrounded'))} | "
+            f"{_fmt(r.get('evidence_answer_recall'))} | {_fmt(self.tokens.get('prompt'), 0)} |",
             "",
             "| stage | mean ms | p50 ms | p95 ms |",
             "|---|---|---|---|",
@@ -81,14 +110,20 @@ class EvalSummary:
         return "\n".join(lines)
 
 
-def _fmt(value: float | None) -> str:
-    return "n/a" if value is None or math.isnan(value) else f"{value:.4f}"
+def _fmt(value: float | None, digits: int = 4) -> str:
+    return "n/a" if value is None or math.isnan(value) else f"{value:.{digits}f}"
 
 
-def predicted_answers(answers: Sequence[ExtractedAnswer]) -> list[str]:
-    """Answers above the threshold, always at least the best one (ranked)."""
-    kept = [a.id for a in answers if a.score >= ANSWER_THRESHOLD]
-    return kept or [a.id for a in answers[:1]]
+def predicted_answers(answer: Answer) -> list[str]:
+    """What the answer metrics score, best first.
+
+    Extractive: entities above the threshold, at least the best one. LLM: every answer, by
+    entity id when grounded, else by the name the model wrote.
+    """
+    if answer.reader != "extractive":
+        return [a.id or a.name for a in answer.answers]
+    kept = [a.id for a in answer.answers if a.score is not None and a.score >= ANSWER_THRESHOLD]
+    return [x for x in kept if x] or [a.id or a.name for a in answer.answers[:1]]
 
 
 def entities_in_top_triples(retrieval: Retrieval, k: int) -> set[str]:
@@ -98,15 +133,15 @@ def entities_in_top_triples(retrieval: Retrieval, k: int) -> set[str]:
     return {sub.entity_ids[int(x)] for x in torch.cat([sub.head[top], sub.tail[top]])}
 
 
-def evaluate_one(
-    retriever: Retriever, example: QAExample, *, hops: int | None, ks: Sequence[int] = DEFAULT_KS
+def retrieval_record(
+    gathered: Gathered, example: QAExample, *, ks: Sequence[int] = DEFAULT_KS
 ) -> dict[str, Any]:
-    """Retrieve and read one question; return its JSONL log record with per-question metrics."""
+    """The retrieval half of a question's log record: linking, recalls, evidence coverage."""
     from retriever_training.labels import shortest_path_labels
 
-    retrieval = retriever.retrieve(example.question, topic_ids=example.topic_ids, hops=hops)
-    answers = retriever.extract_answers(retrieval)
-    labels = shortest_path_labels(retrieval.prepared.subgraph, example.answers)
+    retrieval, evidence = gathered.retrieval, gathered.evidence
+    sub = retrieval.prepared.subgraph
+    labels = shortest_path_labels(sub, example.answers)
     order = retrieval.order()
     positives = set(labels.nonzero().flatten().tolist())
     gold = set(example.answers)
@@ -114,34 +149,65 @@ def evaluate_one(
         k: len(gold & entities_in_top_triples(retrieval, k)) / len(gold) if gold else math.nan for k in ks
     }
     path_recall = {k: recall_at_k(order.tolist(), positives, k) if positives else math.nan for k in ks}
-    predicted = predicted_answers(answers)
-    scores = score_answers(predicted, list(example.answers))
+    shown = {sub.entity_ids[e] for e in evidence.entities()}
     return {
         "schema_version": SCHEMA_VERSION,
         "qid": example.qid,
         "question": example.question,
         "linked": [t.to_dict() for t in retrieval.topics],
         "top_triples": [t.to_dict() for t in retrieval.top(10)],
-        "answers": [a.to_dict() for a in answers],
-        "predicted": predicted,
         "gold": list(example.answers),
         "answer_recall": entity_recall,
         "path_triple_recall": path_recall,
-        "scores": scores.to_dict(),
-        "timings_ms": {k: round(v, 3) for k, v in retrieval.timings_ms.items()},
+        "evidence_answer_recall": len(gold & shown) / len(gold) if gold else math.nan,
+        "evidence_items": len(evidence.items),
     }
 
 
-def summarise(records: Sequence[dict[str, Any]], failed: int) -> EvalSummary:
-    """Aggregate per-question records (from ``evaluate_one``) into the summary."""
-    from kgqa.eval.metrics import QAScores
+def answer_record(answer: Answer, example: QAExample, *, answer_in_kg: bool) -> dict[str, Any]:
+    """The reader half of a question's log record: answers, scores, grounding, tokens, timings."""
+    predicted = predicted_answers(answer)
+    grounded = {a.id or a.name: a.grounded for a in answer.answers}
+    return {
+        "reader": answer.reader,
+        "answers": [a.to_dict() for a in answer.answers],
+        "abstained": answer.abstained,
+        "raw_replies": list(answer.raw_replies),
+        "predicted": predicted,
+        "scores": score_answers(predicted, list(example.answers)).to_dict(),
+        "answer_in_kg": answer_in_kg,
+        "grounding": grounding_score(
+            [(p, grounded.get(p, False)) for p in predicted], list(example.answers), answer_in_kg=answer_in_kg
+        ),
+        "tokens": {"prompt": answer.prompt_tokens, "completion": answer.completion_tokens},
+        "timings_ms": {k: round(v, 3) for k, v in answer.timings_ms.items()},
+    }
 
-    summary = EvalSummary(n=len(records), failed=failed)
+
+def _mean(values: Iterable[float]) -> float:
+    kept = [v for v in values if not math.isnan(v)]
+    return sum(kept) / len(kept) if kept else math.nan
+
+
+def summarise(records: Sequence[dict[str, Any]], failed: int, *, resumed: int = 0) -> EvalSummary:
+    """Aggregate per-question records (retrieval + answer halves) into the summary."""
+    summary = EvalSummary(n=len(records), failed=failed, resumed=resumed)
+    summary.reader_name = ", ".join(sorted({r["reader"] for r in records}))
     summary.answer_recall = mean_recall([{int(k): v for k, v in r["answer_recall"].items()} for r in records])
     summary.path_triple_recall = mean_recall(
         [{int(k): v for k, v in r["path_triple_recall"].items()} for r in records]
     )
     summary.reader = aggregate([QAScores(**r["scores"]) for r in records])
+    summary.reader["score_h"] = score_h(
+        [r["grounding"] for r in records],
+        any_answer_missing_from_kg=any(not r["answer_in_kg"] for r in records),
+    )
+    summary.reader["abstained"] = _mean(float(r["abstained"]) for r in records)
+    summary.reader["ungrounded"] = _mean(float(not a["grounded"]) for r in records for a in r["answers"])
+    summary.reader["evidence_answer_recall"] = _mean(r["evidence_answer_recall"] for r in records)
+    summary.tokens = {
+        side: _mean(float(r["tokens"][side]) for r in records) for side in ("prompt", "completion")
+    }
     stages = sorted({s for r in records for s in r["timings_ms"]})
     summary.latency_ms = {
         s: latency_summary([r["timings_ms"][s] for r in records if s in r["timings_ms"]]) for s in stages
@@ -151,37 +217,135 @@ def summarise(records: Sequence[dict[str, Any]], failed: int) -> EvalSummary:
     return summary
 
 
+def read_log(path: Path, fingerprint: str) -> dict[str, dict[str, Any]]:
+    """Answered records of an earlier run with the same fingerprint, by question id.
+
+    Raises:
+        ConfigError: the log holds records of a run with other settings (mixing them would
+            report numbers no single configuration produced).
+    """
+    done: dict[str, dict[str, Any]] = {}
+    if not path.is_file():
+        return done
+    with path.open(encoding="utf-8") as fh:
+        for number, line in enumerate(fh, 1):
+            try:
+                record = json.loads(line)
+            except json.JSONDecodeError:
+                continue  # a line cut short by a crash; that question is simply redone
+            if record.get("run") != fingerprint:
+                raise ConfigError(
+                    f"eval log {path} line {number} comes from a run with other settings",
+                    hint="pass --restart to overwrite it, or --log to write elsewhere",
+                )
+            if "error" not in record:
+                done[record["qid"]] = record
+    return done
+
+
+def _open_log(path: Path, *, restart: bool) -> TextIO:
+    """Open the log for appending (or afresh); a line cut short by a crash gets its newline."""
+    path.parent.mkdir(parents=True, exist_ok=True)
+    if restart or not path.is_file():
+        return path.open("w", encoding="utf-8")
+    with path.open("rb") as fh:
+        size = fh.seek(0, 2)
+        cut = size > 0 and fh.seek(size - 1) >= 0 and fh.read(1) != b"\n"
+    log = path.open("a", encoding="utf-8")
+    if cut:
+        log.write("\n")
+    return log
+
+
+def answer_in_kg(asker: Asker, example: QAExample) -> bool:
+    """Whether some gold answer entity exists in the store (Score_h's split)."""
+    rows = asker.retriever.store.run(queries.get("entities_get"), {"ids": list(example.answers)})
+    return bool(rows)
+
+
+def _pending(
+    asker: Asker,
+    examples: Iterable[QAExample],
+    hops_of: Callable[[QAExample], int | None],
+    pool: ThreadPoolExecutor | None,
+    window: int,
+) -> Iterator[tuple[QAExample, Future[dict[str, Any]] | KgqaError]]:
+    """Gather each question on this thread and read it in ``pool`` (inline when ``None``).
+
+    At most ``window`` reads are in flight; results come back in question order.
+    """
+    in_flight: list[tuple[QAExample, Future[dict[str, Any]]]] = []
+    for example in examples:
+        try:
+            gathered = asker.gather(example.question, topic_ids=example.topic_ids, hops=hops_of(example))
+            in_kg = answer_in_kg(asker, example)
+        except KgqaError as exc:
+            yield example, exc
+            continue
+        if pool is None:
+            future: Future[dict[str, Any]] = Future()
+            try:
+                future.set_result(_read_one(asker, gathered, example, in_kg))
+            except KgqaError as exc:
+                future.set_exception(exc)
+        else:
+            future = pool.submit(_read_one, asker, gathered, example, in_kg)
+        in_flight.append((example, future))
+        while len(in_flight) >= window or (in_flight and in_flight[0][1].done()):
+            yield in_flight.pop(0)
+    yield from in_flight
+
+
+def _read_one(asker: Asker, gathered: Gathered, example: QAExample, in_kg: bool) -> dict[str, Any]:
+    answer = asker.read(gathered)
+    return {**retrieval_record(gathered, example), **answer_record(answer, example, answer_in_kg=in_kg)}
+
+
 def evaluate(
-    retriever: Retriever,
+    asker: Asker,
     examples: Iterable[QAExample],
     *,
     log_path: Path | None,
     hops_of: Callable[[QAExample], int | None],
+    fingerprint: str = "",
+    concurrency: int = 1,
+    restart: bool = False,
     on_progress: Callable[[int], None] | None = None,
 ) -> EvalSummary:
-    """Evaluate every example; a question whose topic cannot be found counts as failed (logged)."""
-    records: list[dict[str, Any]] = []
+    """Evaluate every example, resuming from ``log_path`` unless ``restart``.
+
+    A question whose topic cannot be found, or whose reader fails for good (e.g. the LLM
+    server stays down past its retries), counts as failed and is logged with the error; a
+    re-run retries it.
+    """
+    done = {} if restart or log_path is None else read_log(log_path, fingerprint)
+    records = list(done.values())
+    todo = [e for e in examples if e.qid not in done]
+    if on_progress:
+        on_progress(len(records))
     failed = 0
-    log = log_path.open("w", encoding="utf-8") if log_path else None
+    log = _open_log(log_path, restart=restart) if log_path else None
+    # The extractive reader shares the retriever's lazily filled tables with gather(): read inline.
+    pool = ThreadPoolExecutor(max_workers=concurrency) if asker.llm is not None else None
     try:
-        for example in examples:
+        for example, outcome in _pending(asker, todo, hops_of, pool, window=2 * concurrency):
             try:
-                record = evaluate_one(retriever, example, hops=hops_of(example))
+                if isinstance(outcome, KgqaError):
+                    raise outcome
+                record = outcome.result()
             except KgqaError as exc:
                 failed += 1
-                record = {
-                    "schema_version": SCHEMA_VERSION,
-                    "qid": example.qid,
-                    "question": example.question,
-                    "error": str(exc),
-                }
+                record = {"qid": example.qid, "question": example.question, "error": str(exc)}
             else:
                 records.append(record)
             if log:
-                log.write(json.dumps(record, default=str) + "\n")
+                log.write(json.dumps({**record, "run": fingerprint}, default=str) + "\n")
+                log.flush()
             if on_progress:
                 on_progress(1)
     finally:
+        if pool is not None:
+            pool.shutdown(cancel_futures=True)
         if log:
             log.close()
-    return summarise(records, failed)
+    return summarise(records, failed, resumed=len(done))

@@ -1,7 +1,9 @@
-"""Wires ``kgqa eval``: question selection (lines, held-out part, limit) -> retriever -> metrics."""
+"""Wires ``kgqa eval``: question selection (lines, held-out part, limit) -> asker -> metrics."""
 
 from __future__ import annotations
 
+import hashlib
+import json
 from itertools import islice
 from pathlib import Path
 
@@ -11,7 +13,7 @@ from tqdm import tqdm
 from kgqa.config import Settings
 from kgqa.eval.datasets import read_line_numbers, read_questions
 from kgqa.eval.run import EvalSummary, evaluate
-from kgqa.pipeline import open_retriever
+from kgqa.pipeline import open_asker
 from kgqa.types import QAExample
 
 
@@ -33,6 +35,22 @@ def select(
     return list(islice(examples, limit)) if limit else examples
 
 
+def run_fingerprint(settings: Settings, hops: str) -> str:
+    """Hash of everything that changes an answer: checkpoint file, retrieval, evidence, reader."""
+    checkpoint = settings.checkpoint_path
+    stat = checkpoint.stat() if checkpoint.is_file() else None
+    reader = settings.reader.model_dump(mode="json", exclude={"api_key", "concurrency", "timeout_s"})
+    key = {
+        "checkpoint": [str(checkpoint), stat.st_size if stat else None, stat.st_mtime_ns if stat else None],
+        "store": settings.store.model_dump(mode="json", exclude={"neo4j_password"}),
+        "retrieval": settings.retrieval.model_dump(mode="json"),
+        "answer": settings.answer.model_dump(mode="json"),
+        "reader": reader,
+        "hops": hops,
+    }
+    return hashlib.sha256(json.dumps(key, sort_keys=True).encode()).hexdigest()[:16]
+
+
 def run_eval(
     settings: Settings,
     path: Path,
@@ -43,9 +61,10 @@ def run_eval(
     heldout: bool,
     hops: str,
     log_path: Path | None,
+    restart: bool = False,
     progress: bool,
 ) -> EvalSummary:
-    """Evaluate the configured retriever on the selected questions of ``path``."""
+    """Evaluate the configured asker on the selected questions of ``path`` (resuming its log)."""
     from retriever_training.run import hops_for
 
     examples = select(settings, path, fmt, limit=limit, lines_file=lines_file, heldout=heldout)
@@ -55,7 +74,16 @@ def run_eval(
         return hops_for(example, default) if hops == "auto" else int(hops)
 
     with (
-        open_retriever(settings) as retriever,
+        open_asker(settings) as asker,
         tqdm(total=len(examples), desc="eval", disable=not progress, leave=False) as bar,
     ):
-        return evaluate(retriever, examples, log_path=log_path, hops_of=hops_of, on_progress=bar.update)
+        return evaluate(
+            asker,
+            examples,
+            log_path=log_path,
+            hops_of=hops_of,
+            fingerprint=run_fingerprint(settings, hops),
+            concurrency=settings.reader.concurrency,
+            restart=restart,
+            on_progress=bar.update,
+        )

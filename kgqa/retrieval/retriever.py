@@ -184,9 +184,18 @@ class Retriever:
         return Retrieval(question, topics, prepared, scores, self.tables[0].names, timings)
 
     def extract_answers(
-        self, retrieval: Retrieval, *, top_n: int = 5, support: int = 3
+        self,
+        retrieval: Retrieval,
+        *,
+        top_n: int = 5,
+        support: int = 3,
+        candidates: torch.Tensor | None = None,
     ) -> list[ExtractedAnswer]:
         """Rank non-topic entities with the extractive reader; each with its best incident triples.
+
+        Args:
+            candidates: BoolTensor [N], the entities allowed as answers (e.g. those the evidence
+                shows); every entity when ``None``. Topics are never answers.
 
         Raises:
             CheckpointError: the retriever was built without a reader.
@@ -195,11 +204,11 @@ class Retriever:
             raise CheckpointError("no extractive reader loaded", hint="load a checkpoint from 'kgqa train'")
         started = time.perf_counter()
         sub = retrieval.prepared.subgraph
+        allowed = sub.candidate_mask() if candidates is None else candidates & sub.candidate_mask()
         with torch.inference_mode():
             logits = self.reader(to_batch(retrieval.prepared, self.tables), retrieval.scores)
-            logits[: sub.num_topics] = float("-inf")  # a topic is never its own answer
-            probs = torch.sigmoid(logits)
-            best = torch.topk(probs, min(top_n, max(sub.num_entities - sub.num_topics, 0)))
+            probs = torch.sigmoid(logits.masked_fill(~allowed, float("-inf")))
+            best = torch.topk(probs, min(top_n, int(allowed.sum())))
         answers = []
         for entity, prob in zip(best.indices.tolist(), best.values.tolist(), strict=True):
             incident = ((sub.head == entity) | (sub.tail == entity)).nonzero().flatten()

@@ -58,6 +58,12 @@ class Subgraph:
         """LongTensor [T] local ids of the topic entities."""
         return torch.arange(self.num_topics)
 
+    def candidate_mask(self) -> torch.Tensor:
+        """BoolTensor [N]: entities that may answer the question (every one but the topics)."""
+        mask = torch.ones(self.num_entities, dtype=torch.bool)
+        mask[: self.num_topics] = False
+        return mask
+
     def triple(self, i: int) -> tuple[str, str, str]:
         """Triple ``i`` as (head id, relationship type, tail id)."""
         return (

@@ -88,6 +88,7 @@ CASES: dict[str, tuple[dict[str, Any], bool]] = {
     "question_link_entities": ({"id": "q1", "role": "TOPIC", "entity_ids": ["Jaws"]}, True),
     "question_get": ({"id": "q1"}, False),
     "question_evidence": ({"id": "q1"}, False),
+    "question_browser": ({"id": "q1"}, False),
 }
 
 

@@ -3,64 +3,26 @@
 from __future__ import annotations
 
 import json
-from collections.abc import Iterator
 from pathlib import Path
 
-import pytest
 import torch
-from conftest import TOY_TRIPLES, FakeEmbedder
+from conftest import QUESTIONS, toy_examples
 
+from kgqa.config import AnswerSettings
 from kgqa.eval.run import evaluate
+from kgqa.pipeline import Asker
 from kgqa.retrieval.features import SubgraphSettings
 from kgqa.retrieval.retriever import Retriever
 from kgqa.retrieval.tables import EntityTable, RelationTable
 from kgqa.store.kglite_store import KgliteStore
 from kgqa.types import QAExample
 from retriever_training.examples import build_examples
-from retriever_training.train import TrainSettings, train_reader, train_scorer
-
-QUESTIONS = [
-    ("who directed [Cast Away]", ("Cast Away",), ("Robert Zemeckis",)),
-    ("who directed [Jaws]", ("Jaws",), ("Steven Spielberg",)),
-    ("who directed [The Terminal]", ("The Terminal",), ("Steven Spielberg",)),
-    ("who directed [Forrest Gump]", ("Forrest Gump",), ("Robert Zemeckis",)),
-    ("what films did [Tom Hanks] act in", ("Tom Hanks",), ("Forrest Gump", "Cast Away", "The Terminal")),
-    ("when was [Cast Away] released", ("Cast Away",), ("2000",)),
-    ("when was [Forrest Gump] released", ("Forrest Gump",), ("1994",)),
-]
-
-
-def _examples() -> list[QAExample]:
-    return [
-        QAExample(f"toy:{i}", q.replace("[", "").replace("]", ""), t, a, line=i)
-        for i, (q, t, a) in enumerate(QUESTIONS)
-    ]
-
-
-@pytest.fixture(scope="module")
-def trained(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Retriever]:
-    """Trained once per module (training dominates the cost), on its own toy store."""
-    from ingest.embedding import embed_store
-    from ingest.loader import load
-    from kgqa.types import TripleRecord
-
-    embedder = FakeEmbedder()
-    with KgliteStore(tmp_path_factory.mktemp("toy") / "graph.kgl") as store:
-        records = [TripleRecord(h, r, t, line=i + 1) for i, (h, r, t) in enumerate(TOY_TRIPLES)]
-        load(store, records, source="toy", fmt="test", source_key="toy")
-        embed_store(store, embedder)
-        tables = (EntityTable(store, embedder.dimension), RelationTable(store))
-        examples = build_examples(store, embedder, _examples(), tables, SubgraphSettings(hops=2))
-        settings = TrainSettings(epochs=40, patience=40, scorer_hidden=32, reader_hidden=32, seed=0)
-        scorer, history = train_scorer(examples, examples, tables, settings, progress=False)
-        assert history.val_metric[history.best_epoch - 1] == max(history.val_metric)
-        reader, _ = train_reader(examples, examples, scorer, tables, settings, progress=False)
-        yield Retriever(store, embedder, scorer, reader, subgraph=SubgraphSettings(hops=2))
+from retriever_training.train import TrainSettings, train_scorer
 
 
 def test_training_is_deterministic_for_a_seed(toy_kg: KgliteStore, fake_embedder) -> None:  # type: ignore[no-untyped-def]
     tables = (EntityTable(toy_kg, fake_embedder.dimension), RelationTable(toy_kg))
-    examples = build_examples(toy_kg, fake_embedder, _examples(), tables, SubgraphSettings(hops=2))
+    examples = build_examples(toy_kg, fake_embedder, toy_examples(), tables, SubgraphSettings(hops=2))
     settings = TrainSettings(epochs=3, patience=3, scorer_hidden=16, seed=3)
     a, _ = train_scorer(examples, examples, tables, settings, progress=False)
     b, _ = train_scorer(examples, examples, tables, settings, progress=False)
@@ -83,18 +45,18 @@ def test_retriever_ranks_the_answer_path_first_and_reads_the_answer(trained: Ret
 
 def test_evaluate_writes_log_and_scores_training_questions(trained: Retriever, tmp_path: Path) -> None:
     log = tmp_path / "eval.jsonl"
-    summary = evaluate(trained, _examples(), log_path=log, hops_of=lambda e: 2)
+    summary = evaluate(Asker(trained, AnswerSettings()), toy_examples(), log_path=log, hops_of=lambda e: 2)
     assert summary.n == len(QUESTIONS) and summary.failed == 0
     assert summary.answer_recall[25] == 1.0
     assert summary.path_triple_recall[25] == 1.0
     assert summary.reader["hit_at_1"] >= 6 / 7
     records = [json.loads(line) for line in log.read_text().splitlines()]
-    assert [r["qid"] for r in records] == [e.qid for e in _examples()]
+    assert [r["qid"] for r in records] == [e.qid for e in toy_examples()]
     assert {"linked", "top_triples", "answers", "gold", "timings_ms"} <= set(records[0])
     assert "retrieval_total" in summary.latency_ms
 
 
 def test_evaluate_counts_unknown_topic_as_failed(trained: Retriever, tmp_path: Path) -> None:
     bad = QAExample("toy:x", "who directed Nowhere", ("Nowhere",), ("x",), line=0)
-    summary = evaluate(trained, [bad], log_path=tmp_path / "e.jsonl", hops_of=lambda e: 2)
+    summary = evaluate(Asker(trained, AnswerSettings()), [bad], log_path=tmp_path / "e.jsonl", hops_of=lambda e: 2)
     assert summary.failed == 1 and summary.n == 0

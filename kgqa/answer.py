@@ -1,0 +1,119 @@
+"""What ``kgqa ask`` returns: answers, the evidence behind them, and how each answer is grounded.
+
+An LLM answers with names; an answer is *grounded* when it names an entity the evidence shows
+(compared after SubgraphRAG's answer normalisation), and then carries that entity's id.
+Ungrounded answers are kept but flagged, so a user sees when the reader went beyond the graph.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+from kgqa.eval.metrics import normalize_answer
+from kgqa.retrieval.retriever import ScoredTriple
+from kgqa.types import LinkedEntity
+
+SCHEMA_VERSION = 1
+
+
+@dataclass(frozen=True, slots=True)
+class AnswerEntity:
+    """One answer.
+
+    Attributes:
+        name: the answer as the reader gave it (an entity name).
+        id: ``Entity.id`` of the evidence entity it names; ``None`` when ungrounded.
+        score: extractive reader probability in [0, 1]; ``None`` for LLM answers.
+        grounded: whether the answer names an entity shown in the evidence.
+    """
+
+    name: str
+    id: str | None
+    score: float | None
+    grounded: bool
+
+    def to_dict(self) -> dict[str, Any]:
+        score = None if self.score is None else round(self.score, 6)
+        return {"name": self.name, "id": self.id, "score": score, "grounded": self.grounded}
+
+
+@dataclass(frozen=True, slots=True)
+class EvidenceLine:
+    """One evidence line as shown to the reader, with the triples (and element ids) behind it."""
+
+    text: str
+    score: float
+    triples: tuple[ScoredTriple, ...]
+
+    def to_dict(self) -> dict[str, Any]:
+        return {
+            "text": self.text,
+            "score": round(self.score, 6),
+            "triples": [t.to_dict() for t in self.triples],
+        }
+
+
+@dataclass(frozen=True, slots=True)
+class Answer:
+    """A question answered with evidence.
+
+    Attributes:
+        answers: best first.
+        abstained: the reader said the evidence does not answer the question.
+        evidence: lines weakest first, best last (prompt order).
+        reader: ``extractive`` or ``llm:<model id>``.
+        raw_replies: the LLM's replies, the double-check retry included (empty for extractive).
+        prompt_tokens / completion_tokens: LLM token counts (0 for extractive).
+        timings_ms: milliseconds per stage.
+        question_id: set once the answer is saved to the store.
+    """
+
+    question: str
+    topics: tuple[LinkedEntity, ...]
+    answers: tuple[AnswerEntity, ...]
+    abstained: bool
+    evidence: tuple[EvidenceLine, ...]
+    reader: str
+    raw_replies: tuple[str, ...] = ()
+    prompt_tokens: int = 0
+    completion_tokens: int = 0
+    timings_ms: dict[str, float] = field(default_factory=dict)
+    question_id: str | None = None
+
+    def evidence_rel_eids(self) -> list[str]:
+        """Element ids of the evidence relationships, each once, in evidence order."""
+        return list(dict.fromkeys(t.rel_eid for line in self.evidence for t in line.triples))
+
+    def to_dict(self) -> dict[str, Any]:
+        return {
+            "schema_version": SCHEMA_VERSION,
+            "question": self.question,
+            "question_id": self.question_id,
+            "topics": [t.to_dict() for t in self.topics],
+            "answers": [a.to_dict() for a in self.answers],
+            "abstained": self.abstained,
+            "evidence": [line.to_dict() for line in self.evidence],
+            "reader": self.reader,
+            "raw_replies": list(self.raw_replies),
+            "tokens": {"prompt": self.prompt_tokens, "completion": self.completion_tokens},
+            "timings_ms": {stage: round(ms, 3) for stage, ms in self.timings_ms.items()},
+        }
+
+
+def ground(names: Sequence[str], evidence_entities: Mapping[str, str]) -> tuple[AnswerEntity, ...]:
+    """Match LLM answer names to evidence entities.
+
+    Args:
+        names: answers as the reader wrote them, best first.
+        evidence_entities: ``Entity.id`` -> name of every entity the evidence mentions.
+    """
+    by_name: dict[str, str] = {}
+    for entity_id, name in evidence_entities.items():
+        by_name.setdefault(normalize_answer(name), entity_id)
+    grounded = []
+    for name in names:
+        entity_id = by_name.get(normalize_answer(name))
+        grounded.append(AnswerEntity(name, entity_id, None, entity_id is not None))
+    return tuple(grounded)

@@ -1,0 +1,147 @@
+"""``kgqa ask`` and ``kgqa show``: answer a question with evidence, save it, reopen it in Browser."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import click
+
+from kgqa.cli import CliState, pass_state
+from kgqa.cli.common import checkpoint_option, emit_json, json_option, resolve, store_options, store_overrides
+
+
+def answer_options(func: Any) -> Any:
+    """Reader, pooling and organisation flags shared by ``ask`` and ``eval``."""
+    options = [
+        click.option(
+            "--reader",
+            "reader_kind",
+            type=click.Choice(["extractive", "llm"]),
+            help="Who answers (reader.kind, default extractive).",
+        ),
+        click.option(
+            "--llm-backend",
+            type=click.Choice(["openai", "transformers", "vllm"]),
+            help="LLM backend (reader.backend, default openai).",
+        ),
+        click.option("--model", help="LLM model: served name (openai) or path / package (reader.model)."),
+        click.option("--base-url", help="OpenAI-compatible endpoint (reader.base_url).", metavar="URL"),
+        click.option(
+            "--organisation",
+            type=click.Choice(["triples", "chains", "paths"]),
+            help="Evidence form: plain triples, ReG chains, PathRAG flow paths (answer.organisation).",
+        ),
+        click.option(
+            "--pooling",
+            type=click.Choice(["none", "dijkstra", "bfs", "random_walk"]),
+            help="Path pooling kernel for reselection (answer.pooling, default dijkstra).",
+        ),
+        click.option("--evidence-k", type=int, help="Triples kept after reselection (answer.evidence_k)."),
+        checkpoint_option,
+    ]
+    for option in reversed(options):
+        func = option(func)
+    return func
+
+
+def answer_overrides(opts: dict[str, Any]) -> dict[str, dict[str, Any]]:
+    """Config overrides from the flags of :func:`answer_options`."""
+    return {
+        "reader": {
+            "kind": opts.get("reader_kind"),
+            "backend": opts.get("llm_backend"),
+            "model": opts.get("model"),
+            "base_url": opts.get("base_url"),
+        },
+        "answer": {
+            "organisation": opts.get("organisation"),
+            "pooling": opts.get("pooling"),
+            "evidence_k": opts.get("evidence_k"),
+        },
+        "retrieval": {"checkpoint": opts.get("checkpoint")},
+    }
+
+
+@click.command()
+@click.argument("question")
+@click.option("--topic", "topics", multiple=True, help="Topic entity id (skips linking); repeatable.")
+@click.option("--hops", type=int, help="Subgraph hops (retrieval.hops, default 2; MetaQA 3-hop needs 3).")
+@click.option("--save", is_flag=True, help="Write the question and its evidence to the store.")
+@answer_options
+@store_options
+@json_option
+@pass_state
+def ask(
+    state: CliState,
+    question: str,
+    topics: tuple[str, ...],
+    hops: int | None,
+    save: bool,
+    backend: str | None,
+    data_dir: str | None,
+    as_json: bool,
+    **opts: Any,
+) -> None:
+    """Answer QUESTION from the knowledge graph and show the evidence paths behind the answer.
+
+    \b
+    Examples:
+      kgqa ask "which films did [Robert Zemeckis] direct"
+      kgqa ask "who directed Forrest Gump" --organisation chains --save
+      kgqa ask "..." --reader llm --base-url http://localhost:8000/v1 --model Qwen/Qwen2.5-7B-Instruct
+    """
+    loaded = resolve(state, {"store": store_overrides(backend, data_dir), **answer_overrides(opts)})
+    from kgqa.pipeline import open_asker
+    from kgqa.saved_questions import browser_cypher, save_answer
+
+    with open_asker(loaded.settings) as asker:
+        answer = asker.ask(question, topic_ids=topics, hops=hops)
+        if save:
+            answer = save_answer(asker.retriever.store, answer)
+    if as_json:
+        emit_json(
+            {**answer.to_dict(), **({"browser_cypher": browser_cypher(answer.question_id)} if save else {})}
+        )
+        return
+    _render(answer)
+    if answer.question_id:
+        click.echo(f"\nsaved as {answer.question_id}; to see the evidence in Neo4j Browser paste:\n")
+        click.echo(browser_cypher(answer.question_id))
+
+
+def _render(answer: Any) -> None:
+    click.echo("topics: " + ", ".join(f"{t.name} ({t.method}, {t.score:.2f})" for t in answer.topics))
+    click.echo(f"evidence ({len(answer.evidence)} lines, best last):")
+    for line in answer.evidence:
+        click.echo(f"  {line.score:.3f}  {line.text}")
+    if answer.abstained:
+        click.echo(f"answer ({answer.reader}): not available (the reader abstained)")
+    for a in answer.answers:
+        score = "" if a.score is None else f"  p={a.score:.3f}"
+        flag = "" if a.grounded else "  [UNGROUNDED: not among the retrieved entities]"
+        click.echo(f"answer ({answer.reader}): {a.name}{score}{flag}")
+    click.echo("timings ms: " + ", ".join(f"{s}={v:.1f}" for s, v in answer.timings_ms.items()), err=True)
+
+
+@click.command()
+@click.argument("question_id")
+@store_options
+@json_option
+@pass_state
+def show(state: CliState, question_id: str, backend: str | None, data_dir: str | None, as_json: bool) -> None:
+    """Reprint a question saved by 'kgqa ask --save' with its evidence and the Browser query."""
+    loaded = resolve(state, {"store": store_overrides(backend, data_dir)})
+    from kgqa.saved_questions import browser_cypher, load_saved
+    from kgqa.store import open_store
+
+    with open_store(loaded.settings.store) as store:
+        saved = load_saved(store, question_id)
+    if as_json:
+        emit_json(saved.to_dict())
+        return
+    click.echo(f"{saved.id}  asked {saved.asked_at}\nquestion: {saved.text}")
+    click.echo("answers: " + ", ".join(saved.answers) if saved.answers else "answers: (none)")
+    click.echo(f"evidence ({len(saved.evidence)} relationships):")
+    for head, rel, tail, eid in saved.evidence:
+        click.echo(f"  ({head}) -[{rel}]-> ({tail})  rel {eid}")
+    click.echo("\nNeo4j Browser:\n\n" + browser_cypher(saved.id))

@@ -1,0 +1,109 @@
+"""Question write-back (``kgqa ask --save``) and ``kgqa show``: evidence a user can open in Browser.
+
+A saved answer becomes ``(:Question {id, text, asked_at, answers, evidence_rels})`` with
+``TOPIC`` and ``ANSWER`` relationships to its entities; ``evidence_rels`` holds the element ids
+of the evidence relationships, so ``cypher/question_browser.cypher`` draws the whole evidence
+subgraph. Everything is written in one transaction.
+"""
+
+from __future__ import annotations
+
+import uuid
+from dataclasses import dataclass, replace
+from datetime import UTC, datetime
+from typing import Any
+
+from kgqa.answer import Answer
+from kgqa.errors import EntityNotFoundError
+from kgqa.store import queries
+from kgqa.store.protocol import GraphStore, Statement
+
+
+@dataclass(frozen=True, slots=True)
+class SavedQuestion:
+    """A question read back from the store, with its evidence relationships."""
+
+    id: str
+    text: str
+    asked_at: str
+    answers: tuple[str, ...]
+    evidence: tuple[tuple[str, str, str, str], ...]  # (head id, relationship type, tail id, element id)
+
+    def to_dict(self) -> dict[str, Any]:
+        return {
+            "id": self.id,
+            "text": self.text,
+            "asked_at": self.asked_at,
+            "answers": list(self.answers),
+            "evidence": [
+                dict(zip(("head", "relation", "tail", "rel_eid"), e, strict=True)) for e in self.evidence
+            ],
+            "browser_cypher": browser_cypher(self.id),
+        }
+
+
+def new_question_id() -> str:
+    return "q-" + uuid.uuid4().hex[:12]
+
+
+def save_answer(store: GraphStore, answer: Answer, *, question_id: str | None = None) -> Answer:
+    """Write ``answer`` as a Question node linked to its topics and grounded answers.
+
+    Returns:
+        the answer with ``question_id`` set.
+    """
+    qid = question_id or new_question_id()
+    answer_ids = [a.id for a in answer.answers if a.id is not None]
+    statements = [
+        Statement(
+            queries.get("question_save"),
+            {
+                "id": qid,
+                "text": answer.question,
+                "asked_at": datetime.now(UTC).isoformat(timespec="seconds"),
+                "answers": [a.id or a.name for a in answer.answers],
+                "evidence_rels": answer.evidence_rel_eids(),
+            },
+        ),
+        Statement(
+            queries.get("question_link_entities"),
+            {"id": qid, "role": "TOPIC", "entity_ids": [t.id for t in answer.topics]},
+        ),
+        Statement(
+            queries.get("question_link_entities"), {"id": qid, "role": "ANSWER", "entity_ids": answer_ids}
+        ),
+    ]
+    store.write(statements)
+    return replace(answer, question_id=qid)
+
+
+def load_saved(store: GraphStore, question_id: str) -> SavedQuestion:
+    """Read a saved question and its evidence back.
+
+    Raises:
+        EntityNotFoundError: no Question with that id.
+    """
+    rows = store.run(queries.get("question_get"), {"id": question_id})
+    if not rows:
+        raise EntityNotFoundError(
+            f"no saved question with id {question_id!r}",
+            hint="ids are printed by 'kgqa ask --save'; list them with "
+            'kgqa cypher "MATCH (q:Question) RETURN q.id, q.text"',
+        )
+    row = rows[0]
+    evidence = store.run(queries.get("question_evidence"), {"id": question_id})
+    order = {eid: i for i, eid in enumerate(row["evidence_rels"] or [])}
+    ranked = sorted(evidence, key=lambda e: order.get(e["rel_eid"], len(order)))
+    return SavedQuestion(
+        id=row["id"],
+        text=row["text"],
+        asked_at=row["asked_at"],
+        answers=tuple(row["answers"] or ()),
+        evidence=tuple((e["h_id"], e["rel_type"], e["t_id"], e["rel_eid"]) for e in ranked),
+    )
+
+
+def browser_cypher(question_id: str) -> str:
+    """What to paste into Neo4j Browser to draw the question's evidence subgraph."""
+    quoted = question_id.replace("\\", "\\\\").replace('"', '\\"')
+    return f':param id => "{quoted}"\n\n{queries.get("question_browser").body}'
