@@ -43,15 +43,25 @@ FILES = {
 SIZES = {"tiny": 20, "small": 300, "full": None}
 
 
-def _throughput(retriever, repeat: int) -> dict[str, float]:  # type: ignore[no-untyped-def]
-    """Median ms of factorised vs concatenated scoring of the largest prepared subgraph at hand."""
+def _throughput(retriever, repeat: int, *, hidden: int | None = None) -> dict[str, float]:  # type: ignore[no-untyped-def]
+    """Median ms of factorised vs concatenated scoring of one large 3-hop subgraph.
+
+    ``hidden`` swaps in a freshly initialised scorer of that width (same input widths): speed
+    does not depend on the weights, and the paper's width is 1024.
+    """
+    import dataclasses
+
     import torch
 
     from kgqa.retrieval.features import to_batch
+    from kgqa.retrieval.scorer import TripleScorer
 
     result = retriever.retrieve("what genres are the movies written by the writer of [Forrest Gump]", hops=3)
     batch = to_batch(result.prepared, retriever.tables)
     scorer = retriever.scorer
+    if hidden is not None:
+        torch.manual_seed(0)
+        scorer = TripleScorer(dataclasses.replace(scorer.config, hidden=hidden)).eval()
     with torch.inference_mode():
         fast, slow = scorer(batch), scorer.forward_concat(batch)
         assert torch.allclose(fast, slow, atol=1e-4), "factorised and concatenated scores differ"
@@ -62,7 +72,12 @@ def _throughput(retriever, repeat: int) -> dict[str, float]:  # type: ignore[no-
                 fn(batch)
                 timings[name].append((time.perf_counter_ns() - started) / 1e6)
     med = {k: statistics.median(v) for k, v in timings.items()}
-    return {**med, "triples": batch.num_triples, "speedup": med["concatenated"] / med["factorised"]}
+    return {
+        **med,
+        "hidden": scorer.config.hidden,
+        "triples": batch.num_triples,
+        "speedup": med["concatenated"] / med["factorised"],
+    }
 
 
 @click.command()
@@ -103,7 +118,7 @@ def main(
     from kgqa.config import load_config
     from kgqa.eval.run import evaluate
     from kgqa.eval.session import select
-    from kgqa.pipeline import open_retriever
+    from kgqa.pipeline import open_asker
     from retriever_training.run import hops_for
 
     torch.set_num_threads(2)
@@ -115,13 +130,14 @@ def main(
     settings = load_config(overrides, environ={}).settings
     rows, stage_rows = [], []
     record = {"bench": "retrieval", "dataset": dataset, "size": size, **environment(device)}
-    with open_retriever(settings) as retriever:
+    with open_asker(settings) as asker:
+        retriever = asker.retriever
         for name, path, lines, fmt in FILES[dataset]:
             if not path.exists():
                 raise click.ClickException(f"{path} is not available (benchmarks read ../shared/data)")
             examples = select(settings, path, fmt, limit=SIZES[size], lines_file=lines, heldout=True)
             summary = evaluate(
-                retriever, examples, log_path=None, hops_of=lambda e: hops_for(e, settings.retrieval.hops)
+                asker, examples, log_path=None, hops_of=lambda e: hops_for(e, settings.retrieval.hops)
             )
             lat = summary.latency_ms["retrieval_total"]
             rows.append(
@@ -147,7 +163,8 @@ def main(
             )
             stages = [s for s in summary.latency_ms if s != "retrieval_total"]
             record[name] = summary.to_dict()
-        speed = _throughput(retriever, repeat) if dataset == "metaqa" else None
+        widths = (None, 1024) if dataset == "metaqa" else ()
+        speeds = [_throughput(retriever, repeat, hidden=w) for w in widths]
     click.echo(f"{dataset}: held-out questions ({size}), retrieval checkpoint {settings.checkpoint_path}")
     click.echo(
         markdown_table(
@@ -167,12 +184,13 @@ def main(
     )
     click.echo("\nper-stage latency, p50 / p95 ms:")
     click.echo(markdown_table(["split", *stages], stage_rows))
-    if speed:
+    for speed in speeds:
         click.echo(
-            f"\nscorer on {speed['triples']} triples: factorised {speed['factorised']:.2f} ms, "
-            f"concatenated {speed['concatenated']:.2f} ms, speed-up {speed['speedup']:.1f}x (equal outputs)"
+            f"\nscorer (hidden {speed['hidden']}) on {speed['triples']} triples: factorised "
+            f"{speed['factorised']:.2f} ms, concatenated {speed['concatenated']:.2f} ms, "
+            f"speed-up {speed['speedup']:.1f}x (equal outputs)"
         )
-    record["throughput"] = speed
+    record["throughput"] = speeds
     append_jsonl(out, record)
 
 

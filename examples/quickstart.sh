@@ -2,7 +2,8 @@
 # Quick start on the embedded store, no server: install kgqa, load the bundled MetaQA slice
 # (2,951 real triples about 200 films) with embeddings and indexes, show what was loaded, look an
 # entity up, train a small retriever on 294 real MetaQA questions about the slice, and answer a
-# question with the extractive reader, printing the scored evidence triples with their element ids.
+# question: the extractive reader answers from ReG evidence chains (best last), the answer and its
+# evidence are saved to the store, and the Cypher to draw that evidence in Neo4j Browser is printed.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
@@ -19,5 +20,5 @@ echo
 echo "== train the triple scorer and extractive reader (about a minute on 2 cores) =="
 [ -f kgqa-data/retriever.pt ] || kgqa train examples/metaqa_movies/questions.txt --format metaqa --epochs 10
 echo
-echo "== question: which films did Robert Zemeckis direct? (scored evidence triples, then extracted answers) =="
-kgqa retrieve "which films did Robert Zemeckis direct" --top-k 10
+echo "== kgqa ask: which films did Robert Zemeckis direct? (evidence chains, best last; saved) =="
+kgqa ask "which films did Robert Zemeckis direct" --organisation chains --evidence-k 30 --save

@@ -111,6 +111,7 @@ class ReaderSettings(_Section):
     api_key: SecretStr | None = None
     timeout_s: float = Field(60.0, gt=0)
     max_retries: int = Field(4, ge=0)
+    retry_backoff_s: float = Field(1.0, ge=0)  # first wait between retries; doubles up to 30 s
     concurrency: int = Field(4, ge=1)
     context_tokens: int = Field(8192, ge=256)
     max_new_tokens: int = Field(256, ge=1)

@@ -87,3 +87,23 @@ class EntityNotFoundError(LinkingError):
 
 class CheckpointError(KgqaError):
     """A model checkpoint is missing, corrupt or incompatible."""
+
+
+class BackendNotInstalledError(ConfigError, ImportError):
+    """A configured backend needs an optional extra that is not installed (the hint names it)."""
+
+
+class ReaderError(KgqaError):
+    """The reader (LLM or extractive) failed on a question."""
+
+
+class LLMTransientError(ReaderError, RetryableError):
+    """One LLM call failed in a way a retry may fix: HTTP 429/408/5xx, connection error, timeout."""
+
+
+class LLMUnavailableError(ReaderError):
+    """The LLM backend kept failing after every retry (server down, overloaded or too slow)."""
+
+
+class AnswerParseError(ReaderError):
+    """An LLM reply has no ``ans:`` line where one was required."""

@@ -121,7 +121,7 @@ class Asker:
     def _read_llm(self, retrieval: Retrieval, evidence: Evidence) -> Answer:
         assert self.llm is not None
         reading = self.llm.read(retrieval.question, evidence.items, form=evidence.form)
-        shown = evidence.items[len(evidence.items) - reading.items_used :] if reading.items_used else []
+        shown = list(reading.items_used)  # the budget may have dropped the weakest lines
         sub = retrieval.prepared.subgraph
         entity_names = {
             sub.entity_ids[e]: retrieval.names.get(sub.entity_ids[e], sub.entity_ids[e])

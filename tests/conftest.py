@@ -9,6 +9,9 @@ from pathlib import Path
 import pytest
 import torch
 
+from kgqa.config import ReaderSettings
+from kgqa.reasoning.readers import make_llm_client
+from kgqa.reasoning.readers.transformers_client import TransformersClient
 from kgqa.retrieval.features import SubgraphSettings
 from kgqa.retrieval.retriever import Retriever
 from kgqa.retrieval.tables import EntityTable, RelationTable
@@ -141,3 +144,18 @@ def trained(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Retriever]:
         assert history.val_metric[history.best_epoch - 1] == max(history.val_metric)
         reader, _ = train_reader(examples, examples, scorer, tables, settings, progress=False)
         yield Retriever(store, embedder, scorer, reader, subgraph=SubgraphSettings(hops=2))
+
+
+# --------------------------------------------------------------------------- the bundled small LLM
+
+GEMMA_SETTINGS = ReaderSettings(
+    kind="llm", backend="transformers", device="cpu", context_tokens=2048, max_new_tokens=16
+)
+
+
+@pytest.fixture(scope="session")
+def gemma() -> TransformersClient:
+    """The bundled Gemma 3 270M in process (first run: assembles and converts the GGUF, ~1 min)."""
+    client = make_llm_client(GEMMA_SETTINGS)
+    assert isinstance(client, TransformersClient)
+    return client

@@ -58,5 +58,6 @@ def test_evaluate_writes_log_and_scores_training_questions(trained: Retriever, t
 
 def test_evaluate_counts_unknown_topic_as_failed(trained: Retriever, tmp_path: Path) -> None:
     bad = QAExample("toy:x", "who directed Nowhere", ("Nowhere",), ("x",), line=0)
-    summary = evaluate(Asker(trained, AnswerSettings()), [bad], log_path=tmp_path / "e.jsonl", hops_of=lambda e: 2)
+    asker = Asker(trained, AnswerSettings())
+    summary = evaluate(asker, [bad], log_path=tmp_path / "e.jsonl", hops_of=lambda e: 2)
     assert summary.failed == 1 and summary.n == 0

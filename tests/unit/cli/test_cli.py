@@ -9,6 +9,7 @@ from pathlib import Path
 
 import pytest
 from click.testing import CliRunner
+from llm_fakes import ChatServer, Step
 
 from kgqa.cli import cli
 
@@ -210,6 +211,38 @@ def test_train_retrieve_eval_on_the_bundled_slice(tmp_path: Path) -> None:
     assert summary["n"] + summary["failed"] == 10
     assert len(log.read_text().splitlines()) == 10
     assert set(summary["answer_recall"]) == {"25", "50", "100", "200"}
+    # ask -> save -> show
+    code, out, err = _run("ask", "who directed [Cast Away]", "--data-dir", data, "--save", "--json")
+    assert code == 0, err
+    asked = json.loads(out)
+    assert asked["answers"] and asked["evidence"] and asked["question_id"].startswith("q-")
+    assert asked["browser_cypher"].startswith(f':param id => "{asked["question_id"]}"')
+    code, out, err = _run("show", asked["question_id"], "--data-dir", data, "--json")
+    assert code == 0, err
+    shown = json.loads(out)
+    saved_eids = [t["rel_eid"] for line in asked["evidence"] for t in line["triples"]]
+    assert [e["rel_eid"] for e in shown["evidence"]] == list(dict.fromkeys(saved_eids))
+    assert shown["answers"] == [a["id"] for a in asked["answers"]]
+    # the LLM reader through the OpenAI-compatible client, against a local server
+    with ChatServer() as server:
+        server.script = [Step("ans: Robert Zemeckis")]
+        code, out, err = _run(
+            "ask",
+            "who directed [Cast Away]",
+            "--data-dir",
+            data,
+            "--reader",
+            "llm",
+            "--base-url",
+            server.url,
+            "--model",
+            "served-model",
+            "--organisation",
+            "chains",
+        )
+    assert code == 0, err
+    assert "answer (llm:served-model): Robert Zemeckis" in out
+    assert "Paths:" in server.requests[0]["body"]["messages"][-1]["content"]
 
 
 def test_retrieve_without_checkpoint_explains_how_to_train(tmp_path: Path) -> None:
