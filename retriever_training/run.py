@@ -18,7 +18,7 @@ from tqdm import tqdm
 
 from kgqa.config import Settings
 from kgqa.embed import make_embedder
-from kgqa.eval.datasets import read_questions, split_train_val
+from kgqa.eval.datasets import read_questions, sample, split_train_val
 from kgqa.retrieval.features import SubgraphSettings
 from kgqa.retrieval.tables import EntityTable, RelationTable
 from kgqa.store import open_store
@@ -111,7 +111,7 @@ def run_training(
     parts: dict[str, list[QAExample]] = {"train": [], "val": [], "heldout": []}
     for path, fmt in sources:
         for name, items in split.parts(list(read_questions(path, fmt))).items():
-            parts[name] += items[:limit] if limit and name != "heldout" else items
+            parts[name] += sample(items, limit, seed=split.seed) if name != "heldout" else items
     report.questions = {k: len(v) for k, v in parts.items()}
     embedder = make_embedder(settings.embedder)
     started = time.perf_counter()

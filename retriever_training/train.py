@@ -36,7 +36,8 @@ class TrainSettings:
     lr: float = 1e-3
     scorer_hidden: int = 256
     reader_hidden: int = 256
-    layers: int = 2
+    scorer_layers: int = 1  # SubgraphRAG's reference: Linear -> ReLU -> Linear(hidden, 1)
+    reader_layers: int = 2
     recall_k: int = 100
     seed: int = 0
 
@@ -139,7 +140,9 @@ def train_scorer(
 ) -> tuple[TripleScorer, History]:
     """Train the triple scorer on weak labels; early stopping on validation triple recall@k."""
     seed_everything(settings.seed)
-    model = TripleScorer(_config(ScorerConfig, train, hidden=settings.scorer_hidden, layers=settings.layers))
+    model = TripleScorer(
+        _config(ScorerConfig, train, hidden=settings.scorer_hidden, layers=settings.scorer_layers)
+    )
     bce = nn.BCEWithLogitsLoss()
 
     def loss_of(ex: TrainingExample) -> torch.Tensor | None:
@@ -180,7 +183,9 @@ def train_reader(
 ) -> tuple[EntityReader, History]:
     """Train the extractive reader's entity scorer on answer labels; early stopping on Hit@1."""
     seed_everything(settings.seed)
-    model = EntityReader(_config(ReaderConfig, train, hidden=settings.reader_hidden, layers=settings.layers))
+    model = EntityReader(
+        _config(ReaderConfig, train, hidden=settings.reader_hidden, layers=settings.reader_layers)
+    )
     bce = nn.BCEWithLogitsLoss()
     with torch.inference_mode():
         triple_probs = {id(ex): torch.sigmoid(scorer(to_batch(ex.prepared, tables))) for ex in [*train, *val]}

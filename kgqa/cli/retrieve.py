@@ -78,7 +78,11 @@ def retrieve(
     "--format", "fmt", type=click.Choice(QUESTION_FORMATS), required=True, help="Question file format."
 )
 @click.option("--out", type=click.Path(dir_okay=False, path_type=Path), help="Checkpoint to write.")
-@click.option("--limit", type=int, help="Use at most N training (and N validation) questions per file.")
+@click.option(
+    "--limit",
+    type=int,
+    help="Use a fixed pseudo-random sample of N training (and N validation) questions per file.",
+)
 @click.option("--epochs", type=int, default=20, show_default=True)
 @click.option("--patience", type=int, default=4, show_default=True, help="Early-stopping patience (epochs).")
 @click.option("--hidden", type=int, default=256, show_default=True, help="MLP width (paper: 1024).")
@@ -158,7 +162,9 @@ def train(
 @click.command(name="eval")
 @click.argument("questions_file", type=click.Path(exists=True, dir_okay=False, path_type=Path))
 @click.option("--format", "fmt", type=click.Choice(QUESTION_FORMATS), required=True)
-@click.option("--limit", type=int, help="Evaluate at most N questions.")
+@click.option(
+    "--limit", type=int, help="Evaluate a fixed pseudo-random sample of N questions (same N, same questions)."
+)
 @click.option(
     "--lines",
     "lines_file",

@@ -125,6 +125,19 @@ def split_train_val(
     return train, val
 
 
+def sample(examples: Sequence[QAExample], n: int | None, *, seed: int = 0) -> list[QAExample]:
+    """A fixed pseudo-random sample of ``n`` examples (all of them when ``n`` is None), in input order.
+
+    Question files are often grouped by question type (MetaQA's dev files are sorted by it), so
+    the first ``n`` lines would cover only a few types. Ranking by a seeded hash of the qid picks a
+    representative sample that is the same on every run and grows by adding examples as ``n`` grows.
+    """
+    if n is None or n >= len(examples):
+        return list(examples)
+    ranked = sorted(range(len(examples)), key=lambda i: _unit_hash(f"sample:{seed}:{examples[i].qid}"))
+    return [examples[i] for i in sorted(ranked[: max(n, 0)])]
+
+
 def _unit_hash(text: str) -> float:
     digest = hashlib.blake2b(text.encode("utf-8"), digest_size=8).digest()
     return int.from_bytes(digest, "little") / 2**64

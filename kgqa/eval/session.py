@@ -4,14 +4,13 @@ from __future__ import annotations
 
 import hashlib
 import json
-from itertools import islice
 from pathlib import Path
 
 import torch
 from tqdm import tqdm
 
 from kgqa.config import Settings
-from kgqa.eval.datasets import read_line_numbers, read_questions
+from kgqa.eval.datasets import read_line_numbers, read_questions, sample
 from kgqa.eval.run import EvalSummary, evaluate
 from kgqa.pipeline import open_asker
 from kgqa.types import QAExample
@@ -32,7 +31,7 @@ def select(
     examples = list(read_questions(path, fmt, lines=lines))
     if heldout:
         examples = heldout_part(examples, settings.checkpoint_path)
-    return list(islice(examples, limit)) if limit else examples
+    return sample(examples, limit)
 
 
 def run_fingerprint(settings: Settings, hops: str) -> str:

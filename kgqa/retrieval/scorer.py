@@ -78,7 +78,7 @@ class ScorerConfig:
     emb_dim: int
     dde_dim: int = 10
     hidden: int = 1024
-    layers: int = 2
+    layers: int = 1
     dropout: float = 0.0
 
     def __post_init__(self) -> None:

@@ -16,9 +16,7 @@ from kgqa.reasoning.readers.protocol import Completion, LLMClient, Message
 __all__ = ["Completion", "LLMClient", "Message", "make_llm_client"]
 
 
-def make_llm_client(
-    settings: ReaderSettings, *, cache_dir: Path | None = None
-) -> LLMClient:
+def make_llm_client(settings: ReaderSettings, *, cache_dir: Path | None = None) -> LLMClient:
     """The backend ``settings.backend`` names, configured from ``settings``.
 
     Args:

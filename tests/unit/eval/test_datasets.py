@@ -10,7 +10,7 @@ from pathlib import Path
 import pytest
 
 from kgqa.errors import ConfigError, IngestError
-from kgqa.eval.datasets import FORMATS, read_line_numbers, read_questions, split_train_val
+from kgqa.eval.datasets import FORMATS, read_line_numbers, read_questions, sample, split_train_val
 from kgqa.types import QAExample
 
 # metaqa/1-hop/qa_dev.txt lines 1, 2 and 5001, and the matching qa_dev_qtype.txt lines.
@@ -234,3 +234,19 @@ def test_split_train_val_is_deterministic_and_stable_when_the_file_grows() -> No
     assert split_train_val(_examples(10), val_fraction=0.0, seed=1)[1] == []
     with pytest.raises(ConfigError):
         split_train_val(_examples(10), val_fraction=1.5, seed=1)
+
+
+def test_sample_is_fixed_representative_and_in_input_order() -> None:
+    # A file sorted by question type, as MetaQA's dev files are: the head holds one type only.
+    examples = [
+        QAExample(f"q{i}", f"question {i}", ("t",), ("a",), line=i, qtype=f"type{i // 100}")
+        for i in range(500)
+    ]
+    picked = sample(examples, 50)
+    assert picked == sample(examples, 50)  # same on every run
+    assert len(picked) == 50 and len({e.qid for e in picked}) == 50
+    assert [e.line for e in picked] == sorted(e.line for e in picked)  # input order kept
+    assert {e.qtype for e in picked} == {f"type{k}" for k in range(5)}  # not just the head
+    assert set(sample(examples, 20)) <= set(sample(examples, 50))  # grows by adding
+    assert sample(examples, None) == examples and sample(examples, 900) == examples
+    assert sample(examples, 50, seed=1) != picked
