@@ -75,6 +75,9 @@ def _score(asker, gathered, gold: set[str]) -> dict[str, float]:  # type: ignore
 @click.option("--tokenizer", type=click.Choice(["gemma", "estimate"]), default="gemma", show_default=True)
 @click.option("--evidence-k", type=int, default=100, show_default=True, help="Triples kept (k').")
 @click.option(
+    "--flow-theta", type=float, default=None, help="PathRAG pruning threshold (default answer.flow_theta)."
+)
+@click.option(
     "--data-dir",
     type=click.Path(file_okay=False, path_type=Path),
     default=Path("kgqa-data"),
@@ -93,6 +96,7 @@ def main(
     device: str,
     tokenizer: str,
     evidence_k: int,
+    flow_theta: float | None,
     data_dir: Path,
     checkpoint: Path | None,
     out: Path,
@@ -117,7 +121,10 @@ def main(
     count = _token_counter(tokenizer)
     configs = [
         AnswerSettings(
-            pooling=p, organisation=o, evidence_k=evidence_k, flow_theta=settings.answer.flow_theta
+            pooling=p,
+            organisation=o,
+            evidence_k=evidence_k,
+            flow_theta=settings.answer.flow_theta if flow_theta is None else flow_theta,
         )
         for p in POOLING
         for o in ORGANISATIONS
@@ -173,6 +180,7 @@ def main(
                 record["results"].append({"hop": hop, "n": n, **config.model_dump(), **mean})
     click.echo(
         f"MetaQA dev held-out ({size}), extractive reader, k' = {evidence_k}, "
+        f"flow theta {configs[0].flow_theta}, "
         f"checkpoint {settings.checkpoint_path}, tokens by {tokenizer}"
     )
     click.echo(

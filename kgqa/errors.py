@@ -61,6 +61,10 @@ class MissingIndexError(StoreError):
     """An index the pipeline needs does not exist (yet) in the store."""
 
 
+class QuestionNotFoundError(StoreError):
+    """No saved question has the given id (``kgqa show``)."""
+
+
 class IngestError(KgqaError):
     """A source file could not be read or has malformed content."""
 

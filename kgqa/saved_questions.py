@@ -14,7 +14,7 @@ from datetime import UTC, datetime
 from typing import Any
 
 from kgqa.answer import Answer
-from kgqa.errors import EntityNotFoundError
+from kgqa.errors import QuestionNotFoundError
 from kgqa.store import queries
 from kgqa.store.protocol import GraphStore, Statement
 
@@ -81,11 +81,11 @@ def load_saved(store: GraphStore, question_id: str) -> SavedQuestion:
     """Read a saved question and its evidence back.
 
     Raises:
-        EntityNotFoundError: no Question with that id.
+        QuestionNotFoundError: no Question with that id.
     """
     rows = store.run(queries.get("question_get"), {"id": question_id})
     if not rows:
-        raise EntityNotFoundError(
+        raise QuestionNotFoundError(
             f"no saved question with id {question_id!r}",
             hint="ids are printed by 'kgqa ask --save'; list them with "
             'kgqa cypher "MATCH (q:Question) RETURN q.id, q.text"',

@@ -64,9 +64,9 @@ def test_saved_answer_reads_back_with_its_evidence(trained: Retriever) -> None:
 
 
 def test_show_of_unknown_question_names_the_id(trained: Retriever) -> None:
-    from kgqa.errors import KgqaError
+    from kgqa.errors import QuestionNotFoundError
 
-    with pytest.raises(KgqaError, match="q-missing"):
+    with pytest.raises(QuestionNotFoundError, match="q-missing"):
         load_saved(trained.store, "q-missing")
 
 
