@@ -345,18 +345,24 @@ class TripleScorer(_Checkpointable):
     def forward(self, batch: ScorerBatch) -> Tensor:
         """Logits [E] via the factorised first layer.
 
-        Computes ``W_q q + b`` once, ``W_h x_e + W_tau_h s_e`` and ``W_t x_e + W_tau_t s_e`` once per
-        entity ([N, hidden] each, one matmul), ``W_r x_r`` once per relation ([R, hidden]), then per
-        triple only gathers and adds: cost O((N + R) d h + E h) instead of O(E d h).
+        Computes ``W_h x_e + W_tau_h s_e`` once per entity that heads some triple and
+        ``W_t x_e + W_tau_t s_e`` once per entity that tails one (in a tree-like subgraph most
+        entities take only one role, so projecting both roles for every entity would double the
+        main cost), ``W_r x_r + W_q q + b`` once per relation, then per triple only gathers and
+        adds: O((H + T) d h + R d h + E h) instead of O(E d h). Measured on a 4,619-triple MetaQA
+        3-hop subgraph (2 CPU threads, hidden 256): 6.8 ms against 32 ms for ``forward_concat``.
         """
         w_q, w_h, w_r, w_t, w_th, w_tt = self._first_layer_blocks()
-        x = _entity_inputs(batch, self.no_text)
-        ent_in = torch.cat([x, batch.dde], dim=1)  # [N, d + D]
-        w_ent = torch.cat([torch.cat([w_h, w_th], dim=1), torch.cat([w_t, w_tt], dim=1)], dim=0)
-        as_head, as_tail = (ent_in @ w_ent.T).chunk(2, dim=1)  # [N, hidden] each
-        as_rel = batch.relation_emb @ w_r.T  # [R, hidden]
+        ent_in = torch.cat([_entity_inputs(batch, self.no_text), batch.dde], dim=1)  # [N, d + D]
+        heads, head_of = torch.unique(batch.head, return_inverse=True)
+        tails, tail_of = torch.unique(batch.tail, return_inverse=True)
+        as_head = ent_in[heads] @ torch.cat([w_h, w_th], dim=1).T  # [H, hidden]
+        as_tail = ent_in[tails] @ torch.cat([w_t, w_tt], dim=1).T  # [T, hidden]
         q = batch.question @ w_q.T + self.first.bias  # [hidden]
-        h1 = as_head[batch.head] + as_rel[batch.rel] + as_tail[batch.tail] + q
+        as_rel = batch.relation_emb @ w_r.T + q  # [R, hidden], question folded in
+        h1 = as_head.index_select(0, head_of)
+        h1 += as_tail.index_select(0, tail_of)
+        h1 += as_rel.index_select(0, batch.rel)
         return self.mlp(h1).squeeze(-1)
 
     def forward_concat(self, batch: ScorerBatch) -> Tensor:
@@ -436,11 +442,15 @@ def incident_relation_context(triple_scores: Tensor, batch: ScorerBatch) -> Tens
 
 
 class EntityReader(_Checkpointable):
-    """Extractive reader: MLP on ``[q || x_e || dde_e || incident scores || relation context]``.
+    """Extractive reader: MLP on ``[q || x_e || dde_e || incident scores || pooled incident scores ||
+    relation context]``.
 
-    ``x_e`` is the shared ``no_text`` vector for entities without text; the relation context is
-    :func:`incident_relation_context`. Train with a softmax or BCE loss over the candidate
-    entities against the answer labels.
+    ``x_e`` is the shared ``no_text`` vector for entities without text. The incident features are
+    :func:`incident_score_features` of the scorer's triple scores and of their path-pooled scores
+    (ARCHITECTURE: "pooled scores of incident triples"): a triple's pooled score falls when the
+    path leading to it from the topic is weak, which tells a right-type entity reached along the
+    wrong relation path from the answer. The relation context is :func:`incident_relation_context`.
+    Train with a softmax or BCE loss over the candidate entities against the answer labels.
     """
 
     KIND = "entity_reader"
@@ -449,25 +459,35 @@ class EntityReader(_Checkpointable):
     def __init__(self, config: ReaderConfig) -> None:
         super().__init__(config)
         d = config.emb_dim
-        self.in_dim = 4 * d + config.dde_dim + len(INCIDENT_FEATURES)
+        self.in_dim = 4 * d + config.dde_dim + 2 * len(INCIDENT_FEATURES)
         # Same scale as an L2-normalised text embedding.
         self.no_text = nn.Parameter(torch.randn(d) * d**-0.5)
         self.first = nn.Linear(self.in_dim, config.hidden)
         self.mlp = _mlp_tail(config.hidden, layers=config.layers, dropout=config.dropout)
 
-    def forward(self, batch: ScorerBatch, triple_scores: Tensor) -> Tensor:
+    def forward(self, batch: ScorerBatch, triple_scores: Tensor, pooled_scores: Tensor) -> Tensor:
         """Logits [N], one per local entity.
 
         Args:
             batch: the question's subgraph.
             triple_scores: [E] triple probabilities in [0, 1] (e.g. ``sigmoid`` of the
                 scorer's logits, usually detached).
+            pooled_scores: [E] the same scores after path pooling
+                (:func:`kgqa.retrieval.path_pooling.path_pool` over the whole subgraph).
         """
         n = batch.num_entities
-        feats = incident_score_features(triple_scores, batch.head, batch.tail, n)
+        raw = incident_score_features(triple_scores, batch.head, batch.tail, n)
+        pooled = incident_score_features(pooled_scores, batch.head, batch.tail, n)
         context = incident_relation_context(triple_scores, batch)
         z = torch.cat(
-            [batch.question.expand(n, -1), _entity_inputs(batch, self.no_text), batch.dde, feats, context],
+            [
+                batch.question.expand(n, -1),
+                _entity_inputs(batch, self.no_text),
+                batch.dde,
+                raw,
+                pooled,
+                context,
+            ],
             dim=1,
         )
         return self.mlp(self.first(z)).squeeze(-1)
