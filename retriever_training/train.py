@@ -19,7 +19,6 @@ from torch import nn
 from tqdm import tqdm
 
 from kgqa.retrieval.features import to_batch
-from kgqa.retrieval.path_pooling import path_pool
 from kgqa.retrieval.scorer import EntityReader, ReaderConfig, ScorerConfig, TripleScorer
 from kgqa.retrieval.tables import EntityTable, RelationTable
 from retriever_training.examples import TrainingExample
@@ -189,16 +188,12 @@ def train_reader(
     )
     bce = nn.BCEWithLogitsLoss()
     with torch.inference_mode():
-        triple_probs = {}
-        for ex in [*train, *val]:
-            probs = torch.sigmoid(scorer(to_batch(ex.prepared, tables)))
-            sub = ex.prepared.subgraph
-            triple_probs[id(ex)] = (probs, path_pool(probs, sub.head, sub.tail, sub.topic, sub.num_entities))
+        triple_probs = {id(ex): torch.sigmoid(scorer(to_batch(ex.prepared, tables))) for ex in [*train, *val]}
 
     def loss_of(ex: TrainingExample) -> torch.Tensor | None:
         if not ex.answers.any():
             return None
-        logits = model(to_batch(ex.prepared, tables), *triple_probs[id(ex)])
+        logits = model(to_batch(ex.prepared, tables), triple_probs[id(ex)])
         mask = ex.prepared.subgraph.candidate_mask()
         return bce(logits[mask], ex.answers[mask].float())
 
@@ -207,7 +202,7 @@ def train_reader(
         for ex in val:
             if not ex.answers.any():
                 continue
-            logits = model(to_batch(ex.prepared, tables), *triple_probs[id(ex)])
+            logits = model(to_batch(ex.prepared, tables), triple_probs[id(ex)])
             logits[~ex.prepared.subgraph.candidate_mask()] = float("-inf")
             hits.append(float(ex.answers[int(torch.argmax(logits))]))
         return _nanmean(hits)

@@ -19,7 +19,6 @@ from kgqa.embed.protocol import Embedder
 from kgqa.errors import CheckpointError
 from kgqa.link import link, strip_brackets
 from kgqa.retrieval.features import PreparedQuestion, SubgraphSettings, prepare, to_batch
-from kgqa.retrieval.path_pooling import path_pool
 from kgqa.retrieval.scorer import EntityReader, TripleScorer
 from kgqa.retrieval.tables import EntityTable, RelationTable
 from kgqa.store.protocol import GraphStore
@@ -207,8 +206,7 @@ class Retriever:
         sub = retrieval.prepared.subgraph
         allowed = sub.candidate_mask() if candidates is None else candidates & sub.candidate_mask()
         with torch.inference_mode():
-            pooled = path_pool(retrieval.scores, sub.head, sub.tail, sub.topic, sub.num_entities)
-            logits = self.reader(to_batch(retrieval.prepared, self.tables), retrieval.scores, pooled)
+            logits = self.reader(to_batch(retrieval.prepared, self.tables), retrieval.scores)
             probs = torch.sigmoid(logits.masked_fill(~allowed, float("-inf")))
             best = torch.topk(probs, min(top_n, int(allowed.sum())))
         answers = []

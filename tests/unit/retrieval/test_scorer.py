@@ -200,13 +200,13 @@ def test_entity_reader_scores_every_entity_and_round_trips(tmp_path: Path, devic
     model = EntityReader(ReaderConfig(emb_dim=D, hidden=16)).eval().to(device)
     batch = random_batch(4).to(device)
     scores = torch.rand(batch.num_triples, device=device)
-    out = model(batch, scores, scores.sqrt())
+    out = model(batch, scores)
     assert out.shape == (batch.num_entities,)
     assert out.device.type == device.type
     path = tmp_path / "reader.pt"
     torch.save(model.checkpoint(embedder_model_id="m"), path)
     loaded = EntityReader.from_checkpoint(path).to(device)
-    torch.testing.assert_close(loaded(batch, scores, scores.sqrt()), out)
+    torch.testing.assert_close(loaded(batch, scores), out)
 
 
 def test_entity_reader_shares_no_text_vector() -> None:
@@ -217,9 +217,9 @@ def test_entity_reader_shares_no_text_vector() -> None:
     emb = batch.entity_emb.clone()
     emb[~batch.has_text] += 50.0
     changed = dataclasses.replace(batch, entity_emb=emb)
-    torch.testing.assert_close(model(changed, scores, scores.sqrt()), model(batch, scores, scores.sqrt()))
+    torch.testing.assert_close(model(changed, scores), model(batch, scores))
     model.train()
-    model(batch, scores, scores.sqrt()).sum().backward()
+    model(batch, scores).sum().backward()
     assert model.no_text.grad is not None and model.no_text.grad.abs().sum() > 0
 
 
