@@ -23,6 +23,7 @@ from pathlib import Path
 from typing import Any, ClassVar, Self
 
 import torch
+import torch.nn.functional as F
 from torch import Tensor, nn
 
 import kgqa
@@ -350,19 +351,27 @@ class TripleScorer(_Checkpointable):
         entities take only one role, so projecting both roles for every entity would double the
         main cost), ``W_r x_r + W_q q + b`` once per relation, then per triple only gathers and
         adds: O((H + T) d h + R d h + E h) instead of O(E d h). Measured on a 4,619-triple MetaQA
-        3-hop subgraph (2 CPU threads, hidden 256): 6.8 ms against 32 ms for ``forward_concat``.
+        3-hop subgraph (2 CPU threads, hidden 256): about 7 ms against 30 ms for ``forward_concat``.
         """
         w_q, w_h, w_r, w_t, w_th, w_tt = self._first_layer_blocks()
         ent_in = torch.cat([_entity_inputs(batch, self.no_text), batch.dde], dim=1)  # [N, d + D]
         heads, head_of = torch.unique(batch.head, return_inverse=True)
         tails, tail_of = torch.unique(batch.tail, return_inverse=True)
-        as_head = ent_in[heads] @ torch.cat([w_h, w_th], dim=1).T  # [H, hidden]
-        as_tail = ent_in[tails] @ torch.cat([w_t, w_tt], dim=1).T  # [T, hidden]
         q = batch.question @ w_q.T + self.first.bias  # [hidden]
-        as_rel = batch.relation_emb @ w_r.T + q  # [R, hidden], question folded in
-        h1 = as_head.index_select(0, head_of)
-        h1 += as_tail.index_select(0, tail_of)
-        h1 += as_rel.index_select(0, batch.rel)
+        # One table of projections: heads [H], then tails [T], then relations with q folded in [R].
+        table = torch.cat(
+            [
+                ent_in[heads] @ torch.cat([w_h, w_th], dim=1).T,
+                ent_in[tails] @ torch.cat([w_t, w_tt], dim=1).T,
+                batch.relation_emb @ w_r.T + q,
+            ]
+        )
+        rows = torch.stack(
+            [head_of, tail_of + heads.numel(), batch.rel + heads.numel() + tails.numel()], dim=1
+        )
+        # Per triple, the sum of its three rows in one fused pass (no [E, hidden] temporaries).
+        offsets = torch.arange(0, rows.numel(), 3, device=rows.device)
+        h1 = F.embedding_bag(rows.flatten(), table, offsets, mode="sum")
         return self.mlp(h1).squeeze(-1)
 
     def forward_concat(self, batch: ScorerBatch) -> Tensor:
