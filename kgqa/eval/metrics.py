@@ -180,8 +180,12 @@ def score_h(terms: Sequence[float], *, any_answer_missing_from_kg: bool) -> floa
 # --------------------------------------------------------------------------- retrieval
 
 
-def _recall_at_ks(ranked: Sequence[T], gold: Collection[T], ks: Iterable[int]) -> dict[int, float]:
-    """Fraction of distinct gold items found within the top k of ``ranked``, for each k."""
+def recall_at_ks(ranked: Sequence[T], gold: Collection[T], ks: Iterable[int]) -> dict[int, float]:
+    """Fraction of distinct gold items found within the top k of ``ranked``, for each k.
+
+    Items are compared exactly (entity ids, triple indices, (head, relation, tail) tuples: a
+    reversed triple is a different triple). nan for every k when ``gold`` is empty.
+    """
     ks = tuple(ks)
     bad = [k for k in ks if k < 1]
     if bad:
@@ -195,47 +199,6 @@ def _recall_at_ks(ranked: Sequence[T], gold: Collection[T], ks: Iterable[int]) -
             first_rank[item] = i
     ranks = sorted(first_rank.values())
     return {k: sum(r < k for r in ranks) / len(gold_set) for k in ks}
-
-
-def recall_at_k(ranked: Sequence[Hashable], gold: Collection[Hashable], k: int) -> float:
-    """Fraction of the distinct gold items that appear in ``ranked[:k]`` (exact matching).
-
-    Args:
-        ranked: retrieved items, best first.
-        gold: gold items.
-        k: cut-off, >= 1.
-
-    Returns:
-        A value in [0, 1], or **nan when ``gold`` is empty** (recall is undefined there; average
-        with :func:`mean_recall`, which skips nan, so such questions do not count).
-
-    Raises:
-        ValueError: if ``k < 1``.
-    """
-    return _recall_at_ks(ranked, gold, (k,))[k]
-
-
-def answer_recall_at_ks(
-    ranked_entities: Sequence[str], gold: Collection[str], ks: Sequence[int] = DEFAULT_KS
-) -> dict[int, float]:
-    """Answer-entity recall@k for each k: gold entity ids found among the top-k ranked entity ids.
-
-    Ids are compared exactly (no normalisation). nan for every k when ``gold`` is empty.
-    """
-    return _recall_at_ks(ranked_entities, gold, ks)
-
-
-def triple_recall_at_ks(
-    ranked_triples: Sequence[tuple[str, str, str]],
-    gold_triples: Collection[tuple[str, str, str]],
-    ks: Sequence[int] = DEFAULT_KS,
-) -> dict[int, float]:
-    """Triple recall@k (e.g. of shortest-path triples) for each k.
-
-    A gold triple counts only if the exact same (head, relation, tail) is retrieved; a reversed
-    triple (tail, relation, head) is a different triple. nan for every k when there is no gold.
-    """
-    return _recall_at_ks(ranked_triples, gold_triples, ks)
 
 
 def mean_recall(per_question: Sequence[Mapping[int, float]]) -> dict[int, float]:

@@ -32,7 +32,7 @@ from kgqa.eval.metrics import (
     grounding_score,
     latency_summary,
     mean_recall,
-    recall_at_k,
+    recall_at_ks,
     score_answers,
     score_h,
 )
@@ -150,7 +150,7 @@ def retrieval_record(
     entity_recall = {
         k: len(gold & entities_in_top_triples(retrieval, k)) / len(gold) if gold else math.nan for k in ks
     }
-    path_recall = {k: recall_at_k(order.tolist(), positives, k) if positives else math.nan for k in ks}
+    path_recall = recall_at_ks(order.tolist(), positives, ks)
     shown = {sub.entity_ids[e] for e in evidence.entities()}
     return {
         "schema_version": SCHEMA_VERSION,

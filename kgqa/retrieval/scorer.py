@@ -28,6 +28,7 @@ from torch import Tensor, nn
 
 import kgqa
 from kgqa.errors import CheckpointError, ConfigError
+from kgqa.retrieval.dde import triple_features
 
 FORMAT_VERSION = 1
 _RESERVED_KEYS = frozenset(
@@ -384,8 +385,7 @@ class TripleScorer(_Checkpointable):
                 x[batch.head],
                 batch.relation_emb[batch.rel],
                 x[batch.tail],
-                batch.dde[batch.head],
-                batch.dde[batch.tail],
+                triple_features(batch.dde, torch.stack([batch.head, batch.tail])),
             ],
             dim=1,
         )

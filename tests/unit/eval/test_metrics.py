@@ -9,13 +9,11 @@ import pytest
 from kgqa.eval.metrics import (
     QAScores,
     aggregate,
-    answer_recall_at_ks,
     latency_summary,
     mean_recall,
     normalize_answer,
-    recall_at_k,
+    recall_at_ks,
     score_answers,
-    triple_recall_at_ks,
 )
 
 
@@ -86,30 +84,30 @@ def test_aggregate_returns_nan_when_empty() -> None:
 
 def test_recall_at_k_counts_gold_in_top_k() -> None:
     ranked = ["a", "b", "c", "a", "d"]
-    assert recall_at_k(ranked, {"a", "d", "z"}, 2) == pytest.approx(1 / 3)
-    assert recall_at_k(ranked, {"a", "d", "z"}, 5) == pytest.approx(2 / 3)
-    assert recall_at_k(ranked, {"a", "d", "z"}, 100) == pytest.approx(2 / 3)
+    assert recall_at_ks(ranked, {"a", "d", "z"}, (2,))[2] == pytest.approx(1 / 3)
+    assert recall_at_ks(ranked, {"a", "d", "z"}, (5,))[5] == pytest.approx(2 / 3)
+    assert recall_at_ks(ranked, {"a", "d", "z"}, (100,))[100] == pytest.approx(2 / 3)
 
 
 def test_recall_at_k_is_nan_when_gold_empty() -> None:
-    assert math.isnan(recall_at_k(["a"], set(), 10))
+    assert math.isnan(recall_at_ks(["a"], set(), (10,))[10])
 
 
 def test_recall_at_k_rejects_non_positive_k() -> None:
     with pytest.raises(ValueError, match="k must be"):
-        recall_at_k(["a"], {"a"}, 0)
+        recall_at_ks(["a"], {"a"}, (0,))
 
 
 def test_answer_recall_at_ks_reports_each_cutoff() -> None:
     ranked = [f"e{i}" for i in range(300)]
     gold = ["e10", "e30", "e60", "e150", "e999"]
-    assert answer_recall_at_ks(ranked, gold) == {25: 0.2, 50: 0.4, 100: 0.6, 200: 0.8}
+    assert recall_at_ks(ranked, gold, (25, 50, 100, 200)) == {25: 0.2, 50: 0.4, 100: 0.6, 200: 0.8}
 
 
 def test_triple_recall_at_ks_requires_exact_direction() -> None:
     ranked = [("a", "r", "b"), ("c", "r", "b"), ("x", "r", "y")]
     gold = {("a", "r", "b"), ("b", "r", "c")}  # the second is only retrieved reversed
-    assert triple_recall_at_ks(ranked, gold, ks=(1, 3)) == {1: 0.5, 3: 0.5}
+    assert recall_at_ks(ranked, gold, (1, 3)) == {1: 0.5, 3: 0.5}
 
 
 def test_mean_recall_skips_questions_without_gold() -> None:
