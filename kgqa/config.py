@@ -78,8 +78,11 @@ class RetrievalSettings(_Section):
 class AnswerSettings(_Section):
     """How scored triples become prompt evidence: path pooling, reselection, organisation.
 
-    Defaults follow the papers' code: Path Pooling reselects the pooled top-k' from a coarse
-    top-500; PathRAG prunes flows with alpha 0.8, theta 0.3, at most 3 hops and 15 paths.
+    Path Pooling reselects the pooled top-k' from a coarse top-500 (the paper's values). PathRAG
+    prunes flows with its code's alpha 0.8, theta 0.3 and at most 3 hops, but between 30 retrieved
+    nodes keeping 40 paths, not 10 and 15: KGQA questions often have many answers, and on MetaQA
+    2-hop (40 held-out questions) 15 paths kept 0.905 of the answers, 40 paths from 30 nodes 0.983
+    for 815 instead of 730 prompt tokens (plain triples: 1.0 for 1,081).
     """
 
     pooling: Literal["none", "dijkstra", "bfs", "random_walk"] = "dijkstra"
@@ -90,8 +93,8 @@ class AnswerSettings(_Section):
     flow_alpha: float = Field(0.8, gt=0, le=1)
     flow_theta: float = Field(0.3, ge=0)
     flow_max_hops: int = Field(3, ge=1)
-    flow_top_k: int = Field(15, ge=1)
-    flow_nodes: int = Field(10, ge=2)
+    flow_top_k: int = Field(40, ge=1)
+    flow_nodes: int = Field(30, ge=2)
     answers: int = Field(5, ge=1)
 
 
