@@ -1,0 +1,54 @@
+"""Each benchmark runs end to end at its smallest size (numbers are not checked, only produced).
+
+The retrieval and ask benchmarks need the whole MetaQA KB loaded and a trained checkpoint, which
+no test builds; they are exercised by hand (see README, Benchmarks).
+"""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+REPO = Path(__file__).resolve().parents[2]
+
+
+def _run_bench(name: str, out: Path, *args: str) -> str:
+    proc = subprocess.run(
+        [
+            sys.executable,
+            str(REPO / "bench" / f"{name}.py"),
+            "--size",
+            "tiny",
+            "--repeat",
+            "1",
+            "--out",
+            str(out),
+            *args,
+        ],
+        capture_output=True,
+        text=True,
+        timeout=300,
+        cwd=REPO,
+    )
+    assert proc.returncode == 0, proc.stderr[-2000:]
+    return proc.stdout
+
+
+def test_pooling_bench_prints_both_tables_and_records_a_row(tmp_path: Path) -> None:
+    out = tmp_path / "pooling.jsonl"
+    stdout = _run_bench("pooling", out)
+    assert "| triples | kernel | median ms |" in stdout and "flow-path pruning" in stdout
+    (row,) = [json.loads(line) for line in out.read_text().splitlines()]
+    assert row["git_sha"] and row["results"] and row["flow_results"]
+
+
+@pytest.mark.slow
+def test_ingest_bench_loads_the_bundled_slice(tmp_path: Path) -> None:
+    out = tmp_path / "ingest.jsonl"
+    stdout = _run_bench("ingest", out)
+    assert "|" in stdout
+    assert len(out.read_text().splitlines()) == 1
