@@ -4,8 +4,9 @@ For MetaQA (1/2/3-hop dev files, consistent lines, the checkpoint's held-out par
 answer recall@100, path-triple recall@100, Hit@1 of the extractive reader and retrieval latency
 p50/p95 per stage, plus the factorised vs unfactorised scorer throughput at equal outputs,
 measured in the same run, at the checkpoint's width and at the paper's width 1024 (a freshly
-initialised scorer: speed does not depend on the weights). ``--dataset pathquestion|wc2014`` reports Hit@1 and path recall on
-those files (their KB must be loaded into ``--data-dir`` and a checkpoint trained on it).
+initialised scorer: speed does not depend on the weights). ``--dataset pathquestion|wc2014``
+reports Hit@1 and path recall on those files (their KB must be loaded into ``--data-dir`` and a
+checkpoint trained on it).
 
 Targets (issue 3): answer recall@100 >= 0.99 / 0.99 / 0.97 (1/2/3-hop), Hit@1 >= 0.95 / 0.95 / 0.90,
 retrieval under 50 ms p50 and 200 ms p95, factorised scorer >= 5x the unfactorised one.
