@@ -19,12 +19,12 @@ from torch import nn
 from tqdm import tqdm
 
 from kgqa.retrieval.features import to_batch
-from kgqa.retrieval.scorer import EntityReader, ReaderConfig, ScorerConfig, TripleScorer
+from kgqa.retrieval.scorer import EntityReader, MlpConfig, ReaderConfig, ScorerConfig, TripleScorer
 from kgqa.retrieval.tables import EntityTable, RelationTable
 from retriever_training.examples import TrainingExample
 
 Tables = tuple[EntityTable, RelationTable]
-C = TypeVar("C", ScorerConfig, ReaderConfig)
+C = TypeVar("C", bound=MlpConfig)
 
 
 @dataclass(frozen=True, slots=True)

@@ -39,35 +39,10 @@ _RESERVED_KEYS = frozenset(
 # --------------------------------------------------------------------------- configs
 
 
-def _config_from_dict(cls: type[Any], data: Mapping[str, Any]) -> Any:
-    """Build a config dataclass from a plain dict, naming unknown or missing keys."""
-    names = {f.name for f in dataclasses.fields(cls)}
-    unknown = sorted(set(data) - names)
-    if unknown:
-        raise ConfigError(f"{cls.__name__}: unknown keys {unknown}", hint=f"valid keys: {sorted(names)}")
-    try:
-        return cls(**data)
-    except TypeError as exc:
-        raise ConfigError(f"{cls.__name__}: {exc}", hint=f"valid keys: {sorted(names)}") from exc
-
-
-def _check_mlp_config(config: ScorerConfig | ReaderConfig) -> None:
-    """Reject shapes no model can be built with (shared by both configs)."""
-    name = type(config).__name__
-    if config.emb_dim <= 0 or config.hidden <= 0 or config.dde_dim < 0:
-        raise ConfigError(
-            f"{name}: emb_dim and hidden must be positive and dde_dim >= 0, "
-            f"got emb_dim={config.emb_dim}, hidden={config.hidden}, dde_dim={config.dde_dim}"
-        )
-    if config.layers < 1:
-        raise ConfigError(f"{name}: layers (hidden layers) must be >= 1, got {config.layers}")
-    if not 0.0 <= config.dropout < 1.0:
-        raise ConfigError(f"{name}: dropout must be in [0, 1), got {config.dropout}")
-
-
 @dataclass(frozen=True, slots=True)
-class ScorerConfig:
-    """Shape of a :class:`TripleScorer`.
+class MlpConfig:
+    """Shape of an MLP model in this module; :class:`ScorerConfig` and :class:`ReaderConfig` differ
+    only in their defaults.
 
     Attributes:
         emb_dim: d, width of the question/entity/relation text embeddings (1024 for gte-large).
@@ -84,39 +59,45 @@ class ScorerConfig:
     dropout: float = 0.0
 
     def __post_init__(self) -> None:
-        _check_mlp_config(self)
+        """Reject shapes no model can be built with."""
+        name = type(self).__name__
+        if self.emb_dim <= 0 or self.hidden <= 0 or self.dde_dim < 0:
+            raise ConfigError(
+                f"{name}: emb_dim and hidden must be positive and dde_dim >= 0, "
+                f"got emb_dim={self.emb_dim}, hidden={self.hidden}, dde_dim={self.dde_dim}"
+            )
+        if self.layers < 1:
+            raise ConfigError(f"{name}: layers (hidden layers) must be >= 1, got {self.layers}")
+        if not 0.0 <= self.dropout < 1.0:
+            raise ConfigError(f"{name}: dropout must be in [0, 1), got {self.dropout}")
 
     def to_dict(self) -> dict[str, Any]:
         return dataclasses.asdict(self)
 
     @classmethod
-    def from_dict(cls, data: Mapping[str, Any]) -> ScorerConfig:
+    def from_dict(cls, data: Mapping[str, Any]) -> Self:
         """Inverse of :meth:`to_dict`; raises ``ConfigError`` on unknown, missing or invalid keys."""
-        config: ScorerConfig = _config_from_dict(cls, data)
-        return config
+        names = {f.name for f in dataclasses.fields(cls)}
+        unknown = sorted(set(data) - names)
+        if unknown:
+            raise ConfigError(f"{cls.__name__}: unknown keys {unknown}", hint=f"valid keys: {sorted(names)}")
+        try:
+            return cls(**data)
+        except TypeError as exc:
+            raise ConfigError(f"{cls.__name__}: {exc}", hint=f"valid keys: {sorted(names)}") from exc
 
 
 @dataclass(frozen=True, slots=True)
-class ReaderConfig:
-    """Shape of an :class:`EntityReader` (fields as in :class:`ScorerConfig`)."""
+class ScorerConfig(MlpConfig):
+    """Shape of a :class:`TripleScorer`: SubgraphRAG's reference is hidden 1024, one hidden layer."""
 
-    emb_dim: int
-    dde_dim: int = 10
+
+@dataclass(frozen=True, slots=True)
+class ReaderConfig(MlpConfig):
+    """Shape of an :class:`EntityReader` (a smaller, deeper MLP by default)."""
+
     hidden: int = 256
     layers: int = 2
-    dropout: float = 0.0
-
-    def __post_init__(self) -> None:
-        _check_mlp_config(self)
-
-    def to_dict(self) -> dict[str, Any]:
-        return dataclasses.asdict(self)
-
-    @classmethod
-    def from_dict(cls, data: Mapping[str, Any]) -> ReaderConfig:
-        """Inverse of :meth:`to_dict`; raises ``ConfigError`` on unknown, missing or invalid keys."""
-        config: ReaderConfig = _config_from_dict(cls, data)
-        return config
 
 
 # --------------------------------------------------------------------------- batch
