@@ -52,6 +52,21 @@ def _cpus() -> int:
     return len(os.sched_getaffinity(0))
 
 
+def retriever_settings(data_dir: Path, device: str, checkpoint: Path | None) -> Any:
+    """Settings for a benchmark over a trained store: defaults, no environment, two torch threads."""
+    import torch
+
+    from kgqa.config import load_config
+
+    torch.set_num_threads(2)
+    overrides = {
+        "store": {"data_dir": str(data_dir)},
+        "embedder": {"device": device},
+        "retrieval": {"checkpoint": str(checkpoint) if checkpoint else None},
+    }
+    return load_config(overrides, environ={}).settings
+
+
 def append_jsonl(path: Path, row: dict[str, Any]) -> None:
     path.parent.mkdir(parents=True, exist_ok=True)
     with path.open("a", encoding="utf-8") as fh:

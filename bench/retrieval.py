@@ -25,7 +25,14 @@ import click
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
-from bench.common import REPO, SHARED_DATA, append_jsonl, environment, markdown_table  # noqa: E402
+from bench.common import (  # noqa: E402
+    REPO,
+    SHARED_DATA,
+    append_jsonl,
+    environment,
+    markdown_table,
+    retriever_settings,
+)
 
 FILES = {
     "metaqa": [
@@ -115,21 +122,13 @@ def main(
     dataset: str, size: str, repeat: int, device: str, data_dir: Path, checkpoint: Path | None, out: Path
 ) -> None:
     """Evaluate retrieval and the extractive reader on the held-out part of each file."""
-    import torch
 
-    from kgqa.config import load_config
     from kgqa.eval.run import evaluate
     from kgqa.eval.session import select
     from kgqa.pipeline import open_asker
     from retriever_training.run import hops_for
 
-    torch.set_num_threads(2)
-    overrides = {
-        "store": {"data_dir": str(data_dir)},
-        "embedder": {"device": device},
-        "retrieval": {"checkpoint": str(checkpoint) if checkpoint else None},
-    }
-    settings = load_config(overrides, environ={}).settings
+    settings = retriever_settings(data_dir, device, checkpoint)
     rows, stage_rows = [], []
     record = {"bench": "retrieval", "dataset": dataset, "size": size, **environment(device)}
     with open_asker(settings) as asker:
