@@ -2,12 +2,23 @@
 
 from __future__ import annotations
 
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import click
 
 from kgqa.cli import CliState, pass_state
-from kgqa.cli.common import checkpoint_option, emit_json, json_option, resolve, store_options, store_overrides
+from kgqa.cli.common import (
+    checkpoint_option,
+    emit_json,
+    json_option,
+    question_options,
+    resolve,
+    store_options,
+    store_overrides,
+)
+
+if TYPE_CHECKING:
+    from kgqa.answer import Answer
 
 
 def answer_options(func: Any) -> Any:
@@ -64,8 +75,7 @@ def answer_overrides(opts: dict[str, Any]) -> dict[str, dict[str, Any]]:
 
 @click.command()
 @click.argument("question")
-@click.option("--topic", "topics", multiple=True, help="Topic entity id (skips linking); repeatable.")
-@click.option("--hops", type=int, help="Subgraph hops (retrieval.hops, default 2; MetaQA 3-hop needs 3).")
+@question_options
 @click.option("--save", is_flag=True, help="Write the question and its evidence to the store.")
 @answer_options
 @store_options
@@ -109,7 +119,7 @@ def ask(
         click.echo(browser_cypher(answer.question_id))
 
 
-def _render(answer: Any) -> None:
+def _render(answer: Answer) -> None:
     click.echo("topics: " + ", ".join(f"{t.name} ({t.method}, {t.score:.2f})" for t in answer.topics))
     click.echo(f"evidence ({len(answer.evidence)} lines, best last):")
     for line in answer.evidence:

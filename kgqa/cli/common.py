@@ -28,6 +28,27 @@ def store_options(func: F) -> F:
     return func
 
 
+def question_options(func: F) -> F:
+    """--topic / --hops for commands that take one question."""
+    func = click.option(
+        "--hops", type=int, help="Subgraph hops (retrieval.hops, default 2; MetaQA 3-hop needs 3)."
+    )(func)
+    func = click.option(
+        "--topic", "topics", multiple=True, help="Topic entity id (skips linking); repeatable."
+    )(func)
+    return func
+
+
+def auto_hops_option(func: F) -> F:
+    """--hops for commands over question files, where each question may carry its own hop count."""
+    return click.option(
+        "--hops",
+        default="auto",
+        show_default=True,
+        help="Subgraph hops: a number, or 'auto' = per question from its gold path/qtype.",
+    )(func)
+
+
 def checkpoint_option(func: F) -> F:
     return click.option(
         "--checkpoint",

@@ -9,7 +9,16 @@ import click
 
 from kgqa.cli import CliState, pass_state
 from kgqa.cli.ask import answer_options, answer_overrides
-from kgqa.cli.common import checkpoint_option, emit_json, json_option, resolve, store_options, store_overrides
+from kgqa.cli.common import (
+    auto_hops_option,
+    checkpoint_option,
+    emit_json,
+    json_option,
+    question_options,
+    resolve,
+    store_options,
+    store_overrides,
+)
 from kgqa.config import redacted
 
 QUESTION_FORMATS = ["metaqa", "pathquestion", "wc2014", "rog-jsonl"]
@@ -17,9 +26,8 @@ QUESTION_FORMATS = ["metaqa", "pathquestion", "wc2014", "rog-jsonl"]
 
 @click.command()
 @click.argument("question")
-@click.option("--topic", "topics", multiple=True, help="Topic entity id (skips linking); repeatable.")
+@question_options
 @click.option("--top-k", type=int, help="Triples to print (retrieval.top_k, default 100).")
-@click.option("--hops", type=int, help="Subgraph hops (retrieval.hops, default 2; MetaQA 3-hop needs 3).")
 @click.option("--answers/--no-answers", default=True, help="Also run the extractive reader.")
 @checkpoint_option
 @store_options
@@ -95,12 +103,7 @@ def retrieve(
     help="Share of each file kept out of training and validation (for eval --heldout).",
 )
 @click.option("--val-fraction", type=float, default=0.1, show_default=True)
-@click.option(
-    "--hops",
-    help="Subgraph hops: a number, or 'auto' = per question from its gold path/qtype.",
-    default="auto",
-    show_default=True,
-)
+@auto_hops_option
 @store_options
 @json_option
 @pass_state
@@ -172,12 +175,7 @@ def train(
     help="File of 0-based line numbers to keep (e.g. qa_dev_consistent_idx.txt).",
 )
 @click.option("--heldout", is_flag=True, help="Keep only the checkpoint's held-out part of the file.")
-@click.option(
-    "--hops",
-    default="auto",
-    show_default=True,
-    help="Subgraph hops: a number, or 'auto' = per question from its gold path/qtype.",
-)
+@auto_hops_option
 @click.option(
     "--log",
     "log_path",
