@@ -4,32 +4,12 @@ from __future__ import annotations
 
 import pytest
 import torch
+from evidence_graphs import make_graph, summary
 
 from kgqa.errors import KgqaError
 from kgqa.retrieval import chains
 from kgqa.retrieval.chains import evidence_chains
-from kgqa.retrieval.evidence import EvidenceGraph, EvidenceItem
-
-
-def make_graph(
-    names: list[str], triples: list[tuple[int, str, int, float]], topics: list[int]
-) -> EvidenceGraph:
-    """An evidence graph from (head, relation name, tail, score) rows; relation ids by first use."""
-    relations = list(dict.fromkeys(r for _, r, _, _ in triples))
-    return EvidenceGraph(
-        head=torch.tensor([h for h, _, _, _ in triples], dtype=torch.long),
-        rel=torch.tensor([relations.index(r) for _, r, _, _ in triples], dtype=torch.long),
-        tail=torch.tensor([t for _, _, t, _ in triples], dtype=torch.long),
-        scores=torch.tensor([s for _, _, _, s in triples], dtype=torch.float32),
-        entity_names=names,
-        relation_names=relations,
-        topics=topics,
-    )
-
-
-def summary(items: list[EvidenceItem]) -> list[tuple[str, tuple[int, ...], float]]:
-    return [(item.text, item.triples, item.score) for item in items]
-
+from kgqa.retrieval.evidence import EvidenceGraph
 
 # Topic Jaws (0). Triples (head -relation-> tail, score):
 #   t0: Jaws -directed_by-> Spielberg (.9)     t1: E.T. -directed_by-> Spielberg (.6)

@@ -3,30 +3,11 @@
 from __future__ import annotations
 
 import pytest
-import torch
+from evidence_graphs import make_graph, summary
 
 from kgqa.retrieval import flow
-from kgqa.retrieval.evidence import EvidenceGraph, EvidenceItem, render_path
+from kgqa.retrieval.evidence import render_path
 from kgqa.retrieval.flow import flow_paths
-
-
-def make_graph(names: list[str], triples: list[tuple[int, str, int, float]]) -> EvidenceGraph:
-    """An evidence graph from (head, relation name, tail, score) rows; relation ids by first use."""
-    relations = list(dict.fromkeys(r for _, r, _, _ in triples))
-    return EvidenceGraph(
-        head=torch.tensor([h for h, _, _, _ in triples], dtype=torch.long),
-        rel=torch.tensor([relations.index(r) for _, r, _, _ in triples], dtype=torch.long),
-        tail=torch.tensor([t for _, _, t, _ in triples], dtype=torch.long),
-        scores=torch.tensor([s for _, _, _, s in triples], dtype=torch.float32),
-        entity_names=names,
-        relation_names=relations,
-        topics=[0],
-    )
-
-
-def summary(items: list[EvidenceItem]) -> list[tuple[str, tuple[int, ...], float]]:
-    return [(item.text, item.triples, item.score) for item in items]
-
 
 # Entities A B C D E G H (0..6). Triples (head -relation-> tail):
 #   t0: A -r0-> B   t1: C -r1-> A   t2: B -r2-> D   t3: C -r3-> G   t4: G -r4-> D   t5: D -r5-> E
