@@ -37,7 +37,7 @@ from kgqa.eval.metrics import (
     score_h,
 )
 from kgqa.pipeline import Asker, Gathered
-from kgqa.retrieval.retriever import Retrieval
+from kgqa.retrieval.subgraph import Subgraph
 from kgqa.store import queries
 from kgqa.types import QAExample
 
@@ -128,10 +128,10 @@ def predicted_answers(answer: Answer) -> list[str]:
     return [x for x in kept if x] or [a.id or a.name for a in answer.answers[:1]]
 
 
-def entities_in_top_triples(retrieval: Retrieval, k: int) -> set[str]:
-    """Entities (heads and tails) of the k best triples: what answer recall@K counts."""
-    sub = retrieval.prepared.subgraph
-    top = retrieval.order()[:k]
+def entities_in_top_triples(sub: Subgraph, order: torch.Tensor, k: int) -> set[str]:
+    """Entities (heads and tails) of the k best triples (``order``: triples best first): what
+    answer recall@K counts."""
+    top = order[:k]
     return {sub.entity_ids[int(x)] for x in torch.cat([sub.head[top], sub.tail[top]])}
 
 
@@ -148,7 +148,7 @@ def retrieval_record(
     positives = set(labels.nonzero().flatten().tolist())
     gold = set(example.answers)
     entity_recall = {
-        k: len(gold & entities_in_top_triples(retrieval, k)) / len(gold) if gold else math.nan for k in ks
+        k: len(gold & entities_in_top_triples(sub, order, k)) / len(gold) if gold else math.nan for k in ks
     }
     path_recall = recall_at_ks(order.tolist(), positives, ks)
     shown = {sub.entity_ids[e] for e in evidence.entities()}
