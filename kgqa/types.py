@@ -148,6 +148,9 @@ class QAExample:
             (head, relation, tail) triples in KB direction order as written in the file.
         line: 0-based line number in the source file (what ``--lines`` filters on).
         qtype: question template/type where known (MetaQA ``qa_*_qtype.txt``), else "".
+        relation_paths: the gold relation-name sequences from a topic to the answers where the
+            file names them (PathQuestion/WC2014 gold paths, the MetaQA qtype), KB source names
+            as in the triple file, e.g. ``("directed_by", "directed_by", "in_language")``.
     """
 
     qid: str
@@ -157,3 +160,4 @@ class QAExample:
     line: int
     gold_paths: tuple[tuple[tuple[str, str, str], ...], ...] = ()
     qtype: str = ""
+    relation_paths: tuple[tuple[str, ...], ...] = ()

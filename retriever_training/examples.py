@@ -13,7 +13,7 @@ from kgqa.retrieval.features import PreparedQuestion, SubgraphSettings, prepare
 from kgqa.retrieval.tables import EntityTable, RelationTable
 from kgqa.store.protocol import GraphStore
 from kgqa.types import QAExample
-from retriever_training.labels import shortest_path_labels
+from retriever_training.labels import weak_labels
 
 log = logging.getLogger(__name__)
 
@@ -27,7 +27,7 @@ class TrainingExample:
     Attributes:
         example: the source question.
         prepared: subgraph, DDE and table rows.
-        labels: FloatTensor [E], 1 for triples on shortest topic -> answer paths.
+        labels: FloatTensor [E], 1 for triples on the question's reasoning paths (``weak_labels``).
         answers: BoolTensor [N], True for local entities that are gold answers (never topics).
     """
 
@@ -67,7 +67,7 @@ def build_examples(
             if sub.num_triples == 0:
                 log.warning("%s: topic %s not in the store; skipped", qa.qid, qa.topic_ids)
                 continue
-            labels = shortest_path_labels(sub, qa.answers)
+            labels = weak_labels(sub, qa)
             examples.append(TrainingExample(qa, prepared, labels, answer_mask(prepared, qa.answers)))
         if on_progress:
             on_progress(len(chunk))

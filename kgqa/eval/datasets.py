@@ -4,7 +4,8 @@ Formats (``fmt``):
 
 - ``metaqa``: ``question<TAB>ans1|ans2``, the topic entity marked ``[like this]``. The question
   template comes from the sibling ``<stem>_qtype.txt`` when present (``qa_dev.txt`` ->
-  ``qa_dev_qtype.txt``, same line order).
+  ``qa_dev_qtype.txt``, same line order); it names the gold relation path
+  (``movie_to_director_to_movie`` -> ``directed_by, directed_by``).
 - ``pathquestion``: ``question<TAB>answer(alt1/alt2/)<TAB>subj#r1#e1#r2#ans#<end>#ans`` (PQ; PQL
   paths have no ``<end>`` part). Gold path: consecutive (h, r, t) hops up to ``<end>``.
 - ``wc2014``: ``question<TAB>answer<TAB>path[*path]<TAB>all/answers/<TAB>context[<TAB>topic1/topic2]``
@@ -23,6 +24,7 @@ import hashlib
 import json
 import re
 from collections.abc import Callable, Collection, Iterable, Iterator, Sequence
+from dataclasses import replace
 from pathlib import Path
 from typing import Any, Literal, TextIO, get_args
 
@@ -38,6 +40,20 @@ _SNIPPET_CHARS = 80
 
 Hop = tuple[str, str, str]
 _Parser = Callable[[str, str, int], QAExample]
+
+#: MetaQA's KB relation for each non-movie slot of a qtype (every MetaQA relation links a movie).
+METAQA_SLOT_RELATIONS = {
+    "actor": "starred_actors",
+    "director": "directed_by",
+    "writer": "written_by",
+    "genre": "has_genre",
+    "language": "in_language",
+    "year": "release_year",
+    "tag": "has_tags",
+    "tags": "has_tags",
+    "imdbrating": "has_imdb_rating",
+    "imdbvotes": "has_imdb_votes",
+}
 
 
 def read_questions(
@@ -189,15 +205,28 @@ def _stem(path: Path) -> str:
 
 
 def _with_qtype(example: QAExample, qtype: str) -> QAExample:
-    return QAExample(
-        qid=example.qid,
-        question=example.question,
-        topic_ids=example.topic_ids,
-        answers=example.answers,
-        line=example.line,
-        gold_paths=example.gold_paths,
-        qtype=qtype,
-    )
+    path = metaqa_relation_path(qtype)
+    return replace(example, qtype=qtype, relation_paths=(path,) if path else ())
+
+
+def metaqa_relation_path(qtype: str) -> tuple[str, ...]:
+    """The KB relations a MetaQA qtype walks, () for a qtype outside MetaQA's schema.
+
+    ``actor_to_movie_to_director`` -> ``("starred_actors", "directed_by")``: each step joins a
+    movie and one other slot, and that slot names the relation (direction is the walker's job).
+    """
+    slots = qtype.split("_to_")
+    path = []
+    for a, b in zip(slots, slots[1:], strict=False):
+        other = b if a == "movie" else a if b == "movie" else None
+        if other not in METAQA_SLOT_RELATIONS:
+            return ()
+        path.append(METAQA_SLOT_RELATIONS[other])
+    return tuple(path)
+
+
+def _relation_paths(gold_paths: tuple[tuple[Hop, ...], ...]) -> tuple[tuple[str, ...], ...]:
+    return tuple(tuple(relation for _, relation, _ in hops) for hops in gold_paths)
 
 
 def _read_qtypes(path: Path) -> list[str]:
@@ -286,6 +315,7 @@ def _parse_pathquestion(text: str, stem: str, line: int) -> QAExample:
         answers=answers,
         line=line,
         gold_paths=(hops,),
+        relation_paths=_relation_paths((hops,)),
     )
 
 
@@ -307,6 +337,7 @@ def _parse_wc2014(text: str, stem: str, line: int) -> QAExample:
         answers=answers,
         line=line,
         gold_paths=gold_paths,
+        relation_paths=_relation_paths(gold_paths),
     )
 
 

@@ -10,7 +10,14 @@ from pathlib import Path
 import pytest
 
 from kgqa.errors import ConfigError, IngestError
-from kgqa.eval.datasets import FORMATS, read_line_numbers, read_questions, sample, split_train_val
+from kgqa.eval.datasets import (
+    FORMATS,
+    metaqa_relation_path,
+    read_line_numbers,
+    read_questions,
+    sample,
+    split_train_val,
+)
 from kgqa.types import QAExample
 
 # metaqa/1-hop/qa_dev.txt lines 1, 2 and 5001, and the matching qa_dev_qtype.txt lines.
@@ -83,7 +90,9 @@ def test_read_questions_metaqa_removes_brackets_and_pairs_qtypes(tmp_path: Path)
         answers=("Once Were Warriors", "Tracker", "River Queen"),
         line=0,
         qtype="actor_to_movie",
+        relation_paths=(("starred_actors",),),
     )
+    assert examples[2].relation_paths == (("has_imdb_rating",),)
     assert examples[2].topic_ids == ("The Bad News Bears Go to Japan",)
     assert examples[2].answers == ("bad",)
     assert [e.qtype for e in examples] == METAQA_QTYPES
@@ -103,6 +112,20 @@ def test_read_questions_filters_lines_then_limits(tmp_path: Path) -> None:
     assert [e.line for e in read_questions(path, "metaqa", lines={1, 2}, limit=1)] == [1]
     assert [e.line for e in read_questions(path, "metaqa", limit=2)] == [0, 1]
     assert list(read_questions(path, "metaqa", limit=0)) == []
+
+
+def test_metaqa_relation_path_names_one_relation_per_step_whatever_the_direction() -> None:
+    assert metaqa_relation_path("movie_to_director_to_movie_to_language") == (
+        "directed_by",
+        "directed_by",
+        "in_language",
+    )
+    assert metaqa_relation_path("tag_to_movie") == ("has_tags",)
+    assert metaqa_relation_path("movie_to_imdbvotes") == ("has_imdb_votes",)
+    # Outside MetaQA's schema (two non-movie slots side by side, unknown slot): no path.
+    assert metaqa_relation_path("actor_to_director") == ()
+    assert metaqa_relation_path("movie_to_budget") == ()
+    assert metaqa_relation_path("") == ()
 
 
 def test_read_line_numbers_reads_consistent_idx_file(tmp_path: Path) -> None:
@@ -128,6 +151,7 @@ def test_read_questions_pathquestion_gives_alternatives_topic_and_gold_path(tmp_
                 ("ernest_augustus_i_of_hanover", "nationality", "united_kingdom"),
             ),
         ),
+        relation_paths=(("spouse", "nationality"),),
     )
     assert second.answers == ("female", "male")
     assert second.gold_paths[0][1] == ("anne_van_keppel_countess_of_albemarle", "gender", "female")
@@ -157,6 +181,7 @@ def test_read_questions_wc2014_path_questions(tmp_path: Path) -> None:
         gold_paths=(
             (("Alan_PULIDO", "plays_in_club", "Tigres_UANL"), ("Tigres_UANL", "is_in_country", "Mexico")),
         ),
+        relation_paths=(("plays_in_club", "is_in_country"),),
     )
     assert second.topic_ids == ("Mexico",)
     assert second.answers[0] == "Tigres_UANL" and len(second.answers) == 12
@@ -172,6 +197,7 @@ def test_read_questions_wc2014_conjunctive_question_has_two_paths_and_topics(tmp
         (("Forward", "plays_position_inverse", "Alan_PULIDO"),),
         (("Tigres_UANL", "plays_in_club_inverse", "Alan_PULIDO"),),
     )
+    assert example.relation_paths == (("plays_position_inverse",), ("plays_in_club_inverse",))
 
 
 def test_read_questions_rog_jsonl_uses_file_ids_and_a_entity(tmp_path: Path) -> None:
