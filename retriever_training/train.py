@@ -193,7 +193,7 @@ def train_reader(
     def loss_of(ex: TrainingExample) -> torch.Tensor | None:
         if not ex.answers.any():
             return None
-        logits = model(to_batch(ex.prepared, tables), triple_probs[id(ex)])
+        logits = model(to_batch(ex.prepared, tables), triple_probs[id(ex)], ex.prepared.subgraph.topic)
         mask = ex.prepared.subgraph.candidate_mask()
         return bce(logits[mask], ex.answers[mask].float())
 
@@ -202,7 +202,7 @@ def train_reader(
         for ex in val:
             if not ex.answers.any():
                 continue
-            logits = model(to_batch(ex.prepared, tables), triple_probs[id(ex)])
+            logits = model(to_batch(ex.prepared, tables), triple_probs[id(ex)], ex.prepared.subgraph.topic)
             logits[~ex.prepared.subgraph.candidate_mask()] = float("-inf")
             hits.append(float(ex.answers[int(torch.argmax(logits))]))
         return _nanmean(hits)

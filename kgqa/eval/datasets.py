@@ -11,7 +11,8 @@ Formats (``fmt``):
 - ``wc2014``: ``question<TAB>answer<TAB>path[*path]<TAB>all/answers/<TAB>context[<TAB>topic1/topic2]``
   (WC-P2, WC-C). Conjunctive questions join two paths with ``*``; ``*_inverse`` relations stay as
   written (the WC2014 KB holds those triples too).
-- ``rog-jsonl``: JSON lines ``{id, question, answer: [...], q_entity: [...], a_entity: [...]}``.
+- ``rog-jsonl``: JSON lines ``{id, question, answer: [...], q_entity: [...], a_entity: [...]}``,
+  optionally ``relation_paths: [["directed_by", ...], ...]`` (gold relation names, topic first).
 
 Line numbers are 0-based physical lines (what ``qa_dev_consistent_idx.txt`` and ``lines`` use);
 error messages give the 1-based line, as editors do.
@@ -352,6 +353,17 @@ def _id_list(value: Any, field: str) -> list[str]:
     raise _Malformed(f"rog-jsonl: '{field}' must be a list of strings, got {type(value).__name__}")
 
 
+def _rog_relation_paths(value: Any) -> tuple[tuple[str, ...], ...]:
+    """The optional ``relation_paths`` field: a list of non-empty lists of relation names."""
+    if value is None:
+        return ()
+    if isinstance(value, list) and all(
+        isinstance(p, list) and p and all(isinstance(r, str) and r for r in p) for p in value
+    ):
+        return tuple(tuple(p) for p in value)
+    raise _Malformed("rog-jsonl: 'relation_paths' must be a list of non-empty lists of relation names")
+
+
 def _parse_rog(text: str, stem: str, line: int) -> QAExample:
     try:
         record = json.loads(text)
@@ -370,6 +382,7 @@ def _parse_rog(text: str, stem: str, line: int) -> QAExample:
         topic_ids=_unique(_id_list(record.get("q_entity"), "q_entity")),
         answers=_unique(answers),
         line=line,
+        relation_paths=_rog_relation_paths(record.get("relation_paths")),
     )
 
 

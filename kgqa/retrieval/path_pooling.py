@@ -114,6 +114,38 @@ def path_pool(
     return torch.from_numpy(pooled).to(device=scores.device, dtype=scores.dtype)
 
 
+def path_reach(scores: Tensor, head: Tensor, tail: Tensor, topic: Tensor, num_nodes: int) -> Tensor:
+    """How well the scored triples connect each entity to a topic: best path probability.
+
+    ``reach[v] = max over paths topic -> v of the product of their triple scores``, direction
+    ignored (a reasoning path walks KB triples either way). A per-triple scorer rates the last
+    triple of "films sharing actors with X -> their directors" the same whichever film it hangs
+    from; the product also asks whether the way there was rated relevant. Dijkstra on
+    ``-log(score)`` from all topics at once.
+
+    Args:
+        scores: FloatTensor [E] triple probabilities in [0, 1].
+        head, tail: LongTensor [E] local ids; ``topic``: LongTensor [T]; ``num_nodes``: N.
+
+    Returns:
+        Tensor [N] in [0, 1], like ``scores``: 1 at the topics, 0 where no path exists.
+    """
+    s = scores.detach().to("cpu", torch.float64).numpy()
+    h = head.detach().to("cpu", torch.int64).numpy()
+    t = tail.detach().to("cpu", torch.int64).numpy()
+    topics = np.unique(topic.detach().to("cpu", torch.int64).numpy())
+    _check_inputs(s, h, t, topics, num_nodes, kernel="dijkstra", a=DEFAULT_A, max_len=MAX_PATH_LEN)
+    reach = np.zeros(num_nodes)
+    if topics.size and s.size:
+        weight = np.concatenate([-np.log(np.clip(s, 1e-12, 1.0))] * 2)
+        src, dst = np.concatenate([h, t]), np.concatenate([t, h])
+        best, _ = _lightest_parallel(weight, src, dst, num_nodes)
+        graph = csr_array((weight[best], (src[best], dst[best])), shape=(num_nodes, num_nodes))
+        reach = np.exp(-dijkstra(graph, directed=True, indices=topics, min_only=True))
+    reach[topics] = 1.0
+    return torch.from_numpy(reach).to(device=scores.device, dtype=scores.dtype)
+
+
 def positional_rerank(scores: Tensor, order_k: int) -> Tensor:
     """The top-``order_k`` triples ordered by ascending score, so the best one comes LAST.
 

@@ -206,7 +206,7 @@ class Retriever:
         sub = retrieval.prepared.subgraph
         allowed = sub.candidate_mask() if candidates is None else candidates & sub.candidate_mask()
         with torch.inference_mode():
-            logits = self.reader(to_batch(retrieval.prepared, self.tables), retrieval.scores)
+            logits = self.reader(to_batch(retrieval.prepared, self.tables), retrieval.scores, sub.topic)
             probs = torch.sigmoid(logits.masked_fill(~allowed, float("-inf")))
             best = torch.topk(probs, min(top_n, int(allowed.sum())))
         answers = []

@@ -212,6 +212,12 @@ def test_read_questions_rog_jsonl_uses_file_ids_and_a_entity(tmp_path: Path) -> 
     assert (second.qid, second.topic_ids, second.answers) == ("webqsp:1", ("Paris",), ("France",))
 
 
+def test_read_questions_rog_jsonl_takes_optional_relation_paths(tmp_path: Path) -> None:
+    line = '{"question": "q", "q_entity": ["Jaws"], "a_entity": ["x"], "relation_paths": [["directed_by"]]}'
+    (example,) = read_questions(_write(tmp_path / "mine.jsonl", [line]), "rog-jsonl")
+    assert example.relation_paths == (("directed_by",),)
+
+
 @pytest.mark.parametrize(
     ("fmt", "bad", "message"),
     [
@@ -219,6 +225,7 @@ def test_read_questions_rog_jsonl_uses_file_ids_and_a_entity(tmp_path: Path) -> 
         ("pathquestion", "q ?\ta(a/)\tx#r", "gold path"),
         ("wc2014", "q ?\ta", "expected 4-6 tab-separated fields"),
         ("rog-jsonl", '{"question": ', "invalid JSON"),
+        ("rog-jsonl", '{"question": "q", "relation_paths": ["directed_by"]}', "'relation_paths' must be"),
     ],
 )
 def test_read_questions_malformed_line_raises_ingest_error_with_file_and_line(

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import math
 from itertools import pairwise
 
 import networkx as nx
@@ -10,7 +11,7 @@ import torch
 
 from kgqa.errors import KgqaError
 from kgqa.retrieval import path_pooling
-from kgqa.retrieval.path_pooling import path_pool, positional_rerank, reselect
+from kgqa.retrieval.path_pooling import path_pool, path_reach, positional_rerank, reselect
 
 # Topics 0 and 1. Triples (head -> tail, score):
 #   t0: 0 -> 2 (.9)   t1: 2 -> 3 (.5)   t2: 0 -> 3 (.2)   t3: 1 -> 3 (.8)   t4: 3 -> 4 (.4)   t5: 5 -> 0 (.6)
@@ -218,3 +219,26 @@ def test_reselect_picks_from_coarse_set_only() -> None:
     pooled = torch.tensor([0.1, 0.5, 5.0, 0.3, 0.9])  # 2 and 4 pool best but miss the coarse top-3
     picked = reselect(scores, pooled, coarse_n=3, k=2)
     assert picked.tolist() == [3, 1]
+
+
+def test_path_reach_matches_hand_computed_products() -> None:
+    scores, head, tail, topic = _hand(torch.device("cpu"))
+    # From 0: 2 by t0 (.9); 3 by t0 t1 (.45 > .2 of t2); 4 by 3 (.45 * .4 = .18); 5 by t5 (.6).
+    # Topic 1 reaches 3 by t3 (.8 > .45), so 4 gets .8 * .4 = .32. Topics are 1.
+    expected = torch.tensor([1.0, 1.0, 0.9, 0.8, 0.32, 0.6, 0.0])
+    torch.testing.assert_close(path_reach(scores, head, tail, topic, 7), expected)
+
+
+@pytest.mark.parametrize("seed", range(10))
+def test_path_reach_matches_networkx_best_product(seed: int) -> None:
+    num_nodes = 8 + seed
+    scores, head, tail, topic = _random_graph(seed, num_nodes, 2 * num_nodes)
+    g = nx.Graph()
+    g.add_nodes_from(range(num_nodes))
+    for s, h, t in zip(scores.tolist(), head.tolist(), tail.tolist(), strict=True):
+        w = -math.log(max(s, 1e-12))
+        if h != t and (not g.has_edge(h, t) or g[h][t]["weight"] > w):
+            g.add_edge(h, t, weight=w)
+    dist = nx.multi_source_dijkstra_path_length(g, set(topic.tolist()))
+    expected = torch.tensor([math.exp(-dist[v]) if v in dist else 0.0 for v in range(num_nodes)])
+    torch.testing.assert_close(path_reach(scores, head, tail, topic, num_nodes), expected)

@@ -200,13 +200,14 @@ def test_entity_reader_scores_every_entity_and_round_trips(tmp_path: Path, devic
     model = EntityReader(ReaderConfig(emb_dim=D, hidden=16)).eval().to(device)
     batch = random_batch(4).to(device)
     scores = torch.rand(batch.num_triples, device=device)
-    out = model(batch, scores)
+    topic = torch.tensor([0], device=device)
+    out = model(batch, scores, topic)
     assert out.shape == (batch.num_entities,)
     assert out.device.type == device.type
     path = tmp_path / "reader.pt"
     torch.save(model.checkpoint(embedder_model_id="m"), path)
     loaded = EntityReader.from_checkpoint(path).to(device)
-    torch.testing.assert_close(loaded(batch, scores), out)
+    torch.testing.assert_close(loaded(batch, scores, topic), out)
 
 
 def test_entity_reader_shares_no_text_vector() -> None:
@@ -217,9 +218,10 @@ def test_entity_reader_shares_no_text_vector() -> None:
     emb = batch.entity_emb.clone()
     emb[~batch.has_text] += 50.0
     changed = dataclasses.replace(batch, entity_emb=emb)
-    torch.testing.assert_close(model(changed, scores), model(batch, scores))
+    topic = torch.tensor([0])
+    torch.testing.assert_close(model(changed, scores, topic), model(batch, scores, topic))
     model.train()
-    model(batch, scores).sum().backward()
+    model(batch, scores, topic).sum().backward()
     assert model.no_text.grad is not None and model.no_text.grad.abs().sum() > 0
 
 
@@ -248,3 +250,24 @@ def test_incident_relation_context_is_score_weighted_mean_per_end() -> None:
         ]
     )
     assert torch.allclose(context, expected)
+
+
+def test_reach_features_give_the_path_product_and_its_rescaled_log() -> None:
+    from kgqa.retrieval.scorer import ScorerBatch, reach_features
+
+    # 0 -> 1 (0.5), 1 -> 2 (0.1): reach 1, 0.5, 0.05; entity 3 is unreachable.
+    batch = ScorerBatch(
+        question=torch.zeros(2),
+        entity_emb=torch.zeros(4, 2),
+        has_text=torch.ones(4, dtype=torch.bool),
+        relation_emb=torch.zeros(1, 2),
+        head=torch.tensor([0, 1]),
+        rel=torch.tensor([0, 0]),
+        tail=torch.tensor([1, 2]),
+        dde=torch.zeros(4, 10),
+    )
+    feats = reach_features(torch.tensor([0.5, 0.1]), batch, torch.tensor([0]))
+    torch.testing.assert_close(feats[:, 0], torch.tensor([1.0, 0.5, 0.05, 0.0]))
+    # 1 - log(reach) / log(1e-6): 1 at a topic, 0 at (or below) the floor.
+    expected = 1 - torch.log(torch.tensor([1.0, 0.5, 0.05, 1e-6])) / torch.log(torch.tensor(1e-6))
+    torch.testing.assert_close(feats[:, 1], expected)
