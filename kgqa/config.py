@@ -66,13 +66,18 @@ class IngestSettings(_Section):
 
 
 class RetrievalSettings(_Section):
-    """Candidate subgraph caps, the trained checkpoint, and how many triples to return."""
+    """Candidate subgraph caps, the trained checkpoint, triple ranking, and how many to return.
+
+    ``rescoring``: ``path`` ranks triples by their best path from a topic (train-free, see
+    ``kgqa.retrieval.path_pooling.path_rescore``), ``none`` by the scorer alone.
+    """
 
     checkpoint: Path | None = None  # default: <store.data_dir>/retriever.pt
     hops: int = 2
     max_triples: int = 5000
     max_degree: int = 100
     top_k: int = 100
+    rescoring: Literal["path", "none"] = "path"
 
 
 class AnswerSettings(_Section):

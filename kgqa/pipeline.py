@@ -47,7 +47,11 @@ def open_retriever(settings: Settings) -> Iterator[Retriever]:
         if check_indexes is not None:
             check_indexes(meta)
         yield Retriever.from_checkpoint(
-            store, embedder, settings.checkpoint_path, subgraph=subgraph_settings(settings)
+            store,
+            embedder,
+            settings.checkpoint_path,
+            subgraph=subgraph_settings(settings),
+            rescoring=settings.retrieval.rescoring,
         )
 
 

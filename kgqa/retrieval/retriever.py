@@ -1,8 +1,10 @@
 """Question -> scored triples (and, with no LLM, extracted answers): the retrieval half of SubgraphRAG.
 
 ``Retriever`` links the question, pulls the candidate subgraph, encodes it (DDE), scores every
-triple with the trained scorer and, on request, ranks candidate answer entities with the
-extractive reader. Every stage is timed.
+triple with the trained scorer, re-ranks the triples by their best path from a topic
+(:func:`~kgqa.retrieval.path_pooling.path_rescore`, train-free; ``rescoring="none"`` keeps the
+scorer's order) and, on request, ranks candidate answer entities with the extractive reader.
+Every stage is timed.
 """
 
 from __future__ import annotations
@@ -11,7 +13,7 @@ import time
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field, replace
 from pathlib import Path
-from typing import Any
+from typing import Any, Literal
 
 import torch
 
@@ -19,12 +21,14 @@ from kgqa.embed.protocol import Embedder
 from kgqa.errors import CheckpointError
 from kgqa.link import link, strip_brackets
 from kgqa.retrieval.features import PreparedQuestion, SubgraphSettings, prepare, to_batch
+from kgqa.retrieval.path_pooling import path_rescore
 from kgqa.retrieval.scorer import EntityReader, TripleScorer
 from kgqa.retrieval.tables import EntityTable, RelationTable
 from kgqa.store.protocol import GraphStore
 from kgqa.types import LinkedEntity
 
 CHECKPOINT_KIND = "kgqa_retriever"
+Rescoring = Literal["path", "none"]
 
 
 @dataclass(frozen=True, slots=True)
@@ -70,14 +74,18 @@ class Retrieval:
     """Scored candidate triples of one question.
 
     Attributes:
-        scores: FloatTensor [E] triple probabilities in [0, 1], aligned with ``prepared.subgraph``.
-        timings_ms: milliseconds per stage (link, extract, dde, score).
+        scores: FloatTensor [E] in [0, 1], aligned with ``prepared.subgraph``: what the triples are
+            ranked by (path-rescored probabilities, or the probabilities with rescoring off).
+        probabilities: FloatTensor [E], the scorer's own triple probabilities (the extractive
+            reader's input, as in training).
+        timings_ms: milliseconds per stage (link, extract, dde, score, rescore).
     """
 
     question: str
     topics: tuple[LinkedEntity, ...]
     prepared: PreparedQuestion
     scores: torch.Tensor
+    probabilities: torch.Tensor
     names: dict[str, str]
     timings_ms: dict[str, float] = field(default_factory=dict)
 
@@ -117,6 +125,7 @@ class Retriever:
         embedder: the store's embedding model (questions are embedded with it).
         scorer: trained triple scorer; ``reader``: trained entity reader (optional).
         subgraph: caps and DDE rounds.
+        rescoring: ``path`` ranks triples with :func:`path_rescore`, ``none`` by the scorer alone.
     """
 
     def __init__(
@@ -127,8 +136,10 @@ class Retriever:
         reader: EntityReader | None = None,
         *,
         subgraph: SubgraphSettings | None = None,
+        rescoring: Rescoring = "path",
     ) -> None:
         self.store = store
+        self.rescoring = rescoring
         self._embedder = embedder
         self.scorer = scorer.eval()
         self.reader = reader.eval() if reader is not None else None
@@ -143,7 +154,13 @@ class Retriever:
 
     @classmethod
     def from_checkpoint(
-        cls, store: GraphStore, embedder: Embedder, path: Path, *, subgraph: SubgraphSettings | None = None
+        cls,
+        store: GraphStore,
+        embedder: Embedder,
+        path: Path,
+        *,
+        subgraph: SubgraphSettings | None = None,
+        rescoring: Rescoring = "path",
     ) -> Retriever:
         """Load the scorer and reader written by ``kgqa train`` (``subgraph`` overrides its caps)."""
         if not Path(path).is_file():
@@ -160,7 +177,8 @@ class Retriever:
             )
         scorer = TripleScorer.from_checkpoint(data["scorer"], embedder_model_id=embedder.model_id)
         reader = EntityReader.from_checkpoint(data["reader"], embedder_model_id=embedder.model_id)
-        return cls(store, embedder, scorer, reader, subgraph=subgraph or SubgraphSettings(**data["subgraph"]))
+        subgraph = subgraph or SubgraphSettings(**data["subgraph"])
+        return cls(store, embedder, scorer, reader, subgraph=subgraph, rescoring=rescoring)
 
     def retrieve(self, question: str, *, topic_ids: Sequence[str] = (), hops: int | None = None) -> Retrieval:
         """Score every candidate triple of ``question`` (topics linked unless given)."""
@@ -173,15 +191,22 @@ class Retriever:
         prepared = prepare(self.store, question_emb, [t.id for t in topics], self.tables, settings)
         scored_at = time.perf_counter()
         with torch.inference_mode():
-            scores = torch.sigmoid(self.scorer(to_batch(prepared, self.tables)))
+            probabilities = torch.sigmoid(self.scorer(to_batch(prepared, self.tables)))
+        scored = time.perf_counter()
+        scores = probabilities
+        if self.rescoring == "path":
+            sub = prepared.subgraph
+            scores = path_rescore(probabilities, sub.head, sub.tail, sub.topic, sub.num_entities)
         done = time.perf_counter()
         timings = {
             "link": (linked - started) * 1e3,
             "embed_question": (embedded - linked) * 1e3,
             **prepared.timings_ms,
-            "score": (done - scored_at) * 1e3,
+            "score": (scored - scored_at) * 1e3,
+            "rescore": (done - scored) * 1e3,
         }
-        return Retrieval(question, topics, prepared, scores, self.tables[0].names, timings)
+        names = self.tables[0].names
+        return Retrieval(question, topics, prepared, scores, probabilities, names, timings)
 
     def extract_answers(
         self,
@@ -206,7 +231,8 @@ class Retriever:
         sub = retrieval.prepared.subgraph
         allowed = sub.candidate_mask() if candidates is None else candidates & sub.candidate_mask()
         with torch.inference_mode():
-            logits = self.reader(to_batch(retrieval.prepared, self.tables), retrieval.scores, sub.topic)
+            batch = to_batch(retrieval.prepared, self.tables)
+            logits = self.reader(batch, retrieval.probabilities, sub.topic)
             probs = torch.sigmoid(logits.masked_fill(~allowed, float("-inf")))
             best = torch.topk(probs, min(top_n, int(allowed.sum())))
         answers = []

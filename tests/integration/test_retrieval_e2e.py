@@ -43,6 +43,21 @@ def test_retriever_ranks_the_answer_path_first_and_reads_the_answer(trained: Ret
     ]
 
 
+def test_retrieval_ranks_by_path_rescored_probabilities_unless_rescoring_is_off(trained: Retriever) -> None:
+    from kgqa.retrieval.path_pooling import path_rescore
+
+    result = trained.retrieve("who directed the films starring [Tom Hanks]")
+    sub = result.prepared.subgraph
+    expected = path_rescore(result.probabilities, sub.head, sub.tail, sub.topic, sub.num_entities)
+    torch.testing.assert_close(result.scores, expected)
+    assert not torch.equal(result.scores, result.probabilities)  # a 2-hop question: second hops move
+    assert "rescore" in result.timings_ms
+    plain = Retriever(trained.store, trained.embedder, trained.scorer, rescoring="none")
+    off = plain.retrieve("who directed the films starring [Tom Hanks]")
+    torch.testing.assert_close(off.scores, off.probabilities)
+    torch.testing.assert_close(off.probabilities, result.probabilities)
+
+
 def test_evaluate_writes_log_and_scores_training_questions(trained: Retriever, tmp_path: Path) -> None:
     log = tmp_path / "eval.jsonl"
     summary = evaluate(Asker(trained, AnswerSettings()), toy_examples(), log_path=log, hops_of=lambda e: 2)

@@ -11,7 +11,14 @@ import torch
 
 from kgqa.errors import KgqaError
 from kgqa.retrieval import path_pooling
-from kgqa.retrieval.path_pooling import path_pool, path_reach, positional_rerank, reselect
+from kgqa.retrieval.path_pooling import (
+    hop_distance,
+    path_pool,
+    path_reach,
+    path_rescore,
+    positional_rerank,
+    reselect,
+)
 
 # Topics 0 and 1. Triples (head -> tail, score):
 #   t0: 0 -> 2 (.9)   t1: 2 -> 3 (.5)   t2: 0 -> 3 (.2)   t3: 1 -> 3 (.8)   t4: 3 -> 4 (.4)   t5: 5 -> 0 (.6)
@@ -242,3 +249,24 @@ def test_path_reach_matches_networkx_best_product(seed: int) -> None:
     dist = nx.multi_source_dijkstra_path_length(g, set(topic.tolist()))
     expected = torch.tensor([math.exp(-dist[v]) if v in dist else 0.0 for v in range(num_nodes)])
     torch.testing.assert_close(path_reach(scores, head, tail, topic, num_nodes), expected)
+
+
+def test_path_rescore_is_the_per_hop_mean_of_the_best_path_ending_with_the_triple() -> None:
+    scores, head, tail, topic = _hand(torch.device("cpu"))
+    # reach (above) 1, 1, .9, .8, .32, .6; hop distance 0, 0, 1, 1, 2, 1.
+    # t1 2->3: .5 * max(.9, .8) = .45 over 1 hop; t4 3->4: .4 * .8 = .32 over 2 hops -> sqrt.
+    expected = torch.tensor([0.9, 0.45, 0.2, 0.8, math.sqrt(0.32), 0.6])
+    torch.testing.assert_close(path_rescore(scores, head, tail, topic, 6), expected)
+
+
+def test_path_rescore_zeroes_triples_no_topic_reaches() -> None:
+    out = path_rescore(
+        torch.tensor([0.9, 0.7]), torch.tensor([0, 2]), torch.tensor([1, 3]), torch.tensor([0]), 4
+    )
+    torch.testing.assert_close(out, torch.tensor([0.9, 0.0]))
+
+
+def test_hop_distance_is_bfs_ignoring_direction() -> None:
+    head, tail = torch.tensor([1, 1, 3, 5]), torch.tensor([0, 2, 2, 6])
+    dist = hop_distance(head, tail, torch.tensor([0]), 7)
+    assert dist.tolist() == [0, 1, 2, 3, 7, 7, 7]

@@ -252,22 +252,27 @@ def test_incident_relation_context_is_score_weighted_mean_per_end() -> None:
     assert torch.allclose(context, expected)
 
 
-def test_reach_features_give_the_path_product_and_its_rescaled_log() -> None:
-    from kgqa.retrieval.scorer import ScorerBatch, reach_features
+def test_path_features_give_reach_its_log_and_inward_outward_scores() -> None:
+    from kgqa.retrieval.scorer import ScorerBatch, path_features
 
-    # 0 -> 1 (0.5), 1 -> 2 (0.1): reach 1, 0.5, 0.05; entity 3 is unreachable.
+    # Topic 0; triples 0 -> 1 (0.5), 1 -> 2 (0.1), 3 -> 1 (0.7), 2 -> 4 (0.9).
+    # Hop distances 0, 1, 2, 2, 3; reach 1, 0.5, 0.05, 0.35, 0.045; entity 5 is unreachable.
     batch = ScorerBatch(
         question=torch.zeros(2),
-        entity_emb=torch.zeros(4, 2),
-        has_text=torch.ones(4, dtype=torch.bool),
+        entity_emb=torch.zeros(6, 2),
+        has_text=torch.ones(6, dtype=torch.bool),
         relation_emb=torch.zeros(1, 2),
-        head=torch.tensor([0, 1]),
-        rel=torch.tensor([0, 0]),
-        tail=torch.tensor([1, 2]),
-        dde=torch.zeros(4, 10),
+        head=torch.tensor([0, 1, 3, 2]),
+        rel=torch.tensor([0, 0, 0, 0]),
+        tail=torch.tensor([1, 2, 1, 4]),
+        dde=torch.zeros(6, 10),
     )
-    feats = reach_features(torch.tensor([0.5, 0.1]), batch, torch.tensor([0]))
-    torch.testing.assert_close(feats[:, 0], torch.tensor([1.0, 0.5, 0.05, 0.0]))
+    feats = path_features(torch.tensor([0.5, 0.1, 0.7, 0.9]), batch, torch.tensor([0]))
+    reach = torch.tensor([1.0, 0.5, 0.05, 0.35, 0.045, 0.0])
+    torch.testing.assert_close(feats[:, 0], reach)
     # 1 - log(reach) / log(1e-6): 1 at a topic, 0 at (or below) the floor.
-    expected = 1 - torch.log(torch.tensor([1.0, 0.5, 0.05, 1e-6])) / torch.log(torch.tensor(1e-6))
-    torch.testing.assert_close(feats[:, 1], expected)
+    floor = torch.tensor(1e-6)
+    torch.testing.assert_close(feats[:, 1], 1 - torch.log(reach.clamp(min=1e-6)) / torch.log(floor))
+    # Entity 1 is entered from the topic (0.5) and left towards 2 (0.1) and 3 (0.7).
+    torch.testing.assert_close(feats[:, 2], torch.tensor([0.0, 0.5, 0.1, 0.7, 0.9, 0.0]))
+    torch.testing.assert_close(feats[:, 3], torch.tensor([0.5, 0.7, 0.9, 0.0, 0.0, 0.0]))
