@@ -25,7 +25,7 @@ from kgqa.store import open_store
 from kgqa.store.schema import check_embedding_meta
 from kgqa.types import EmbeddingMeta, QAExample
 from retriever_training.examples import TrainingExample, build_examples
-from retriever_training.train import TrainSettings, train_reader, train_scorer
+from retriever_training.train import TrainSettings, train_path_scorer, train_reader, train_scorer
 
 CHECKPOINT_KIND = "kgqa_retriever"
 FORMAT_VERSION = 1
@@ -65,6 +65,7 @@ class TrainReport:
     questions: dict[str, int] = field(default_factory=dict)
     examples: dict[str, int] = field(default_factory=dict)
     scorer_history: dict[str, Any] = field(default_factory=dict)
+    path_scorer_history: dict[str, Any] = field(default_factory=dict)
     reader_history: dict[str, Any] = field(default_factory=dict)
     seconds: dict[str, float] = field(default_factory=dict)
 
@@ -143,18 +144,30 @@ def run_training(
     started = time.perf_counter()
     scorer, scorer_history = train_scorer(train, val, tables, train_settings, progress=progress)
     report.seconds["scorer"] = time.perf_counter() - started
+    path_scorer = None
+    if train_settings.path_scorer:
+        started = time.perf_counter()
+        path_scorer, path_history = train_path_scorer(
+            train, val, scorer, tables, train_settings, progress=progress
+        )
+        report.seconds["path_scorer"] = time.perf_counter() - started
+        report.path_scorer_history = path_history.to_dict()
     started = time.perf_counter()
-    reader, reader_history = train_reader(train, val, scorer, tables, train_settings, progress=progress)
+    reader, reader_history = train_reader(
+        train, val, scorer, tables, train_settings, path_scorer=path_scorer, progress=progress
+    )
     report.seconds["reader"] = time.perf_counter() - started
     report.scorer_history, report.reader_history = scorer_history.to_dict(), reader_history.to_dict()
+    model_id = embedder.model_id
     out.parent.mkdir(parents=True, exist_ok=True)
     torch.save(
         {
             "format_version": FORMAT_VERSION,
             "kind": CHECKPOINT_KIND,
-            "embedder_model_id": embedder.model_id,
-            "scorer": scorer.checkpoint(embedder_model_id=embedder.model_id),
-            "reader": reader.checkpoint(embedder_model_id=embedder.model_id),
+            "embedder_model_id": model_id,
+            "scorer": scorer.checkpoint(embedder_model_id=model_id),
+            "path_scorer": path_scorer.checkpoint(embedder_model_id=model_id) if path_scorer else None,
+            "reader": reader.checkpoint(embedder_model_id=model_id),
             "subgraph": asdict(subgraph),
             "auto_hops": auto_hops,
             "split": asdict(split),

@@ -1,8 +1,9 @@
-"""Training loops for the triple scorer and the extractive reader (one question per step).
+"""Training loops for the triple scorers and the extractive reader (one question per step).
 
-Both models train with BCE, Adam and early stopping on a validation metric (triple recall@100
-of the shortest-path triples for the scorer, Hit@1 for the reader), following SubgraphRAG's
-reference recipe; the best epoch's weights are kept. Runs are deterministic for a given seed.
+The scorer, the second-pass path scorer (:mod:`kgqa.retrieval.path_context`) and the reader
+train with BCE, Adam and early stopping on a validation metric (recall@100 of the labelled
+triples for the scorers, Hit@1 for the reader), following SubgraphRAG's reference recipe; the
+best epoch's weights are kept. Runs are deterministic for a given seed.
 """
 
 from __future__ import annotations
@@ -10,7 +11,7 @@ from __future__ import annotations
 import copy
 import random
 from collections.abc import Callable, Sequence
-from dataclasses import asdict, dataclass, field
+from dataclasses import asdict, dataclass, field, replace
 from typing import Any, TypeVar
 
 import numpy as np
@@ -19,6 +20,7 @@ from torch import nn
 from tqdm import tqdm
 
 from kgqa.retrieval.features import to_batch
+from kgqa.retrieval.path_context import triple_probabilities, with_path_context
 from kgqa.retrieval.scorer import EntityReader, MlpConfig, ReaderConfig, ScorerConfig, TripleScorer
 from kgqa.retrieval.tables import EntityTable, RelationTable
 from retriever_training.examples import TrainingExample
@@ -40,6 +42,7 @@ class TrainSettings:
     reader_layers: int = 2
     recall_k: int = 100
     seed: int = 0
+    path_scorer: bool = True  # train the second-pass scorer (kgqa.retrieval.path_context)
 
 
 @dataclass(slots=True)
@@ -172,7 +175,7 @@ def train_scorer(
     return model, history
 
 
-def train_reader(
+def train_path_scorer(
     train: Sequence[TrainingExample],
     val: Sequence[TrainingExample],
     scorer: TripleScorer,
@@ -180,15 +183,43 @@ def train_reader(
     settings: TrainSettings,
     *,
     progress: bool = True,
+) -> tuple[TripleScorer, History]:
+    """Train the second-pass scorer on the same labels, its DDE extended with the first pass's reach."""
+
+    def extended(examples: Sequence[TrainingExample]) -> list[TrainingExample]:
+        out = []
+        with torch.inference_mode():
+            for ex in examples:
+                probabilities = triple_probabilities(ex.prepared, tables, scorer)
+                out.append(replace(ex, prepared=with_path_context(ex.prepared, probabilities)))
+        return out
+
+    return train_scorer(extended(train), extended(val), tables, settings, progress=progress)
+
+
+def train_reader(
+    train: Sequence[TrainingExample],
+    val: Sequence[TrainingExample],
+    scorer: TripleScorer,
+    tables: Tables,
+    settings: TrainSettings,
+    *,
+    path_scorer: TripleScorer | None = None,
+    progress: bool = True,
 ) -> tuple[EntityReader, History]:
-    """Train the extractive reader's entity scorer on answer labels; early stopping on Hit@1."""
+    """Train the extractive reader's entity scorer on answer labels; early stopping on Hit@1.
+
+    Its triple scores come from ``scorer`` refined by ``path_scorer``, as at retrieval time.
+    """
     seed_everything(settings.seed)
     model = EntityReader(
         _config(ReaderConfig, train, hidden=settings.reader_hidden, layers=settings.reader_layers)
     )
     bce = nn.BCEWithLogitsLoss()
     with torch.inference_mode():
-        triple_probs = {id(ex): torch.sigmoid(scorer(to_batch(ex.prepared, tables))) for ex in [*train, *val]}
+        triple_probs = {
+            id(ex): triple_probabilities(ex.prepared, tables, scorer, path_scorer) for ex in [*train, *val]
+        }
 
     def loss_of(ex: TrainingExample) -> torch.Tensor | None:
         if not ex.answers.any():

@@ -103,6 +103,12 @@ def retrieve(
     help="Share of each file kept out of training and validation (for eval --heldout).",
 )
 @click.option("--val-fraction", type=float, default=0.1, show_default=True)
+@click.option(
+    "--path-scorer/--no-path-scorer",
+    default=True,
+    show_default=True,
+    help="Also train the second-pass scorer that sees each entity's best path from a topic.",
+)
 @auto_hops_option
 @store_options
 @json_option
@@ -119,14 +125,16 @@ def train(
     seed: int,
     heldout_fraction: float,
     val_fraction: float,
+    path_scorer: bool,
     hops: str,
     backend: str | None,
     data_dir: str | None,
     as_json: bool,
 ) -> None:
-    """Train the triple scorer and the extractive reader on question FILES.
+    """Train the triple scorer(s) and the extractive reader on question FILES.
 
-    Weak labels are the triples on shortest topic -> answer paths in each candidate subgraph.
+    Weak labels are the triples on the gold relation path where the file names it (MetaQA
+    qtype, PathQuestion/WC2014 paths, JSONL relation_paths), else on shortest topic -> answer paths.
     """
     loaded = resolve(state, {"store": store_overrides(backend, data_dir), "retrieval": {"checkpoint": out}})
     from dataclasses import replace
@@ -147,7 +155,12 @@ def train(
         auto_hops=auto,
         split=SplitSettings(heldout_fraction, val_fraction, seed),
         train_settings=TrainSettings(
-            epochs=epochs, patience=patience, scorer_hidden=hidden, reader_hidden=hidden, seed=seed
+            epochs=epochs,
+            patience=patience,
+            scorer_hidden=hidden,
+            reader_hidden=hidden,
+            seed=seed,
+            path_scorer=path_scorer,
         ),
         limit=limit,
         progress=not as_json,
@@ -158,6 +171,8 @@ def train(
     s, r = report.scorer_history, report.reader_history
     click.echo(f"questions {report.questions}, examples {report.examples}")
     click.echo(f"triple scorer: best {s['metric']} {max(s['val_metric']):.4f} at epoch {s['best_epoch']}")
+    if p := report.path_scorer_history:
+        click.echo(f"path scorer: best {p['metric']} {max(p['val_metric']):.4f} at epoch {p['best_epoch']}")
     click.echo(f"extractive reader: best hit@1 {max(r['val_metric']):.4f} at epoch {r['best_epoch']}")
     click.echo(f"checkpoint: {report.out}  ({', '.join(f'{k} {v:.0f}s' for k, v in report.seconds.items())})")
 

@@ -56,6 +56,8 @@ class EvalSummary:
         reader: answer metrics, plus ``score_h`` (0-100), ``abstained`` and ``ungrounded`` rates,
             and ``evidence_answer_recall`` (gold answers among the evidence entities).
         tokens: mean prompt / completion tokens per question.
+        gold_path_triple_recall: recall@K of the triples on the gold relation path, over the
+            questions whose file names one (empty when none does).
     """
 
     n: int = 0
@@ -64,6 +66,7 @@ class EvalSummary:
     reader_name: str = ""
     answer_recall: dict[int, float] = field(default_factory=dict)
     path_triple_recall: dict[int, float] = field(default_factory=dict)
+    gold_path_triple_recall: dict[int, float] = field(default_factory=dict)
     reader: dict[str, float] = field(default_factory=dict)
     tokens: dict[str, float] = field(default_factory=dict)
     latency_ms: dict[str, dict[str, float]] = field(default_factory=dict)
@@ -76,6 +79,7 @@ class EvalSummary:
             "reader_name": self.reader_name,
             "answer_recall": self.answer_recall,
             "path_triple_recall": self.path_triple_recall,
+            "gold_path_triple_recall": self.gold_path_triple_recall,
             "reader": self.reader,
             "tokens": self.tokens,
             "latency_ms": self.latency_ms,
@@ -92,6 +96,9 @@ class EvalSummary:
             "| answer recall | " + " | ".join(_fmt(self.answer_recall[k]) for k in ks) + " |",
             "| path-triple recall | "
             + " | ".join(_fmt(self.path_triple_recall.get(k, math.nan)) for k in ks)
+            + " |",
+            "| gold-path-triple recall | "
+            + " | ".join(_fmt(self.gold_path_triple_recall.get(k, math.nan)) for k in ks)
             + " |",
             "",
             "| reader | Hit | Hit@1 | Macro-F1 | Micro-F1 | Score_h | abstained | ungrounded | "
@@ -139,11 +146,12 @@ def retrieval_record(
     gathered: Gathered, example: QAExample, *, ks: Sequence[int] = DEFAULT_KS
 ) -> dict[str, Any]:
     """The retrieval half of a question's log record: linking, recalls, evidence coverage."""
-    from retriever_training.labels import shortest_path_labels
+    from retriever_training.labels import relation_path_labels, shortest_path_labels
 
     retrieval, evidence = gathered.retrieval, gathered.evidence
     sub = retrieval.prepared.subgraph
     labels = shortest_path_labels(sub, example.answers)
+    gold_path = relation_path_labels(sub, example.answers, example.relation_paths)
     order = retrieval.order()
     positives = set(labels.nonzero().flatten().tolist())
     gold = set(example.answers)
@@ -161,6 +169,9 @@ def retrieval_record(
         "gold": list(example.answers),
         "answer_recall": entity_recall,
         "path_triple_recall": path_recall,
+        "gold_path_triple_recall": recall_at_ks(
+            order.tolist(), set(gold_path.nonzero().flatten().tolist()), ks
+        ),
         "evidence_answer_recall": len(gold & shown) / len(gold) if gold else math.nan,
         "evidence_items": len(evidence.items),
     }
@@ -198,6 +209,9 @@ def summarise(records: Sequence[dict[str, Any]], failed: int, *, resumed: int = 
     summary.answer_recall = mean_recall([{int(k): v for k, v in r["answer_recall"].items()} for r in records])
     summary.path_triple_recall = mean_recall(
         [{int(k): v for k, v in r["path_triple_recall"].items()} for r in records]
+    )
+    summary.gold_path_triple_recall = mean_recall(
+        [{int(k): v for k, v in r.get("gold_path_triple_recall", {}).items()} for r in records]
     )
     summary.reader = aggregate([QAScores(**r["scores"]) for r in records])
     summary.reader["score_h"] = score_h(

@@ -21,6 +21,7 @@ from kgqa.embed.protocol import Embedder
 from kgqa.errors import CheckpointError
 from kgqa.link import link, strip_brackets
 from kgqa.retrieval.features import PreparedQuestion, SubgraphSettings, prepare, to_batch
+from kgqa.retrieval.path_context import triple_probabilities
 from kgqa.retrieval.path_pooling import path_rescore
 from kgqa.retrieval.scorer import EntityReader, TripleScorer
 from kgqa.retrieval.tables import EntityTable, RelationTable
@@ -124,6 +125,7 @@ class Retriever:
         store: graph store holding the embedded KB.
         embedder: the store's embedding model (questions are embedded with it).
         scorer: trained triple scorer; ``reader``: trained entity reader (optional).
+        path_scorer: second-pass scorer (:mod:`kgqa.retrieval.path_context`), optional.
         subgraph: caps and DDE rounds.
         rescoring: ``path`` ranks triples with :func:`path_rescore`, ``none`` by the scorer alone.
     """
@@ -135,6 +137,7 @@ class Retriever:
         scorer: TripleScorer,
         reader: EntityReader | None = None,
         *,
+        path_scorer: TripleScorer | None = None,
         subgraph: SubgraphSettings | None = None,
         rescoring: Rescoring = "path",
     ) -> None:
@@ -142,6 +145,7 @@ class Retriever:
         self.rescoring = rescoring
         self._embedder = embedder
         self.scorer = scorer.eval()
+        self.path_scorer = path_scorer.eval() if path_scorer is not None else None
         self.reader = reader.eval() if reader is not None else None
         self.subgraph = subgraph or SubgraphSettings()
         self.tables = (EntityTable(store, scorer.config.emb_dim), RelationTable(store))
@@ -177,8 +181,15 @@ class Retriever:
             )
         scorer = TripleScorer.from_checkpoint(data["scorer"], embedder_model_id=embedder.model_id)
         reader = EntityReader.from_checkpoint(data["reader"], embedder_model_id=embedder.model_id)
+        path_scorer = None
+        if data.get("path_scorer") is not None:
+            path_scorer = TripleScorer.from_checkpoint(
+                data["path_scorer"], embedder_model_id=embedder.model_id
+            )
         subgraph = subgraph or SubgraphSettings(**data["subgraph"])
-        return cls(store, embedder, scorer, reader, subgraph=subgraph, rescoring=rescoring)
+        return cls(
+            store, embedder, scorer, reader, path_scorer=path_scorer, subgraph=subgraph, rescoring=rescoring
+        )
 
     def retrieve(self, question: str, *, topic_ids: Sequence[str] = (), hops: int | None = None) -> Retrieval:
         """Score every candidate triple of ``question`` (topics linked unless given)."""
@@ -191,7 +202,7 @@ class Retriever:
         prepared = prepare(self.store, question_emb, [t.id for t in topics], self.tables, settings)
         scored_at = time.perf_counter()
         with torch.inference_mode():
-            probabilities = torch.sigmoid(self.scorer(to_batch(prepared, self.tables)))
+            probabilities = triple_probabilities(prepared, self.tables, self.scorer, self.path_scorer)
         scored = time.perf_counter()
         scores = probabilities
         if self.rescoring == "path":

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import math
 from pathlib import Path
 
 import torch
@@ -52,10 +53,24 @@ def test_retrieval_ranks_by_path_rescored_probabilities_unless_rescoring_is_off(
     torch.testing.assert_close(result.scores, expected)
     assert not torch.equal(result.scores, result.probabilities)  # a 2-hop question: second hops move
     assert "rescore" in result.timings_ms
-    plain = Retriever(trained.store, trained.embedder, trained.scorer, rescoring="none")
+    plain = Retriever(
+        trained.store, trained.embedder, trained.scorer, path_scorer=trained.path_scorer, rescoring="none"
+    )
     off = plain.retrieve("who directed the films starring [Tom Hanks]")
     torch.testing.assert_close(off.scores, off.probabilities)
     torch.testing.assert_close(off.probabilities, result.probabilities)
+
+
+def test_retrieval_probabilities_come_from_the_second_pass_over_the_first(trained: Retriever) -> None:
+    from kgqa.retrieval.path_context import PATH_CONTEXT_DIM, triple_probabilities
+
+    assert trained.path_scorer is not None
+    assert trained.path_scorer.config.dde_dim == trained.scorer.config.dde_dim + PATH_CONTEXT_DIM
+    result = trained.retrieve("who directed the films starring [Tom Hanks]")
+    first = triple_probabilities(result.prepared, trained.tables, trained.scorer)
+    both = triple_probabilities(result.prepared, trained.tables, trained.scorer, trained.path_scorer)
+    torch.testing.assert_close(result.probabilities, both)
+    assert not torch.allclose(first, both)
 
 
 def test_evaluate_writes_log_and_scores_training_questions(trained: Retriever, tmp_path: Path) -> None:
@@ -69,6 +84,25 @@ def test_evaluate_writes_log_and_scores_training_questions(trained: Retriever, t
     assert [r["qid"] for r in records] == [e.qid for e in toy_examples()]
     assert {"linked", "top_triples", "answers", "gold", "timings_ms"} <= set(records[0])
     assert "retrieval_total" in summary.latency_ms
+    assert math.isnan(summary.gold_path_triple_recall[25])  # no question names its relation path
+
+
+def test_evaluate_scores_gold_path_triples_where_the_question_names_its_path(
+    trained: Retriever, tmp_path: Path
+) -> None:
+    from dataclasses import replace
+
+    paths = {"directed": ("directed_by",), "act": ("starred_actors",), "released": ("release_year",)}
+    examples = [
+        replace(e, relation_paths=(next(p for word, p in paths.items() if word in e.question),))
+        for e in toy_examples()
+    ]
+    summary = evaluate(Asker(trained, AnswerSettings()), examples, log_path=None, hops_of=lambda e: 2)
+    assert summary.gold_path_triple_recall[25] == 1.0
+    # "what films did Tom Hanks act in": its three STARRED_ACTORS triples are the gold path.
+    hanks = [e for e in examples if "Tom Hanks" in e.topic_ids]
+    one = evaluate(Asker(trained, AnswerSettings()), hanks, log_path=None, hops_of=lambda e: 2)
+    assert one.gold_path_triple_recall == {25: 1.0, 50: 1.0, 100: 1.0, 200: 1.0}
 
 
 def test_evaluate_counts_unknown_topic_as_failed(trained: Retriever, tmp_path: Path) -> None:

@@ -182,6 +182,7 @@ def test_train_retrieve_eval_on_the_bundled_slice(tmp_path: Path) -> None:
     report = json.loads(out)
     assert report["examples"]["train"] > 0 and Path(report["out"]).is_file()
     assert len(report["scorer_history"]["val_metric"]) == 2
+    assert len(report["path_scorer_history"]["val_metric"]) == 2  # the second pass trains by default
     code, out, err = _run(
         "retrieve", "who directed [Cast Away]", "--data-dir", data, "--top-k", "5", "--json"
     )

@@ -1,0 +1,44 @@
+"""Two-pass triple scoring: a second scorer that also sees how well each entity is reached.
+
+DDE cannot see a mixed-direction path: on MetaQA every relation points from a film, so the films
+two hops from the topic film (topic -> writer <- film) get no DDE signal at all, and the first
+scorer rates a third-hop "starred actors" triple alike whichever film it hangs from. The second
+pass (a :class:`~kgqa.retrieval.scorer.TripleScorer` with two more structural columns per
+entity) adds each entity's best path probability from a topic under the first pass
+(:func:`~kgqa.retrieval.scorer.reach_columns`), so it can tell a film reached through the
+writer from one reached through a co-star. The columns ride along as extra DDE columns, so the
+factorised scorer needs no change.
+"""
+
+from __future__ import annotations
+
+from dataclasses import replace
+
+import torch
+
+from kgqa.retrieval.features import PreparedQuestion, to_batch
+from kgqa.retrieval.scorer import TripleScorer, reach_columns
+from kgqa.retrieval.tables import EntityTable, RelationTable
+
+#: Columns :func:`with_path_context` appends to the DDE.
+PATH_CONTEXT_DIM = 2
+
+
+def with_path_context(prepared: PreparedQuestion, probabilities: torch.Tensor) -> PreparedQuestion:
+    """``prepared`` with the first pass's reach columns appended to its DDE: [N, D + 2]."""
+    sub = prepared.subgraph
+    reach = reach_columns(probabilities, sub.head, sub.tail, sub.topic, sub.num_entities)
+    return replace(prepared, dde=torch.cat([prepared.dde, reach.to(prepared.dde.dtype)], dim=1))
+
+
+def triple_probabilities(
+    prepared: PreparedQuestion,
+    tables: tuple[EntityTable, RelationTable],
+    scorer: TripleScorer,
+    path_scorer: TripleScorer | None = None,
+) -> torch.Tensor:
+    """FloatTensor [E]: the scorer's triple probabilities, refined by ``path_scorer`` when given."""
+    probabilities = torch.sigmoid(scorer(to_batch(prepared, tables)))
+    if path_scorer is None:
+        return probabilities
+    return torch.sigmoid(path_scorer(to_batch(with_path_context(prepared, probabilities), tables)))
