@@ -1,10 +1,10 @@
 """Question -> scored triples (and, with no LLM, extracted answers): the retrieval half of SubgraphRAG.
 
 ``Retriever`` links the question, pulls the candidate subgraph, encodes it (DDE), scores every
-triple with the trained scorer, re-ranks the triples by their best path from a topic
-(:func:`~kgqa.retrieval.path_pooling.path_rescore`, train-free; ``rescoring="none"`` keeps the
-scorer's order) and, on request, ranks candidate answer entities with the extractive reader.
-Every stage is timed.
+triple with the trained scorer (and its second pass, when the checkpoint has one), optionally
+re-ranks the triples by their best path from a topic (``rescoring="path"``,
+:func:`~kgqa.retrieval.path_pooling.path_rescore`, train-free) and, on request, ranks candidate
+answer entities with the extractive reader. Every stage is timed.
 """
 
 from __future__ import annotations
@@ -139,7 +139,7 @@ class Retriever:
         *,
         path_scorer: TripleScorer | None = None,
         subgraph: SubgraphSettings | None = None,
-        rescoring: Rescoring = "path",
+        rescoring: Rescoring = "none",
     ) -> None:
         self.store = store
         self.rescoring = rescoring
@@ -164,7 +164,7 @@ class Retriever:
         path: Path,
         *,
         subgraph: SubgraphSettings | None = None,
-        rescoring: Rescoring = "path",
+        rescoring: Rescoring = "none",
     ) -> Retriever:
         """Load the scorer and reader written by ``kgqa train`` (``subgraph`` overrides its caps)."""
         if not Path(path).is_file():
