@@ -22,6 +22,7 @@ from __future__ import annotations
 
 import gzip
 import hashlib
+import itertools
 import json
 import re
 from collections.abc import Callable, Collection, Iterable, Iterator, Sequence
@@ -37,6 +38,7 @@ FORMATS: tuple[str, ...] = get_args(QuestionFormat)
 
 _BRACKET = re.compile(r"\[([^\[\]]*)\]")
 _PATH_END = "<end>"
+_INVERSE = "_inverse"
 _SNIPPET_CHARS = 80
 
 Hop = tuple[str, str, str]
@@ -230,6 +232,22 @@ def _relation_paths(gold_paths: tuple[tuple[Hop, ...], ...]) -> tuple[tuple[str,
     return tuple(tuple(relation for _, relation, _ in hops) for hops in gold_paths)
 
 
+def _with_inverse_twins(paths: tuple[tuple[str, ...], ...]) -> tuple[tuple[str, ...], ...]:
+    """Every path with each step also as its ``_inverse`` twin (WC2014 stores both directions).
+
+    A walk crosses triples either way, so ``plays_in_club`` walked backwards is the same step as
+    ``plays_in_club_inverse``; labelling only one of two such parallel triples would teach the
+    scorer to tell apart two statements of one fact.
+    """
+
+    def twins(relation: str) -> tuple[str, str]:
+        base = relation.removesuffix(_INVERSE)
+        return (base, base + _INVERSE)
+
+    combos = (combo for path in paths for combo in itertools.product(*(twins(r) for r in path)))
+    return tuple(dict.fromkeys(combos))
+
+
 def _read_qtypes(path: Path) -> list[str]:
     """Lines of the sibling ``<stem>_qtype.txt`` (MetaQA), or [] when there is none."""
     sibling = path.with_name(f"{_stem(path)}_qtype.txt")
@@ -338,7 +356,7 @@ def _parse_wc2014(text: str, stem: str, line: int) -> QAExample:
         answers=answers,
         line=line,
         gold_paths=gold_paths,
-        relation_paths=_relation_paths(gold_paths),
+        relation_paths=_with_inverse_twins(_relation_paths(gold_paths)),
     )
 
 

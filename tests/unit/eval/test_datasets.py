@@ -181,7 +181,12 @@ def test_read_questions_wc2014_path_questions(tmp_path: Path) -> None:
         gold_paths=(
             (("Alan_PULIDO", "plays_in_club", "Tigres_UANL"), ("Tigres_UANL", "is_in_country", "Mexico")),
         ),
-        relation_paths=(("plays_in_club", "is_in_country"),),
+        relation_paths=(
+            ("plays_in_club", "is_in_country"),
+            ("plays_in_club", "is_in_country_inverse"),
+            ("plays_in_club_inverse", "is_in_country"),
+            ("plays_in_club_inverse", "is_in_country_inverse"),
+        ),
     )
     assert second.topic_ids == ("Mexico",)
     assert second.answers[0] == "Tigres_UANL" and len(second.answers) == 12
@@ -197,7 +202,13 @@ def test_read_questions_wc2014_conjunctive_question_has_two_paths_and_topics(tmp
         (("Forward", "plays_position_inverse", "Alan_PULIDO"),),
         (("Tigres_UANL", "plays_in_club_inverse", "Alan_PULIDO"),),
     )
-    assert example.relation_paths == (("plays_position_inverse",), ("plays_in_club_inverse",))
+    # Each step also as its twin: WC2014 states every fact both ways.
+    assert example.relation_paths == (
+        ("plays_position",),
+        ("plays_position_inverse",),
+        ("plays_in_club",),
+        ("plays_in_club_inverse",),
+    )
 
 
 def test_read_questions_rog_jsonl_uses_file_ids_and_a_entity(tmp_path: Path) -> None:
