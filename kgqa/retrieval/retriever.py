@@ -79,7 +79,7 @@ class Retrieval:
             ranked by (path-rescored probabilities, or the probabilities with rescoring off).
         probabilities: FloatTensor [E], the scorer's own triple probabilities (the extractive
             reader's input, as in training).
-        timings_ms: milliseconds per stage (link, extract, dde, score, rescore).
+        timings_ms: milliseconds per stage (link, extract, dde, score; rescore when on).
     """
 
     question: str
@@ -214,8 +214,9 @@ class Retriever:
             "embed_question": (embedded - linked) * 1e3,
             **prepared.timings_ms,
             "score": (scored - scored_at) * 1e3,
-            "rescore": (done - scored) * 1e3,
         }
+        if self.rescoring == "path":
+            timings["rescore"] = (done - scored) * 1e3
         names = self.tables[0].names
         return Retrieval(question, topics, prepared, scores, probabilities, names, timings)
 
