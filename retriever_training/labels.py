@@ -86,12 +86,12 @@ def relation_path_labels(
     if not answers.any() or sub.num_topics == 0:
         return labels
     relation_of = {name: i for i, name in enumerate(sub.relation_types)}
+    topics = torch.arange(sub.num_entities) < sub.num_topics
     for path in relation_paths:
         rels = [relation_of.get(relationship_type(name), -1) for name in path]
         if not rels or min(rels) < 0:
             continue
         steps = [sub.rel == r for r in rels]
-        topics = torch.arange(sub.num_entities) < sub.num_topics
         frontier = [topics]  # frontier[i]: reached from a topic in i steps
         for step in steps[:-1]:
             frontier.append(_neighbours(frontier[-1], sub, step) & ~topics)

@@ -204,19 +204,17 @@ class Retriever:
         with torch.inference_mode():
             probabilities = triple_probabilities(prepared, self.tables, self.scorer, self.path_scorer)
         scored = time.perf_counter()
-        scores = probabilities
-        if self.rescoring == "path":
-            sub = prepared.subgraph
-            scores = path_rescore(probabilities, sub.head, sub.tail, sub.topic, sub.num_entities)
-        done = time.perf_counter()
         timings = {
             "link": (linked - started) * 1e3,
             "embed_question": (embedded - linked) * 1e3,
             **prepared.timings_ms,
             "score": (scored - scored_at) * 1e3,
         }
+        scores = probabilities
         if self.rescoring == "path":
-            timings["rescore"] = (done - scored) * 1e3
+            sub = prepared.subgraph
+            scores = path_rescore(probabilities, sub.head, sub.tail, sub.topic, sub.num_entities)
+            timings["rescore"] = (time.perf_counter() - scored) * 1e3
         names = self.tables[0].names
         return Retrieval(question, topics, prepared, scores, probabilities, names, timings)
 

@@ -82,14 +82,24 @@ def _reference(sub: Subgraph, answers: list[str]) -> torch.Tensor:
     )
 
 
+def _random_case(
+    rng: random.Random, max_nodes: int, max_edges: int, relations: str = ""
+) -> tuple[Subgraph, list[str]]:
+    """A random subgraph without self-loops (triple relations drawn from ``relations`` when
+    given), 1-2 topics and 1-3 answers."""
+    n = rng.randint(4, max_nodes)
+    edges = [(rng.randrange(n), rng.randrange(n)) for _ in range(rng.randint(3, max_edges))]
+    edges = [(h, t) for h, t in edges if h != t] or [(0, 1)]
+    rels = [rng.choice(relations) for _ in edges] if relations else None
+    sub = _subgraph(n, edges, num_topics=rng.randint(1, 2), rels=rels)
+    answers = [f"e{i}" for i in rng.sample(range(n), rng.randint(1, 3))]
+    return sub, answers
+
+
 def test_shortest_path_labels_match_networkx_on_random_graphs() -> None:
     rng = random.Random(7)
     for _ in range(30):
-        n = rng.randint(4, 14)
-        edges = [(rng.randrange(n), rng.randrange(n)) for _ in range(rng.randint(3, 30))]
-        edges = [(h, t) for h, t in edges if h != t] or [(0, 1)]
-        sub = _subgraph(n, edges, num_topics=rng.randint(1, 2))
-        answers = [f"e{i}" for i in rng.sample(range(n), rng.randint(1, 3))]
+        sub, answers = _random_case(rng, max_nodes=14, max_edges=30)
         assert torch.equal(shortest_path_labels(sub, answers), _reference(sub, answers))
 
 
@@ -157,11 +167,6 @@ def _walk_reference(sub: Subgraph, answers: list[str], path: tuple[str, ...]) ->
 def test_relation_path_labels_match_brute_force_walks_on_random_graphs() -> None:
     rng = random.Random(11)
     for _ in range(40):
-        n = rng.randint(4, 12)
-        edges = [(rng.randrange(n), rng.randrange(n)) for _ in range(rng.randint(3, 25))]
-        edges = [(h, t) for h, t in edges if h != t] or [(0, 1)]
-        rels = [rng.choice("AB") for _ in edges]
-        sub = _subgraph(n, edges, num_topics=rng.randint(1, 2), rels=rels)
-        answers = [f"e{i}" for i in rng.sample(range(n), rng.randint(1, 3))]
+        sub, answers = _random_case(rng, max_nodes=12, max_edges=25, relations="AB")
         path = tuple(rng.choice("ab") for _ in range(rng.randint(1, 3)))
         assert torch.equal(relation_path_labels(sub, answers, [path]), _walk_reference(sub, answers, path))
