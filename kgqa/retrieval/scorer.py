@@ -176,7 +176,7 @@ def _mlp_tail(hidden: int, *, layers: int, dropout: float) -> nn.Sequential:
     for i in range(layers):
         if i > 0:
             mods.append(nn.Linear(hidden, hidden))
-        mods.append(nn.ReLU())
+        mods.append(nn.ReLU(inplace=True))
         if dropout > 0:
             mods.append(nn.Dropout(dropout))
     mods.append(nn.Linear(hidden, 1))
