@@ -25,7 +25,13 @@ from kgqa.store import open_store
 from kgqa.store.schema import check_embedding_meta
 from kgqa.types import EmbeddingMeta, QAExample
 from retriever_training.examples import TrainingExample, build_examples
-from retriever_training.train import TrainSettings, train_path_scorer, train_reader, train_scorer
+from retriever_training.train import (
+    TrainSettings,
+    train_path_scorer,
+    train_planner,
+    train_reader,
+    train_scorer,
+)
 
 CHECKPOINT_KIND = "kgqa_retriever"
 FORMAT_VERSION = 1
@@ -66,6 +72,7 @@ class TrainReport:
     examples: dict[str, int] = field(default_factory=dict)
     scorer_history: dict[str, Any] = field(default_factory=dict)
     path_scorer_history: dict[str, Any] = field(default_factory=dict)
+    planner_history: dict[str, Any] = field(default_factory=dict)
     reader_history: dict[str, Any] = field(default_factory=dict)
     seconds: dict[str, float] = field(default_factory=dict)
 
@@ -152,9 +159,22 @@ def run_training(
         )
         report.seconds["path_scorer"] = time.perf_counter() - started
         report.path_scorer_history = path_history.to_dict()
+    planner = None
+    if train_settings.planner:
+        started = time.perf_counter()
+        planner, planner_history = train_planner(train, val, tables, train_settings, progress=progress)
+        report.seconds["planner"] = time.perf_counter() - started
+        report.planner_history = planner_history.to_dict()
     started = time.perf_counter()
     reader, reader_history = train_reader(
-        train, val, scorer, tables, train_settings, path_scorer=path_scorer, progress=progress
+        train,
+        val,
+        scorer,
+        tables,
+        train_settings,
+        path_scorer=path_scorer,
+        planner=planner,
+        progress=progress,
     )
     report.seconds["reader"] = time.perf_counter() - started
     report.scorer_history, report.reader_history = scorer_history.to_dict(), reader_history.to_dict()
@@ -167,6 +187,7 @@ def run_training(
             "embedder_model_id": model_id,
             "scorer": scorer.checkpoint(embedder_model_id=model_id),
             "path_scorer": path_scorer.checkpoint(embedder_model_id=model_id) if path_scorer else None,
+            "planner": planner.checkpoint(embedder_model_id=model_id) if planner else None,
             "reader": reader.checkpoint(embedder_model_id=model_id),
             "subgraph": asdict(subgraph),
             "auto_hops": auto_hops,

@@ -21,6 +21,15 @@ from tqdm import tqdm
 
 from kgqa.retrieval.features import to_batch
 from kgqa.retrieval.path_context import triple_probabilities, with_path_context
+from kgqa.retrieval.plans import (
+    PLAN_FEATURES,
+    PlannerConfig,
+    Plans,
+    PlanScorer,
+    enumerate_plans,
+    gold_plans,
+    rank_plans,
+)
 from kgqa.retrieval.scorer import EntityReader, MlpConfig, ReaderConfig, ScorerConfig, TripleScorer
 from kgqa.retrieval.tables import EntityTable, RelationTable
 from retriever_training.examples import TrainingExample
@@ -43,6 +52,8 @@ class TrainSettings:
     recall_k: int = 100
     seed: int = 0
     path_scorer: bool = True  # train the second-pass scorer (kgqa.retrieval.path_context)
+    planner: bool = True  # train the relation-path planner (kgqa.retrieval.plans)
+    planner_steps: int = 3  # longest plan
 
 
 @dataclass(slots=True)
@@ -197,6 +208,80 @@ def train_path_scorer(
     return train_scorer(extended(train), extended(val), tables, settings, progress=progress)
 
 
+@dataclass(frozen=True, slots=True)
+class _PlanChoice:
+    """One question's plans, ready for the planner: what it reads and which plans are gold."""
+
+    question: torch.Tensor
+    relation_emb: torch.Tensor
+    plans: Plans
+    gold: torch.Tensor
+
+
+def _plan_choice(ex: TrainingExample, tables: Tables, max_steps: int) -> _PlanChoice | None:
+    sub = ex.prepared.subgraph
+    plans = enumerate_plans(sub, max_steps)
+    gold = gold_plans(plans, sub, ex.answers, ex.example.relation_paths)
+    if not gold.any():
+        return None
+    return _PlanChoice(ex.prepared.question_emb, tables[1].matrix[ex.prepared.relation_rows], plans, gold)
+
+
+def train_planner(
+    train: Sequence[TrainingExample],
+    val: Sequence[TrainingExample],
+    tables: Tables,
+    settings: TrainSettings,
+    *,
+    progress: bool = True,
+) -> tuple[PlanScorer, History]:
+    """Train the relation-path planner: softmax over each question's plans, maximising the
+    probability of its gold plans (:func:`~kgqa.retrieval.plans.gold_plans`); early stopping on
+    how often the top plan is gold. Questions with no gold plan in their subgraph are skipped."""
+    seed_everything(settings.seed)
+    first = train[0].prepared
+    model = PlanScorer(
+        PlannerConfig(emb_dim=int(first.question_emb.numel()), max_steps=settings.planner_steps)
+    )
+    choices = {id(ex): _plan_choice(ex, tables, settings.planner_steps) for ex in [*train, *val]}
+
+    def logits_of(choice: _PlanChoice) -> torch.Tensor:
+        return model(choice.question, choice.relation_emb, choice.plans.steps)
+
+    def loss_of(ex: TrainingExample) -> torch.Tensor | None:
+        choice = choices[id(ex)]
+        if choice is None:
+            return None
+        logits = logits_of(choice)
+        return torch.logsumexp(logits, 0) - torch.logsumexp(logits[choice.gold], 0)
+
+    def validate() -> float:
+        return _nanmean(
+            [float(c.gold[int(torch.argmax(logits_of(c)))]) for ex in val if (c := choices[id(ex)])]
+        )
+
+    history = _fit(
+        model,
+        train,
+        val,
+        loss_of=loss_of,
+        validate=validate,
+        metric="plan_hit@1",
+        settings=settings,
+        desc="planner",
+        progress=progress,
+    )
+    return model, history
+
+
+def _plan_columns(ex: TrainingExample, tables: Tables, planner: PlanScorer | None) -> torch.Tensor | None:
+    if planner is None:
+        return None
+    sub = ex.prepared.subgraph
+    relation_emb = tables[1].matrix[ex.prepared.relation_rows]
+    return rank_plans(planner, ex.prepared.question_emb, relation_emb, sub).reach(sub.num_entities)
+
+
 def train_reader(
     train: Sequence[TrainingExample],
     val: Sequence[TrainingExample],
@@ -205,26 +290,32 @@ def train_reader(
     settings: TrainSettings,
     *,
     path_scorer: TripleScorer | None = None,
+    planner: PlanScorer | None = None,
     progress: bool = True,
 ) -> tuple[EntityReader, History]:
     """Train the extractive reader's entity scorer on answer labels; early stopping on Hit@1.
 
-    Its triple scores come from ``scorer`` refined by ``path_scorer``, as at retrieval time.
+    Its triple scores come from ``scorer`` refined by ``path_scorer``, and its plan columns from
+    ``planner``, as at retrieval time.
     """
     seed_everything(settings.seed)
-    model = EntityReader(
-        _config(ReaderConfig, train, hidden=settings.reader_hidden, layers=settings.reader_layers)
-    )
+    config = _config(ReaderConfig, train, hidden=settings.reader_hidden, layers=settings.reader_layers)
+    model = EntityReader(replace(config, plan_dim=len(PLAN_FEATURES) if planner else 0))
     bce = nn.BCEWithLogitsLoss()
     with torch.inference_mode():
         triple_probs = {
             id(ex): triple_probabilities(ex.prepared, tables, scorer, path_scorer) for ex in [*train, *val]
         }
+        plans = {id(ex): _plan_columns(ex, tables, planner) for ex in [*train, *val]}
+
+    def logits_of(ex: TrainingExample) -> torch.Tensor:
+        batch = to_batch(ex.prepared, tables)
+        return model(batch, triple_probs[id(ex)], ex.prepared.subgraph.topic, plans[id(ex)])
 
     def loss_of(ex: TrainingExample) -> torch.Tensor | None:
         if not ex.answers.any():
             return None
-        logits = model(to_batch(ex.prepared, tables), triple_probs[id(ex)], ex.prepared.subgraph.topic)
+        logits = logits_of(ex)
         mask = ex.prepared.subgraph.candidate_mask()
         return bce(logits[mask], ex.answers[mask].float())
 
@@ -233,7 +324,7 @@ def train_reader(
         for ex in val:
             if not ex.answers.any():
                 continue
-            logits = model(to_batch(ex.prepared, tables), triple_probs[id(ex)], ex.prepared.subgraph.topic)
+            logits = logits_of(ex)
             logits[~ex.prepared.subgraph.candidate_mask()] = float("-inf")
             hits.append(float(ex.answers[int(torch.argmax(logits))]))
         return _nanmean(hits)

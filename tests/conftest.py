@@ -18,7 +18,13 @@ from kgqa.retrieval.tables import EntityTable, RelationTable
 from kgqa.store.kglite_store import KgliteStore
 from kgqa.types import QAExample
 from retriever_training.examples import build_examples
-from retriever_training.train import TrainSettings, train_path_scorer, train_reader, train_scorer
+from retriever_training.train import (
+    TrainSettings,
+    train_path_scorer,
+    train_planner,
+    train_reader,
+    train_scorer,
+)
 
 REPO = Path(__file__).resolve().parents[1]
 SHARED_DATA = REPO.parent / "shared" / "data"
@@ -146,11 +152,25 @@ def trained(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Retriever]:
         scorer, history = train_scorer(examples, examples, tables, settings, progress=False)
         assert history.val_metric[history.best_epoch - 1] == max(history.val_metric)
         path_scorer, _ = train_path_scorer(examples, examples, scorer, tables, settings, progress=False)
+        planner, _ = train_planner(examples, examples, tables, settings, progress=False)
         reader, _ = train_reader(
-            examples, examples, scorer, tables, settings, path_scorer=path_scorer, progress=False
+            examples,
+            examples,
+            scorer,
+            tables,
+            settings,
+            path_scorer=path_scorer,
+            planner=planner,
+            progress=False,
         )
         yield Retriever(
-            store, embedder, scorer, reader, path_scorer=path_scorer, subgraph=SubgraphSettings(hops=2)
+            store,
+            embedder,
+            scorer,
+            reader,
+            path_scorer=path_scorer,
+            planner=planner,
+            subgraph=SubgraphSettings(hops=2),
         )
 
 

@@ -59,6 +59,7 @@ def retrieve(
         },
     )
     from kgqa.pipeline import open_retriever
+    from kgqa.retrieval.retriever import SHOWN_PLANS
 
     k = loaded.settings.retrieval.top_k
     with open_retriever(loaded.settings) as retriever:
@@ -68,6 +69,9 @@ def retrieve(
         emit_json({**result.to_dict(k), "answers": [a.to_dict() for a in extracted]})
         return
     click.echo("topics: " + ", ".join(f"{t.name} ({t.method}, {t.score:.2f})" for t in result.topics))
+    if result.plans is not None:
+        for plan in result.plans.describe(result.prepared.subgraph, SHOWN_PLANS):
+            click.echo(f"plan: {' '.join(plan['steps'])}  p={plan['probability']:.3f}")
     for rank, t in enumerate(result.top(k), 1):
         click.echo(f"{rank:>4}. {t.score:.4f}  ({t.head}) -[{t.relation}]-> ({t.tail})  rel {t.rel_eid}")
     for a in extracted:
@@ -109,6 +113,12 @@ def retrieve(
     show_default=True,
     help="Also train the second-pass scorer that sees each entity's best path from a topic.",
 )
+@click.option(
+    "--planner/--no-planner",
+    default=True,
+    show_default=True,
+    help="Also train the planner that rates whole relation paths for the reader.",
+)
 @auto_hops_option
 @store_options
 @json_option
@@ -126,6 +136,7 @@ def train(
     heldout_fraction: float,
     val_fraction: float,
     path_scorer: bool,
+    planner: bool,
     hops: str,
     backend: str | None,
     data_dir: str | None,
@@ -161,6 +172,7 @@ def train(
             reader_hidden=hidden,
             seed=seed,
             path_scorer=path_scorer,
+            planner=planner,
         ),
         limit=limit,
         progress=not as_json,
@@ -171,8 +183,9 @@ def train(
     s, r = report.scorer_history, report.reader_history
     click.echo(f"questions {report.questions}, examples {report.examples}")
     click.echo(f"triple scorer: best {s['metric']} {max(s['val_metric']):.4f} at epoch {s['best_epoch']}")
-    if p := report.path_scorer_history:
-        click.echo(f"path scorer: best {p['metric']} {max(p['val_metric']):.4f} at epoch {p['best_epoch']}")
+    for name, h in (("path scorer", report.path_scorer_history), ("planner", report.planner_history)):
+        if h:
+            click.echo(f"{name}: best {h['metric']} {max(h['val_metric']):.4f} at epoch {h['best_epoch']}")
     click.echo(f"extractive reader: best hit@1 {max(r['val_metric']):.4f} at epoch {r['best_epoch']}")
     click.echo(f"checkpoint: {report.out}  ({', '.join(f'{k} {v:.0f}s' for k, v in report.seconds.items())})")
 

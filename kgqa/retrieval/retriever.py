@@ -3,8 +3,9 @@
 ``Retriever`` links the question, pulls the candidate subgraph, encodes it (DDE), scores every
 triple with the trained scorer (and its second pass, when the checkpoint has one), optionally
 re-ranks the triples by their best path from a topic (``rescoring="path"``,
-:func:`~kgqa.retrieval.path_pooling.path_rescore`, train-free) and, on request, ranks candidate
-answer entities with the extractive reader. Every stage is timed.
+:func:`~kgqa.retrieval.path_pooling.path_rescore`, train-free), rates the relation paths the
+question may follow (:mod:`kgqa.retrieval.plans`, when the checkpoint has a planner) and, on
+request, ranks candidate answer entities with the extractive reader. Every stage is timed.
 """
 
 from __future__ import annotations
@@ -23,6 +24,7 @@ from kgqa.link import link, strip_brackets
 from kgqa.retrieval.features import PreparedQuestion, SubgraphSettings, prepare, to_batch
 from kgqa.retrieval.path_context import triple_probabilities
 from kgqa.retrieval.path_pooling import path_rescore
+from kgqa.retrieval.plans import PlanScorer, RankedPlans, rank_plans
 from kgqa.retrieval.scorer import EntityReader, TripleScorer
 from kgqa.retrieval.tables import EntityTable, RelationTable
 from kgqa.store.protocol import GraphStore
@@ -30,6 +32,8 @@ from kgqa.types import LinkedEntity
 
 CHECKPOINT_KIND = "kgqa_retriever"
 Rescoring = Literal["path", "none"]
+#: Likeliest relation paths shown with a retrieval.
+SHOWN_PLANS = 3
 
 
 @dataclass(frozen=True, slots=True)
@@ -79,7 +83,8 @@ class Retrieval:
             ranked by (path-rescored probabilities, or the probabilities with rescoring off).
         probabilities: FloatTensor [E], the scorer's own triple probabilities (the extractive
             reader's input, as in training).
-        timings_ms: milliseconds per stage (link, extract, dde, score; rescore when on).
+        timings_ms: milliseconds per stage (link, extract, dde, score; rescore and plan when on).
+        plans: the planner's relation paths, ``None`` without a planner.
     """
 
     question: str
@@ -89,6 +94,7 @@ class Retrieval:
     probabilities: torch.Tensor
     names: dict[str, str]
     timings_ms: dict[str, float] = field(default_factory=dict)
+    plans: RankedPlans | None = None
 
     def order(self) -> torch.Tensor:
         """LongTensor [E]: triple indices by descending score."""
@@ -109,13 +115,16 @@ class Retrieval:
 
     def to_dict(self, k: int = 100) -> dict[str, Any]:
         sub = self.prepared.subgraph
-        return {
+        out = {
             "question": self.question,
             "topics": [t.to_dict() for t in self.topics],
             "subgraph": {"entities": sub.num_entities, "triples": sub.num_triples},
             "triples": [t.to_dict() for t in self.top(k)],
             "timings_ms": {stage: round(ms, 3) for stage, ms in self.timings_ms.items()},
         }
+        if self.plans is not None:
+            out["plans"] = self.plans.describe(sub, SHOWN_PLANS)
+        return out
 
 
 class Retriever:
@@ -126,6 +135,8 @@ class Retriever:
         embedder: the store's embedding model (questions are embedded with it).
         scorer: trained triple scorer; ``reader``: trained entity reader (optional).
         path_scorer: second-pass scorer (:mod:`kgqa.retrieval.path_context`), optional.
+        planner: relation-path planner (:mod:`kgqa.retrieval.plans`), optional; the reader of a
+            checkpoint with a planner needs it.
         subgraph: caps and DDE rounds.
         rescoring: ``path`` ranks triples with :func:`path_rescore`, ``none`` by the scorer alone.
     """
@@ -138,6 +149,7 @@ class Retriever:
         reader: EntityReader | None = None,
         *,
         path_scorer: TripleScorer | None = None,
+        planner: PlanScorer | None = None,
         subgraph: SubgraphSettings | None = None,
         rescoring: Rescoring = "none",
     ) -> None:
@@ -146,6 +158,7 @@ class Retriever:
         self._embedder = embedder
         self.scorer = scorer.eval()
         self.path_scorer = path_scorer.eval() if path_scorer is not None else None
+        self.planner = planner.eval() if planner is not None else None
         self.reader = reader.eval() if reader is not None else None
         self.subgraph = subgraph or SubgraphSettings()
         self.tables = (EntityTable(store, scorer.config.emb_dim), RelationTable(store))
@@ -181,14 +194,23 @@ class Retriever:
             )
         scorer = TripleScorer.from_checkpoint(data["scorer"], embedder_model_id=embedder.model_id)
         reader = EntityReader.from_checkpoint(data["reader"], embedder_model_id=embedder.model_id)
-        path_scorer = None
+        path_scorer = planner = None
         if data.get("path_scorer") is not None:
             path_scorer = TripleScorer.from_checkpoint(
                 data["path_scorer"], embedder_model_id=embedder.model_id
             )
+        if data.get("planner") is not None:
+            planner = PlanScorer.from_checkpoint(data["planner"], embedder_model_id=embedder.model_id)
         subgraph = subgraph or SubgraphSettings(**data["subgraph"])
         return cls(
-            store, embedder, scorer, reader, path_scorer=path_scorer, subgraph=subgraph, rescoring=rescoring
+            store,
+            embedder,
+            scorer,
+            reader,
+            path_scorer=path_scorer,
+            planner=planner,
+            subgraph=subgraph,
+            rescoring=rescoring,
         )
 
     def retrieve(self, question: str, *, topic_ids: Sequence[str] = (), hops: int | None = None) -> Retrieval:
@@ -210,13 +232,20 @@ class Retriever:
             **prepared.timings_ms,
             "score": (scored - scored_at) * 1e3,
         }
+        sub = prepared.subgraph
         scores = probabilities
         if self.rescoring == "path":
-            sub = prepared.subgraph
             scores = path_rescore(probabilities, sub.head, sub.tail, sub.topic, sub.num_entities)
             timings["rescore"] = (time.perf_counter() - scored) * 1e3
+        plans = None
+        if self.planner is not None:
+            planned_at = time.perf_counter()
+            relation_emb = self.tables[1].matrix[prepared.relation_rows]
+            with torch.inference_mode():
+                plans = rank_plans(self.planner, prepared.question_emb, relation_emb, sub)
+            timings["plan"] = (time.perf_counter() - planned_at) * 1e3
         names = self.tables[0].names
-        return Retrieval(question, topics, prepared, scores, probabilities, names, timings)
+        return Retrieval(question, topics, prepared, scores, probabilities, names, timings, plans)
 
     def extract_answers(
         self,
@@ -242,7 +271,8 @@ class Retriever:
         allowed = sub.candidate_mask() if candidates is None else candidates & sub.candidate_mask()
         with torch.inference_mode():
             batch = to_batch(retrieval.prepared, self.tables)
-            logits = self.reader(batch, retrieval.probabilities, sub.topic)
+            plans = None if retrieval.plans is None else retrieval.plans.reach(sub.num_entities)
+            logits = self.reader(batch, retrieval.probabilities, sub.topic, plans)
             probs = torch.sigmoid(logits.masked_fill(~allowed, float("-inf")))
             best = torch.topk(probs, min(top_n, int(allowed.sum())))
         answers = []

@@ -95,10 +95,15 @@ class ScorerConfig(MlpConfig):
 
 @dataclass(frozen=True, slots=True)
 class ReaderConfig(MlpConfig):
-    """Shape of an :class:`EntityReader` (a smaller, deeper MLP by default)."""
+    """Shape of an :class:`EntityReader` (a smaller, deeper MLP by default).
+
+    ``plan_dim`` is the width of the per-entity plan columns the reader takes
+    (:func:`kgqa.retrieval.plans.plan_reach`, 2), 0 for a reader trained without a planner.
+    """
 
     hidden: int = 256
     layers: int = 2
+    plan_dim: int = 0
 
 
 # --------------------------------------------------------------------------- batch
@@ -496,10 +501,11 @@ def path_features(triple_scores: Tensor, batch: ScorerBatch, topic: Tensor) -> T
 
 class EntityReader(_Checkpointable):
     """Extractive reader: MLP on ``[q || x_e || dde_e || incident scores || relation context ||
-    path features]``.
+    path features || plan columns]``.
 
     ``x_e`` is the shared ``no_text`` vector for entities without text; the relation context is
-    :func:`incident_relation_context`, the path features :func:`path_features`. Train with a
+    :func:`incident_relation_context`, the path features :func:`path_features`, the plan columns
+    :func:`kgqa.retrieval.plans.plan_reach` (only when ``plan_dim > 0``). Train with a
     softmax or BCE loss over the candidate entities against the answer labels. (The path-pooled
     incident scores were tried as well: MetaQA held-out Hit@1 moved +0.01 / 0.00 / -0.07 on
     1/2/3-hop, so they were left out.)
@@ -511,13 +517,15 @@ class EntityReader(_Checkpointable):
     def __init__(self, config: ReaderConfig) -> None:
         super().__init__(config)
         d = config.emb_dim
-        self.in_dim = 4 * d + config.dde_dim + len(INCIDENT_FEATURES) + len(PATH_FEATURES)
+        self.in_dim = 4 * d + config.dde_dim + len(INCIDENT_FEATURES) + len(PATH_FEATURES) + config.plan_dim
         # Same scale as an L2-normalised text embedding.
         self.no_text = nn.Parameter(torch.randn(d) * d**-0.5)
         self.first = nn.Linear(self.in_dim, config.hidden)
         self.mlp = _mlp_tail(config.hidden, layers=config.layers, dropout=config.dropout)
 
-    def forward(self, batch: ScorerBatch, triple_scores: Tensor, topic: Tensor) -> Tensor:
+    def forward(
+        self, batch: ScorerBatch, triple_scores: Tensor, topic: Tensor, plans: Tensor | None = None
+    ) -> Tensor:
         """Logits [N], one per local entity.
 
         Args:
@@ -525,12 +533,17 @@ class EntityReader(_Checkpointable):
             triple_scores: [E] triple probabilities in [0, 1] (e.g. ``sigmoid`` of the
                 scorer's logits, usually detached).
             topic: LongTensor [T] local ids of the topic entities.
+            plans: [N, plan_dim] plan columns, required exactly when ``config.plan_dim > 0``.
         """
         n = batch.num_entities
+        width = 0 if plans is None else plans.shape[1]
+        if width != self.config.plan_dim:
+            raise ValueError(f"this reader takes {self.config.plan_dim} plan columns, got {width}")
         feats = incident_score_features(triple_scores, batch.head, batch.tail, n)
         context = incident_relation_context(triple_scores, batch)
         paths = path_features(triple_scores, batch, topic)
         question = batch.question.expand(n, -1)
         entity = _entity_inputs(batch, self.no_text)
-        z = torch.cat([question, entity, batch.dde, feats, context, paths], dim=1)
+        parts = [question, entity, batch.dde, feats, context, paths]
+        z = torch.cat(parts if plans is None else [*parts, plans.to(paths.dtype)], dim=1)
         return self.mlp(self.first(z)).squeeze(-1)

@@ -74,6 +74,20 @@ def test_retrieval_probabilities_come_from_the_second_pass_over_the_first(traine
     assert not torch.allclose(first, both)
 
 
+def test_the_planner_rates_the_asked_relation_first_and_feeds_the_reader(trained: Retriever) -> None:
+    assert trained.planner is not None and trained.reader is not None
+    result = trained.retrieve("when was [Cast Away] released")
+    assert result.plans is not None and "plan" in result.timings_ms
+    best = result.to_dict()["plans"][0]
+    assert best["steps"] == ["RELEASE_YEAR->"]
+    sub = result.prepared.subgraph
+    reach = result.plans.reach(sub.num_entities)
+    year = sub.entity_ids.index("2000")
+    assert reach[year, 0] == reach[:, 0].max()  # the answer ends the likeliest plan
+    assert trained.reader.config.plan_dim == reach.shape[1]
+    assert trained.extract_answers(result)[0].id == "2000"
+
+
 def test_evaluate_writes_log_and_scores_training_questions(trained: Retriever, tmp_path: Path) -> None:
     log = tmp_path / "eval.jsonl"
     summary = evaluate(Asker(trained, AnswerSettings()), toy_examples(), log_path=log, hops_of=lambda e: 2)

@@ -6,27 +6,11 @@ import random
 
 import networkx as nx
 import torch
+from subgraphs import make_subgraph, random_case
 
 from kgqa.retrieval.subgraph import Subgraph
 from kgqa.types import QAExample
 from retriever_training.labels import relation_path_labels, shortest_path_labels, weak_labels
-
-
-def _subgraph(
-    n: int, edges: list[tuple[int, int]], num_topics: int = 1, rels: list[str] | None = None
-) -> Subgraph:
-    """Triples ``edges``; ``rels`` names each triple's relationship type (all ``R`` by default)."""
-    types = sorted(set(rels or ["R"]))
-    return Subgraph(
-        entity_ids=[f"e{i}" for i in range(n)],
-        relation_types=types,
-        head=torch.tensor([h for h, _ in edges], dtype=torch.long),
-        rel=torch.tensor([types.index(r) for r in rels] if rels else [0] * len(edges), dtype=torch.long),
-        tail=torch.tensor([t for _, t in edges], dtype=torch.long),
-        rel_eids=[str(i) for i in range(len(edges))],
-        num_topics=num_topics,
-    )
-
 
 # A MetaQA-like 3-hop case, topic movie e0, question "languages of films sharing directors with e0":
 #   0 e0 -DIRECTED_BY-> e1 (director)      3 e0 -HAS_TAGS-> e4 (tag)
@@ -52,12 +36,12 @@ DIRECTOR_WALK = (
 def test_shortest_path_labels_mark_both_directions_and_all_shortest_paths() -> None:
     # 0 -> 1 -> 3, 0 <- 2 -> 3 (two shortest 2-hop paths, one edge reversed), 0 -> 4 -> 5 -> 3 (longer)
     edges = [(0, 1), (1, 3), (2, 0), (2, 3), (0, 4), (4, 5), (5, 3), (1, 6)]
-    labels = shortest_path_labels(_subgraph(7, edges), ["e3"])
+    labels = shortest_path_labels(make_subgraph(7, edges), ["e3"])
     assert labels.tolist() == [1, 1, 1, 1, 0, 0, 0, 0]
 
 
 def test_shortest_path_labels_empty_when_answer_missing_or_is_topic() -> None:
-    sub = _subgraph(3, [(0, 1), (1, 2)])
+    sub = make_subgraph(3, [(0, 1), (1, 2)])
     assert shortest_path_labels(sub, ["nope"]).sum() == 0
     assert shortest_path_labels(sub, ["e0"]).sum() == 0
 
@@ -82,29 +66,15 @@ def _reference(sub: Subgraph, answers: list[str]) -> torch.Tensor:
     )
 
 
-def _random_case(
-    rng: random.Random, max_nodes: int, max_edges: int, relations: str = ""
-) -> tuple[Subgraph, list[str]]:
-    """A random subgraph without self-loops (triple relations drawn from ``relations`` when
-    given), 1-2 topics and 1-3 answers."""
-    n = rng.randint(4, max_nodes)
-    edges = [(rng.randrange(n), rng.randrange(n)) for _ in range(rng.randint(3, max_edges))]
-    edges = [(h, t) for h, t in edges if h != t] or [(0, 1)]
-    rels = [rng.choice(relations) for _ in edges] if relations else None
-    sub = _subgraph(n, edges, num_topics=rng.randint(1, 2), rels=rels)
-    answers = [f"e{i}" for i in rng.sample(range(n), rng.randint(1, 3))]
-    return sub, answers
-
-
 def test_shortest_path_labels_match_networkx_on_random_graphs() -> None:
     rng = random.Random(7)
     for _ in range(30):
-        sub, answers = _random_case(rng, max_nodes=14, max_edges=30)
+        sub, answers = random_case(rng, max_nodes=14, max_edges=30)
         assert torch.equal(shortest_path_labels(sub, answers), _reference(sub, answers))
 
 
 def test_relation_path_labels_follow_the_named_relations_in_either_direction() -> None:
-    sub = _subgraph(8, DIRECTOR_WALK[0], rels=DIRECTOR_WALK[1])
+    sub = make_subgraph(8, DIRECTOR_WALK[0], rels=DIRECTOR_WALK[1])
     path = ("directed_by", "directed_by", "in_language")
     # Only the director walk 0 -> 1 -> 2 -> 3; the tag walk 0 -> 4 -> 5 -> 3 is just as short.
     assert relation_path_labels(sub, ["e3"], [path]).tolist() == [1, 1, 1, 0, 0, 0, 0, 0]
@@ -117,14 +87,14 @@ def test_relation_path_labels_follow_the_named_relations_in_either_direction() -
 def test_relation_path_labels_keep_a_longer_gold_walk_than_the_shortest_path() -> None:
     # The answer e3 is also one step from the topic (triple 8): shortest paths label only that step.
     edges, rels = DIRECTOR_WALK[0] + [(0, 3)], DIRECTOR_WALK[1] + ["IN_LANGUAGE"]
-    sub = _subgraph(8, edges, rels=rels)
+    sub = make_subgraph(8, edges, rels=rels)
     assert shortest_path_labels(sub, ["e3"]).tolist() == [0] * 8 + [1]
     labels = relation_path_labels(sub, ["e3"], [("directed_by", "directed_by", "in_language")])
     assert labels.tolist() == [1, 1, 1, 0, 0, 0, 0, 0, 0]
 
 
 def test_relation_path_labels_empty_when_a_relation_or_answer_is_missing() -> None:
-    sub = _subgraph(8, DIRECTOR_WALK[0], rels=DIRECTOR_WALK[1])
+    sub = make_subgraph(8, DIRECTOR_WALK[0], rels=DIRECTOR_WALK[1])
     assert relation_path_labels(sub, ["e3"], [("written_by", "written_by", "in_language")]).sum() == 0
     assert relation_path_labels(sub, ["e7"], [("directed_by", "directed_by", "in_language")]).sum() == 0
     assert relation_path_labels(sub, ["nope"], [("directed_by",)]).sum() == 0
@@ -133,7 +103,7 @@ def test_relation_path_labels_empty_when_a_relation_or_answer_is_missing() -> No
 
 
 def test_weak_labels_fall_back_to_shortest_paths_when_the_gold_path_finds_nothing() -> None:
-    sub = _subgraph(8, DIRECTOR_WALK[0], rels=DIRECTOR_WALK[1])
+    sub = make_subgraph(8, DIRECTOR_WALK[0], rels=DIRECTOR_WALK[1])
 
     def example(*paths: tuple[str, ...]) -> QAExample:
         return QAExample("q:0", "q", ("e0",), ("e3",), line=0, relation_paths=paths)
@@ -167,6 +137,6 @@ def _walk_reference(sub: Subgraph, answers: list[str], path: tuple[str, ...]) ->
 def test_relation_path_labels_match_brute_force_walks_on_random_graphs() -> None:
     rng = random.Random(11)
     for _ in range(40):
-        sub, answers = _random_case(rng, max_nodes=12, max_edges=25, relations="AB")
+        sub, answers = random_case(rng, max_nodes=12, max_edges=25, relations="AB")
         path = tuple(rng.choice("ab") for _ in range(rng.randint(1, 3)))
         assert torch.equal(relation_path_labels(sub, answers, [path]), _walk_reference(sub, answers, path))

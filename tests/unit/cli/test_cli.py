@@ -183,6 +183,7 @@ def test_train_retrieve_eval_on_the_bundled_slice(tmp_path: Path) -> None:
     assert report["examples"]["train"] > 0 and Path(report["out"]).is_file()
     assert len(report["scorer_history"]["val_metric"]) == 2
     assert len(report["path_scorer_history"]["val_metric"]) == 2  # the second pass trains by default
+    assert len(report["planner_history"]["val_metric"]) == 2  # and so does the planner
     code, out, err = _run(
         "retrieve", "who directed [Cast Away]", "--data-dir", data, "--top-k", "5", "--json"
     )
@@ -190,7 +191,8 @@ def test_train_retrieve_eval_on_the_bundled_slice(tmp_path: Path) -> None:
     result = json.loads(out)
     assert result["topics"][0]["id"] == "Cast Away"
     assert len(result["triples"]) == 5 and all(t["rel_eid"] for t in result["triples"])
-    assert {"link", "extract", "dde", "score", "read"} <= set(result["timings_ms"])
+    assert {"link", "extract", "dde", "score", "plan", "read"} <= set(result["timings_ms"])
+    assert result["plans"] and all(p["steps"] for p in result["plans"])
     assert result["answers"] and result["answers"][0]["support"]
     log = tmp_path / "eval.jsonl"
     code, out, err = _run(

@@ -1,0 +1,244 @@
+"""Relation-path plans (RoG's planning step, MoR's planning graph): which sequence of relations
+the question asks to follow from its topic.
+
+The triple scorers rate one triple at a time, so "who directed the films written by X" and "who
+are X's co-writers" both light up WRITTEN_BY triples two hops out: on MetaQA 2-hop, 21 of the 24
+held-out reader errors were such right-distance entities reached through the wrong relation.
+A plan is a whole signed relation sequence (``WRITTEN_BY`` backwards, then ``DIRECTED_BY``
+forwards); :func:`enumerate_plans` lists every plan the subgraph can walk from the topics, and
+:class:`PlanScorer` rates each against the question, which is a choice among a few hundred
+sequences instead of thousands of triples. :func:`plan_reach` turns the plan probabilities into
+two columns per entity for the reader: the best plan ending there, and the plan mass ending there.
+
+Walks follow the rule of the training labels (:mod:`retriever_training.labels`): never back
+through a topic.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Collection, Sequence
+from dataclasses import dataclass
+from typing import Any, ClassVar
+
+import numpy as np
+import torch
+from scipy.sparse import csr_matrix
+from torch import Tensor, nn
+
+from kgqa.errors import ConfigError
+from kgqa.names import relationship_type
+from kgqa.retrieval.scorer import MlpConfig, _Checkpointable, _mlp_tail, _scatter_max
+from kgqa.retrieval.subgraph import Subgraph
+
+#: Plans enumerated per length at most: bounds the work on relation-rich subgraphs (Freebase).
+MAX_PLANS_PER_LENGTH = 2000
+#: Columns of :func:`plan_reach`.
+PLAN_FEATURES = ("best_plan", "plan_mass")
+
+
+@dataclass(frozen=True, slots=True)
+class Plans:
+    """The signed relation paths one subgraph can walk from its topics.
+
+    Attributes:
+        steps: LongTensor [P, L]; step ``i`` of plan ``p`` is ``2 * rel + backward`` (``rel`` a
+            local relation id, ``backward`` 1 when the walk crosses the triple tail -> head), -1
+            past the plan's end. Plans are ordered by length.
+        end_plan: LongTensor [M] and ``end_entity``: LongTensor [M], the pairs (plan, entity where
+            one of its walks ends).
+    """
+
+    steps: Tensor
+    end_plan: Tensor
+    end_entity: Tensor
+
+    @property
+    def num_plans(self) -> int:
+        return int(self.steps.shape[0])
+
+    def lengths(self) -> Tensor:
+        """LongTensor [P]: steps per plan."""
+        return (self.steps >= 0).sum(dim=1)
+
+
+def _step_matrix(sub: Subgraph) -> csr_matrix:
+    """[N, 2R * N] with a 1 at (u, s * N + v) when signed step ``s`` crosses a triple from u to v."""
+    n, r = sub.num_entities, len(sub.relation_types)
+    head, rel, tail = sub.head.numpy(), sub.rel.numpy(), sub.tail.numpy()
+    rows = np.concatenate([head, tail])
+    cols = np.concatenate([(2 * rel) * n + tail, (2 * rel + 1) * n + head])
+    return csr_matrix((np.ones(rows.size, dtype=np.float32), (rows, cols)), shape=(n, 2 * r * n))
+
+
+def enumerate_plans(sub: Subgraph, max_steps: int) -> Plans:
+    """Every signed relation path of 1..``max_steps`` steps with a walk from a topic in ``sub``.
+
+    One sparse product per length: the frontiers of all plans of length ``k`` ([P_k, N]) times
+    the step matrix give, for each plan and signed relation, the entities one step further.
+    """
+    n = sub.num_entities
+    steps_matrix = _step_matrix(sub)
+    is_topic = np.zeros(n, dtype=bool)
+    is_topic[: sub.num_topics] = True
+    frontier = _rows_to_entities(np.zeros(sub.num_topics, dtype=np.int64), np.arange(sub.num_topics), 1, n)
+    prefixes: list[list[int]] = [[]]
+    all_steps: list[list[int]] = []
+    end_plan: list[np.ndarray] = []
+    end_entity: list[np.ndarray] = []
+    for _ in range(max_steps):
+        reached = (frontier @ steps_matrix).tocoo()
+        step, entity = np.divmod(reached.col, n)
+        keep = ~is_topic[entity]
+        prefix, step, entity = reached.row[keep], step[keep], entity[keep]
+        pairs, new_of = np.unique(prefix * (2 * len(sub.relation_types)) + step, return_inverse=True)
+        if pairs.size == 0:
+            break
+        pairs, chosen = pairs[:MAX_PLANS_PER_LENGTH], new_of < MAX_PLANS_PER_LENGTH
+        new_of, entity = new_of[chosen], entity[chosen]
+        parent, signed = np.divmod(pairs, 2 * len(sub.relation_types))
+        prefixes = [prefixes[p] + [int(s)] for p, s in zip(parent.tolist(), signed.tolist(), strict=True)]
+        end_plan.append(new_of + len(all_steps))
+        end_entity.append(entity)
+        all_steps += prefixes
+        frontier = _rows_to_entities(new_of, entity, len(prefixes), n)
+    padded = torch.full((len(all_steps), max_steps), -1, dtype=torch.long)
+    for i, plan in enumerate(all_steps):
+        padded[i, : len(plan)] = torch.tensor(plan)
+    return Plans(padded, _long(end_plan), _long(end_entity))
+
+
+def _rows_to_entities(rows: np.ndarray, entities: np.ndarray, num_rows: int, n: int) -> csr_matrix:
+    """[num_rows, N] 0/1 matrix with a 1 at each (row, entity) pair."""
+    matrix = csr_matrix((np.ones(rows.size, dtype=np.float32), (rows, entities)), shape=(num_rows, n))
+    matrix.sum_duplicates()
+    matrix.data[:] = 1.0
+    return matrix
+
+
+def _long(parts: list[np.ndarray]) -> Tensor:
+    return torch.from_numpy(np.concatenate(parts)).long() if parts else torch.empty(0, dtype=torch.long)
+
+
+def gold_plans(
+    plans: Plans, sub: Subgraph, answers: Tensor, relation_paths: Collection[Sequence[str]] = ()
+) -> Tensor:
+    """BoolTensor [P]: the plans to learn for one question.
+
+    With gold relation paths (MetaQA qtypes, PathQuestion/WC2014 paths), the plans that follow
+    one of them in any direction and end at an answer. Without them, or when none of those ends
+    at an answer here, the shortest plans that end at an answer (RoG's plans from shortest
+    paths).
+
+    Args:
+        answers: BoolTensor [N], the answer entities.
+        relation_paths: relation names as in the triple file (mapped with ``relationship_type``).
+    """
+    ends_at_answer = torch.zeros(plans.num_plans, dtype=torch.bool)
+    ends_at_answer[plans.end_plan[answers[plans.end_entity]]] = True
+    relation_of = {name: i for i, name in enumerate(sub.relation_types)}
+    wanted = {tuple(relation_of.get(relationship_type(name), -1) for name in path) for path in relation_paths}
+    unsigned = [tuple(s // 2 for s in row if s >= 0) for row in plans.steps.tolist()]
+    follows = torch.tensor([u in wanted for u in unsigned], dtype=torch.bool)
+    gold = follows & ends_at_answer
+    if gold.any() or not ends_at_answer.any():
+        return gold
+    lengths = plans.lengths()
+    return ends_at_answer & (lengths == lengths[ends_at_answer].min())
+
+
+def plan_reach(probabilities: Tensor, plans: Plans, num_nodes: int) -> Tensor:
+    """[N, 2] with columns :data:`PLAN_FEATURES`: the probability of the best plan that ends at
+    each entity, and the summed probability of all plans that do (zeros where none ends)."""
+    ends = probabilities[plans.end_plan]
+    best = _scatter_max(ends, plans.end_entity, num_nodes)
+    mass = probabilities.new_zeros(num_nodes).index_add_(0, plans.end_entity, ends).clamp(max=1.0)
+    return torch.stack([best, mass], dim=1)
+
+
+@dataclass(frozen=True, slots=True)
+class PlannerConfig(MlpConfig):
+    """Shape of a :class:`PlanScorer`; ``max_steps`` is the longest plan it can read."""
+
+    dde_dim: int = 0
+    hidden: int = 256
+    layers: int = 2
+    max_steps: int = 3
+
+    def __post_init__(self) -> None:
+        MlpConfig.__post_init__(self)
+        if self.max_steps < 1:
+            raise ConfigError(f"PlannerConfig: max_steps must be >= 1, got {self.max_steps}")
+
+
+class PlanScorer(_Checkpointable):
+    """MLP on ``[q || per step: (r_i, r_i * q, present_i, backward_i)]`` -> one logit per plan.
+
+    ``r_i`` is the text embedding of step ``i``'s relation (zeros past the plan's end); the
+    product ``r_i * q`` hands the MLP the question-relation match directly. Train with a softmax
+    over a question's plans against :func:`gold_plans`.
+    """
+
+    KIND: ClassVar[str] = "plan_scorer"
+    CONFIG: ClassVar[type[PlannerConfig]] = PlannerConfig
+
+    def __init__(self, config: PlannerConfig) -> None:
+        super().__init__(config)
+        d = config.emb_dim
+        self.first = nn.Linear(d + config.max_steps * (2 * d + 2), config.hidden)
+        self.mlp = _mlp_tail(config.hidden, layers=config.layers, dropout=config.dropout)
+
+    def forward(self, question: Tensor, relation_emb: Tensor, steps: Tensor) -> Tensor:
+        """Logits [P].
+
+        Args:
+            question: [d] question embedding.
+            relation_emb: [R, d] embeddings of the subgraph's local relations.
+            steps: LongTensor [P, L] as in :class:`Plans`, L <= ``max_steps``.
+        """
+        p, length = steps.shape
+        padded = steps.new_full((p, self.config.max_steps), -1)
+        padded[:, :length] = steps
+        present = padded >= 0
+        relation = relation_emb[padded.clamp(min=0) // 2] * present.unsqueeze(-1)  # [P, L, d]
+        flags = torch.stack([present, present & (padded % 2 == 1)], dim=-1).to(relation.dtype)
+        per_step = torch.cat([relation, relation * question, flags], dim=-1).flatten(1)
+        z = torch.cat([question.expand(p, -1), per_step], dim=1)
+        return self.mlp(self.first(z)).squeeze(-1)
+
+
+@dataclass(frozen=True, slots=True)
+class RankedPlans:
+    """A question's plans with the planner's probabilities (a softmax over them)."""
+
+    plans: Plans
+    probabilities: Tensor
+
+    def reach(self, num_nodes: int) -> Tensor:
+        """[N, 2] :func:`plan_reach`, the reader's plan columns."""
+        return plan_reach(self.probabilities, self.plans, num_nodes)
+
+    def describe(self, sub: Subgraph, k: int) -> list[dict[str, Any]]:
+        """The ``k`` likeliest plans as ``{"steps": ["<-WRITTEN_BY", "DIRECTED_BY->"], "probability"}``
+        (``<-`` marks a step that crosses triples from tail to head)."""
+        best = torch.argsort(self.probabilities, descending=True)[:k].tolist()
+        out = []
+        for p in best:
+            names = [
+                f"<-{sub.relation_types[s // 2]}" if s % 2 else f"{sub.relation_types[s // 2]}->"
+                for s in self.plans.steps[p].tolist()
+                if s >= 0
+            ]
+            out.append({"steps": names, "probability": round(float(self.probabilities[p]), 6)})
+        return out
+
+
+def rank_plans(planner: PlanScorer, question: Tensor, relation_emb: Tensor, sub: Subgraph) -> RankedPlans:
+    """Enumerate the plans ``sub`` can walk and rate them with ``planner``.
+
+    Args:
+        question: [d] question embedding; ``relation_emb``: [R, d] for ``sub``'s local relations.
+    """
+    plans = enumerate_plans(sub, planner.config.max_steps)
+    if plans.num_plans == 0:
+        return RankedPlans(plans, question.new_zeros(0))
+    return RankedPlans(plans, torch.softmax(planner(question, relation_emb, plans.steps), dim=0))

@@ -1,0 +1,39 @@
+"""Helpers for the label and plan tests: hand-written and random candidate subgraphs."""
+
+from __future__ import annotations
+
+import random
+
+import torch
+
+from kgqa.retrieval.subgraph import Subgraph
+
+
+def make_subgraph(
+    n: int, edges: list[tuple[int, int]], num_topics: int = 1, rels: list[str] | None = None
+) -> Subgraph:
+    """Triples ``edges``; ``rels`` names each triple's relationship type (all ``R`` by default)."""
+    types = sorted(set(rels or ["R"]))
+    return Subgraph(
+        entity_ids=[f"e{i}" for i in range(n)],
+        relation_types=types,
+        head=torch.tensor([h for h, _ in edges], dtype=torch.long),
+        rel=torch.tensor([types.index(r) for r in rels] if rels else [0] * len(edges), dtype=torch.long),
+        tail=torch.tensor([t for _, t in edges], dtype=torch.long),
+        rel_eids=[str(i) for i in range(len(edges))],
+        num_topics=num_topics,
+    )
+
+
+def random_case(
+    rng: random.Random, max_nodes: int, max_edges: int, relations: str = ""
+) -> tuple[Subgraph, list[str]]:
+    """A random subgraph without self-loops (triple relations drawn from ``relations`` when
+    given), 1-2 topics and 1-3 answers."""
+    n = rng.randint(4, max_nodes)
+    edges = [(rng.randrange(n), rng.randrange(n)) for _ in range(rng.randint(3, max_edges))]
+    edges = [(h, t) for h, t in edges if h != t] or [(0, 1)]
+    rels = [rng.choice(relations) for _ in edges] if relations else None
+    sub = make_subgraph(n, edges, num_topics=rng.randint(1, 2), rels=rels)
+    answers = [f"e{i}" for i in rng.sample(range(n), rng.randint(1, 3))]
+    return sub, answers

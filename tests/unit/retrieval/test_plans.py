@@ -1,0 +1,140 @@
+"""Relation-path plans: enumeration against brute-force walks, gold plans, reach and the planner."""
+
+from __future__ import annotations
+
+import itertools
+import random
+
+import pytest
+import torch
+from subgraphs import make_subgraph, random_case
+
+from kgqa.errors import ConfigError
+from kgqa.retrieval.plans import (
+    PlannerConfig,
+    Plans,
+    PlanScorer,
+    enumerate_plans,
+    gold_plans,
+    plan_reach,
+    rank_plans,
+)
+from kgqa.retrieval.subgraph import Subgraph
+
+# A MetaQA-like 2-hop case around writer e0 ("who directed the films written by e0"):
+#   0 e1 -WRITTEN_BY-> e0     2 e1 -WRITTEN_BY-> e3 (co-writer)
+#   1 e1 -DIRECTED_BY-> e2    3 e4 -WRITTEN_BY-> e0
+#   4 e4 -DIRECTED_BY-> e2 (the same director twice)
+WRITER = make_subgraph(
+    5,
+    [(1, 0), (1, 2), (1, 3), (4, 0), (4, 2)],
+    rels=["WRITTEN_BY", "DIRECTED_BY", "WRITTEN_BY", "WRITTEN_BY", "DIRECTED_BY"],
+)
+
+
+def _names(plans: Plans, sub: Subgraph) -> list[tuple[str, ...]]:
+    return [
+        tuple(("<-" if s % 2 else "") + sub.relation_types[s // 2] for s in row if s >= 0)
+        for row in plans.steps.tolist()
+    ]
+
+
+def _ends(plans: Plans) -> dict[int, set[int]]:
+    out: dict[int, set[int]] = {}
+    for p, e in zip(plans.end_plan.tolist(), plans.end_entity.tolist(), strict=True):
+        out.setdefault(p, set()).add(e)
+    return out
+
+
+def test_enumerate_plans_lists_each_signed_relation_path_with_its_walk_ends() -> None:
+    plans = enumerate_plans(WRITER, max_steps=2)
+    found = dict(zip(_names(plans, WRITER), (_ends(plans)[p] for p in range(plans.num_plans)), strict=True))
+    assert found == {
+        ("<-WRITTEN_BY",): {1, 4},
+        ("<-WRITTEN_BY", "DIRECTED_BY"): {2},
+        ("<-WRITTEN_BY", "WRITTEN_BY"): {3},  # back to e0 is not a walk: never through a topic
+    }
+    three = enumerate_plans(WRITER, max_steps=3)
+    assert ("<-WRITTEN_BY", "DIRECTED_BY", "<-DIRECTED_BY") in _names(three, WRITER)  # the films again
+    assert plans.lengths().tolist() == sorted(plans.lengths().tolist())
+
+
+def _reference_plans(sub: Subgraph, max_steps: int) -> dict[tuple[int, ...], set[int]]:
+    """Every signed step sequence, walked entity by entity (never onto a topic), kept when it ends."""
+    triples = list(zip(sub.head.tolist(), sub.rel.tolist(), sub.tail.tolist(), strict=True))
+    signed = range(2 * len(sub.relation_types))
+    out = {}
+    for length in range(1, max_steps + 1):
+        for seq in itertools.product(signed, repeat=length):
+            ends = set(range(sub.num_topics))
+            for s in seq:
+                rel, backward = divmod(s, 2)
+                ends = {
+                    (h if backward else t)
+                    for h, r, t in triples
+                    if r == rel and (t if backward else h) in ends
+                } - set(range(sub.num_topics))
+            if ends:
+                out[seq] = ends
+    return out
+
+
+def test_enumerate_plans_matches_brute_force_walks_on_random_graphs() -> None:
+    rng = random.Random(5)
+    for _ in range(30):
+        sub, _ = random_case(rng, max_nodes=9, max_edges=16, relations="AB")
+        plans = enumerate_plans(sub, max_steps=3)
+        ends = _ends(plans)
+        got = {tuple(s for s in row if s >= 0): ends[p] for p, row in enumerate(plans.steps.tolist())}
+        assert got == _reference_plans(sub, 3)
+
+
+def test_gold_plans_follow_the_named_relations_else_the_shortest_plans_to_an_answer() -> None:
+    plans = enumerate_plans(WRITER, max_steps=2)
+    names = _names(plans, WRITER)
+    answers = torch.tensor([False, False, True, False, False])  # the director e2
+    gold = gold_plans(plans, WRITER, answers, [("written_by", "directed_by")])
+    assert [n for n, g in zip(names, gold.tolist(), strict=True) if g] == [("<-WRITTEN_BY", "DIRECTED_BY")]
+    # A named path that ends at no answer falls back to the shortest plans that do.
+    co_writer = torch.tensor([False, False, False, True, False])
+    fallback = gold_plans(plans, WRITER, co_writer, [("directed_by", "directed_by")])
+    assert [n for n, g in zip(names, fallback.tolist(), strict=True) if g] == [("<-WRITTEN_BY", "WRITTEN_BY")]
+    assert not gold_plans(plans, WRITER, torch.zeros(5, dtype=torch.bool)).any()
+
+
+def test_plan_reach_takes_the_best_and_the_summed_probability_of_the_plans_ending_there() -> None:
+    plans = Plans(
+        steps=torch.tensor([[0], [2], [4]]),
+        end_plan=torch.tensor([0, 0, 1, 2]),
+        end_entity=torch.tensor([1, 2, 2, 2]),
+    )
+    reach = plan_reach(torch.tensor([0.5, 0.3, 0.9]), plans, num_nodes=4)
+    assert torch.allclose(reach, torch.tensor([[0.0, 0.0], [0.5, 0.5], [0.9, 1.0], [0.0, 0.0]]))
+
+
+def test_planner_ignores_padding_and_round_trips_through_a_checkpoint() -> None:
+    torch.manual_seed(0)
+    model = PlanScorer(PlannerConfig(emb_dim=6, hidden=8, max_steps=3)).eval()
+    question, relations = torch.randn(6), torch.randn(2, 6)
+    steps = torch.tensor([[0, 3], [1, -1]])
+    padded = torch.cat([steps, torch.full((2, 1), -1)], dim=1)
+    assert torch.allclose(model(question, relations, steps), model(question, relations, padded))
+    # The direction of a step matters: the same relations read backwards score differently.
+    assert not torch.allclose(model(question, relations, steps), model(question, relations, steps ^ 1))
+    again = PlanScorer.from_checkpoint(model.checkpoint(embedder_model_id="m"), embedder_model_id="m")
+    assert torch.equal(again(question, relations, steps), model(question, relations, steps))
+    with pytest.raises(ConfigError, match="max_steps"):
+        PlannerConfig(emb_dim=6, max_steps=0)
+
+
+def test_rank_plans_is_a_softmax_over_every_plan_and_describes_the_likeliest() -> None:
+    torch.manual_seed(0)
+    model = PlanScorer(PlannerConfig(emb_dim=4, hidden=8, max_steps=2)).eval()
+    with torch.inference_mode():
+        ranked = rank_plans(model, torch.randn(4), torch.randn(2, 4), WRITER)
+    assert ranked.plans.num_plans == 3
+    assert torch.isclose(ranked.probabilities.sum(), torch.tensor(1.0))
+    described = ranked.describe(WRITER, k=2)
+    assert described[0]["probability"] == round(float(ranked.probabilities.max()), 6)
+    assert all(step.startswith("<-") or step.endswith("->") for d in described for step in d["steps"])
+    assert ranked.reach(WRITER.num_entities)[0].tolist() == [0.0, 0.0]  # a topic is never a plan's end
