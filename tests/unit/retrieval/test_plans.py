@@ -112,6 +112,22 @@ def test_plan_reach_takes_the_best_and_the_summed_probability_of_the_plans_endin
     assert torch.allclose(reach, torch.tensor([[0.0, 0.0], [0.5, 0.5], [0.9, 1.0], [0.0, 0.0]]))
 
 
+def test_planner_factorised_first_layer_equals_the_concatenation() -> None:
+    torch.manual_seed(1)
+    model = PlanScorer(PlannerConfig(emb_dim=8, hidden=16, max_steps=3)).eval()
+    question, relations = torch.randn(8), torch.randn(4, 8)
+    steps = torch.randint(0, 8, (50, 3))
+    steps[:10, 1:] = -1
+    steps[10:25, 2] = -1
+    torch.testing.assert_close(
+        model(question, relations, steps), model.forward_concat(question, relations, steps)
+    )
+    short = steps[:10, :1]  # plans of one step, not padded to max_steps
+    torch.testing.assert_close(
+        model(question, relations, short), model.forward_concat(question, relations, short)
+    )
+
+
 def test_planner_ignores_padding_and_round_trips_through_a_checkpoint() -> None:
     torch.manual_seed(0)
     model = PlanScorer(PlannerConfig(emb_dim=6, hidden=8, max_steps=3)).eval()
