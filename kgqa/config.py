@@ -68,11 +68,13 @@ class IngestSettings(_Section):
 class RetrievalSettings(_Section):
     """Candidate subgraph caps, the trained checkpoint, triple ranking, and how many to return.
 
-    ``rescoring``: ``none`` ranks triples by the scorer alone, ``path`` by their best path from a
-    topic (train-free, ``kgqa.retrieval.path_pooling.path_rescore``): it helps a checkpoint
-    without the second-pass scorer on long paths (MetaQA 3-hop answer recall@100 0.867 -> 0.938),
-    adds little to one with it (0.939 -> 0.945) and, ranking every first hop before any second,
-    costs hub questions budget (WC-P2 answer recall@100 0.965 -> 0.899).
+    ``rescoring``: ``plan`` (the default) lifts the triples on the walks of the planner's likeliest
+    relation paths (``kgqa.retrieval.plans.plan_guided_scores``; the scorer alone where the
+    checkpoint has no planner), ``none`` ranks by the scorer alone, ``path`` by each triple's best
+    path from a topic (train-free, ``kgqa.retrieval.path_pooling.path_rescore``): that helps a
+    checkpoint without the second-pass scorer on long paths (MetaQA 3-hop answer recall@100
+    0.867 -> 0.938), adds little to one with it (0.939 -> 0.945) and, ranking every first hop
+    before any second, costs hub questions budget (WC-P2 answer recall@100 0.965 -> 0.899).
     """
 
     checkpoint: Path | None = None  # default: <store.data_dir>/retriever.pt
@@ -80,7 +82,7 @@ class RetrievalSettings(_Section):
     max_triples: int = 5000
     max_degree: int = 100
     top_k: int = 100
-    rescoring: Literal["path", "none"] = "none"
+    rescoring: Literal["plan", "path", "none"] = "plan"
 
 
 class AnswerSettings(_Section):

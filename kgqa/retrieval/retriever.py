@@ -2,10 +2,10 @@
 
 ``Retriever`` links the question, pulls the candidate subgraph, encodes it (DDE), scores every
 triple with the trained scorer (and its second pass, when the checkpoint has one), optionally
-re-ranks the triples by their best path from a topic (``rescoring="path"``,
-:func:`~kgqa.retrieval.path_pooling.path_rescore`, train-free), rates the relation paths the
-question may follow (:mod:`kgqa.retrieval.plans`, when the checkpoint has a planner) and, on
-request, ranks candidate answer entities with the extractive reader. Every stage is timed.
+rates the relation paths the question may follow (:mod:`kgqa.retrieval.plans`, when the
+checkpoint has a planner), ranks the triples (``rescoring``: lifting the walks of the likeliest
+plans, by the scorer alone, or by each triple's best path from a topic) and, on request, ranks
+candidate answer entities with the extractive reader. Every stage is timed.
 """
 
 from __future__ import annotations
@@ -24,14 +24,14 @@ from kgqa.link import link, strip_brackets
 from kgqa.retrieval.features import PreparedQuestion, SubgraphSettings, prepare, to_batch
 from kgqa.retrieval.path_context import triple_probabilities
 from kgqa.retrieval.path_pooling import path_rescore
-from kgqa.retrieval.plans import PlanScorer, RankedPlans, rank_plans
+from kgqa.retrieval.plans import PlanScorer, RankedPlans, plan_guided_scores, rank_plans
 from kgqa.retrieval.scorer import EntityReader, TripleScorer
 from kgqa.retrieval.tables import EntityTable, RelationTable
 from kgqa.store.protocol import GraphStore
 from kgqa.types import LinkedEntity
 
 CHECKPOINT_KIND = "kgqa_retriever"
-Rescoring = Literal["path", "none"]
+Rescoring = Literal["plan", "path", "none"]
 #: Likeliest relation paths shown with a retrieval.
 SHOWN_PLANS = 3
 
@@ -80,7 +80,7 @@ class Retrieval:
 
     Attributes:
         scores: FloatTensor [E] in [0, 1], aligned with ``prepared.subgraph``: what the triples are
-            ranked by (path-rescored probabilities, or the probabilities with rescoring off).
+            ranked by (plan-guided or path-rescored probabilities, or the probabilities themselves).
         probabilities: FloatTensor [E], the scorer's own triple probabilities (the extractive
             reader's input, as in training).
         timings_ms: milliseconds per stage (link, extract, dde, score; rescore and plan when on).
@@ -138,7 +138,8 @@ class Retriever:
         planner: relation-path planner (:mod:`kgqa.retrieval.plans`), optional; the reader of a
             checkpoint with a planner needs it.
         subgraph: caps and DDE rounds.
-        rescoring: ``path`` ranks triples with :func:`path_rescore`, ``none`` by the scorer alone.
+        rescoring: ``plan`` ranks triples with :func:`plan_guided_scores` (by the scorer alone
+            without a planner), ``path`` with :func:`path_rescore`, ``none`` by the scorer alone.
     """
 
     def __init__(
@@ -151,7 +152,7 @@ class Retriever:
         path_scorer: TripleScorer | None = None,
         planner: PlanScorer | None = None,
         subgraph: SubgraphSettings | None = None,
-        rescoring: Rescoring = "none",
+        rescoring: Rescoring = "plan",
     ) -> None:
         self.store = store
         self.rescoring = rescoring
@@ -177,7 +178,7 @@ class Retriever:
         path: Path,
         *,
         subgraph: SubgraphSettings | None = None,
-        rescoring: Rescoring = "none",
+        rescoring: Rescoring = "plan",
     ) -> Retriever:
         """Load the scorer and reader written by ``kgqa train`` (``subgraph`` overrides its caps)."""
         if not Path(path).is_file():
@@ -233,17 +234,20 @@ class Retriever:
             "score": (scored - scored_at) * 1e3,
         }
         sub = prepared.subgraph
-        scores = probabilities
-        if self.rescoring == "path":
-            scores = path_rescore(probabilities, sub.head, sub.tail, sub.topic, sub.num_entities)
-            timings["rescore"] = (time.perf_counter() - scored) * 1e3
         plans = None
         if self.planner is not None:
-            planned_at = time.perf_counter()
             relation_emb = self.tables[1].matrix[prepared.relation_rows]
             with torch.inference_mode():
                 plans = rank_plans(self.planner, prepared.question_emb, relation_emb, sub)
-            timings["plan"] = (time.perf_counter() - planned_at) * 1e3
+            timings["plan"] = (time.perf_counter() - scored) * 1e3
+        rescored_at = time.perf_counter()
+        scores = probabilities
+        if self.rescoring == "path":
+            scores = path_rescore(probabilities, sub.head, sub.tail, sub.topic, sub.num_entities)
+        elif self.rescoring == "plan" and plans is not None:
+            scores = plan_guided_scores(probabilities, plans, sub)
+        if scores is not probabilities:
+            timings["rescore"] = (time.perf_counter() - rescored_at) * 1e3
         names = self.tables[0].names
         return Retrieval(question, topics, prepared, scores, probabilities, names, timings, plans)
 

@@ -48,7 +48,9 @@ def test_retrieval_ranks_by_path_rescored_probabilities_when_asked(trained: Retr
     from kgqa.retrieval.path_pooling import path_rescore
 
     question = "who directed the films starring [Tom Hanks]"
-    plain = trained.retrieve(question)  # the default: the scorer's own order
+    plain = Retriever(
+        trained.store, trained.embedder, trained.scorer, path_scorer=trained.path_scorer, rescoring="none"
+    ).retrieve(question)
     torch.testing.assert_close(plain.scores, plain.probabilities)
     rescoring = Retriever(
         trained.store, trained.embedder, trained.scorer, path_scorer=trained.path_scorer, rescoring="path"
@@ -86,6 +88,16 @@ def test_the_planner_rates_the_asked_relation_first_and_feeds_the_reader(trained
     assert reach[year, 0] == reach[:, 0].max()  # the answer ends the likeliest plan
     assert trained.reader.config.plan_dim == reach.shape[1]
     assert trained.extract_answers(result)[0].id == "2000"
+
+
+def test_retrieval_ranks_by_plan_guided_scores_by_default(trained: Retriever) -> None:
+    from kgqa.retrieval.plans import plan_guided_scores
+
+    result = trained.retrieve("when was [Cast Away] released")
+    assert result.plans is not None and "rescore" in result.timings_ms
+    expected = plan_guided_scores(result.probabilities, result.plans, result.prepared.subgraph)
+    torch.testing.assert_close(result.scores, expected)
+    assert (result.top(1)[0].relation, result.top(1)[0].tail) == ("RELEASE_YEAR", "2000")
 
 
 def test_evaluate_writes_log_and_scores_training_questions(trained: Retriever, tmp_path: Path) -> None:

@@ -14,9 +14,12 @@ from kgqa.retrieval.plans import (
     PlannerConfig,
     Plans,
     PlanScorer,
+    RankedPlans,
     enumerate_plans,
     gold_plans,
+    plan_guided_scores,
     plan_reach,
+    plan_walk_triples,
     rank_plans,
 )
 from kgqa.retrieval.subgraph import Subgraph
@@ -57,6 +60,8 @@ def test_enumerate_plans_lists_each_signed_relation_path_with_its_walk_ends() ->
     three = enumerate_plans(WRITER, max_steps=3)
     assert ("<-WRITTEN_BY", "DIRECTED_BY", "<-DIRECTED_BY") in _names(three, WRITER)  # the films again
     assert plans.lengths().tolist() == sorted(plans.lengths().tolist())
+    pairs = list(zip(plans.end_plan.tolist(), plans.end_entity.tolist(), strict=True))
+    assert len(pairs) == len(set(pairs))  # e2 ends two walks of one plan but is listed once
 
 
 def _reference_plans(sub: Subgraph, max_steps: int) -> dict[tuple[int, ...], set[int]]:
@@ -100,6 +105,62 @@ def test_gold_plans_follow_the_named_relations_else_the_shortest_plans_to_an_ans
     fallback = gold_plans(plans, WRITER, co_writer, [("directed_by", "directed_by")])
     assert [n for n, g in zip(names, fallback.tolist(), strict=True) if g] == [("<-WRITTEN_BY", "WRITTEN_BY")]
     assert not gold_plans(plans, WRITER, torch.zeros(5, dtype=torch.bool)).any()
+
+
+def _signed(sub: Subgraph, *names: str) -> list[int]:
+    """Signed steps from names like ``<-WRITTEN_BY`` (backwards) and ``DIRECTED_BY``."""
+    return [2 * sub.relation_types.index(n.removeprefix("<-")) + n.startswith("<-") for n in names]
+
+
+def test_plan_walk_triples_marks_the_walks_of_a_plan() -> None:
+    director = plan_walk_triples(WRITER, _signed(WRITER, "<-WRITTEN_BY", "DIRECTED_BY"))
+    assert director.tolist() == [True, True, False, True, True]
+    co_writer = plan_walk_triples(WRITER, _signed(WRITER, "<-WRITTEN_BY", "WRITTEN_BY"))
+    assert co_writer.tolist() == [True, False, True, False, False]  # e4's only writer is the topic
+    assert not plan_walk_triples(WRITER, _signed(WRITER, "DIRECTED_BY")).any()
+
+
+def _reference_walk_triples(sub: Subgraph, steps: list[int]) -> torch.Tensor:
+    """Every walk enumerated triple by triple (never onto a topic); the union of their triples."""
+    triples = list(zip(sub.head.tolist(), sub.rel.tolist(), sub.tail.tolist(), strict=True))
+    walks: list[tuple[int, list[int]]] = [(t, []) for t in range(sub.num_topics)]
+    for s in steps:
+        rel, backward = divmod(s, 2)
+        walks = [
+            (t if not backward else h, used + [i])
+            for end, used in walks
+            for i, (h, r, t) in enumerate(triples)
+            if r == rel and (t if backward else h) == end and (t if not backward else h) >= sub.num_topics
+        ]
+    on_walk = torch.zeros(sub.num_triples, dtype=torch.bool)
+    for _, used in walks:
+        on_walk[used] = True
+    return on_walk
+
+
+def test_plan_walk_triples_match_brute_force_walks_on_random_graphs() -> None:
+    rng = random.Random(9)
+    for _ in range(40):
+        sub, _ = random_case(rng, max_nodes=10, max_edges=20, relations="AB")
+        steps = [rng.randrange(4) for _ in range(rng.randint(1, 3))]
+        assert torch.equal(plan_walk_triples(sub, steps), _reference_walk_triples(sub, steps))
+
+
+def test_plan_guided_scores_lift_the_walks_of_the_likeliest_plans() -> None:
+    plans = enumerate_plans(WRITER, max_steps=2)
+    names = _names(plans, WRITER)
+    probabilities = torch.tensor(
+        [
+            {("<-WRITTEN_BY", "DIRECTED_BY"): 0.7, ("<-WRITTEN_BY", "WRITTEN_BY"): 0.2}.get(n, 0.1)
+            for n in names
+        ]
+    )
+    ranked = RankedPlans(plans, probabilities)
+    # Triple 2 (the co-writer) lies on the 0.2 plan's walk only; the 1-step plan (0.1) adds nothing.
+    assert torch.allclose(ranked.triple_support(WRITER), torch.tensor([0.7, 0.7, 0.2, 0.7, 0.7]))
+    assert torch.allclose(ranked.triple_support(WRITER, k=1), torch.tensor([0.7, 0.7, 0.0, 0.7, 0.7]))
+    scores = plan_guided_scores(torch.tensor([0.9, 0.2, 0.8, 0.9, 0.3]), ranked, WRITER)
+    assert torch.allclose(scores, torch.tensor([0.8, 0.45, 0.5, 0.8, 0.5]))
 
 
 def test_plan_reach_takes_the_best_and_the_summed_probability_of_the_plans_ending_there() -> None:
