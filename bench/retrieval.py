@@ -2,7 +2,8 @@
 
 For MetaQA (1/2/3-hop dev files, consistent lines, the checkpoint's held-out part) it reports
 answer recall@100, recall@100 of the shortest-path triples and of the gold-relation-path triples
-(the qtype's walk; what the scorer is trained on), Hit@1 of the extractive reader and retrieval latency
+(the qtype's walk; what the scorer is trained on), how often the planner's likeliest relation
+path is gold, Hit@1 of the extractive reader and retrieval latency
 p50/p95 per stage, plus the factorised vs unfactorised scorer throughput at equal outputs,
 measured in the same run, at the checkpoint's width and at the paper's width 1024 (a freshly
 initialised scorer: speed does not depend on the weights). ``--dataset pathquestion|wc2014``
@@ -150,6 +151,7 @@ def main(
                     f"{summary.answer_recall[100]:.4f}",
                     f"{summary.path_triple_recall[100]:.4f}",
                     f"{summary.gold_path_triple_recall.get(100, float('nan')):.4f}",
+                    f"{summary.plan_hit_at_1:.4f}",
                     f"{summary.reader['hit_at_1']:.4f}",
                     f"{summary.reader['macro_f1']:.4f}",
                     f"{lat['p50']:.1f}",
@@ -178,6 +180,7 @@ def main(
                 "answer R@100",
                 "path R@100",
                 "gold-path R@100",
+                "plan Hit@1",
                 "Hit@1",
                 "Macro-F1",
                 "retrieval p50 ms",

@@ -37,6 +37,8 @@ from kgqa.eval.metrics import (
     score_h,
 )
 from kgqa.pipeline import Asker, Gathered
+from kgqa.retrieval.plans import gold_plans
+from kgqa.retrieval.retriever import SHOWN_PLANS
 from kgqa.retrieval.subgraph import Subgraph
 from kgqa.store import queries
 from kgqa.types import QAExample
@@ -58,6 +60,8 @@ class EvalSummary:
         tokens: mean prompt / completion tokens per question.
         gold_path_triple_recall: recall@K of the triples on the gold relation path, over the
             questions whose file names one (empty when none does).
+        plan_hit_at_1: how often the planner's likeliest plan is a gold plan
+            (:func:`~kgqa.retrieval.plans.gold_plans`); nan without a planner.
     """
 
     n: int = 0
@@ -67,6 +71,7 @@ class EvalSummary:
     answer_recall: dict[int, float] = field(default_factory=dict)
     path_triple_recall: dict[int, float] = field(default_factory=dict)
     gold_path_triple_recall: dict[int, float] = field(default_factory=dict)
+    plan_hit_at_1: float = math.nan
     reader: dict[str, float] = field(default_factory=dict)
     tokens: dict[str, float] = field(default_factory=dict)
     latency_ms: dict[str, dict[str, float]] = field(default_factory=dict)
@@ -80,6 +85,7 @@ class EvalSummary:
             "answer_recall": self.answer_recall,
             "path_triple_recall": self.path_triple_recall,
             "gold_path_triple_recall": self.gold_path_triple_recall,
+            "plan_hit_at_1": self.plan_hit_at_1,
             "reader": self.reader,
             "tokens": self.tokens,
             "latency_ms": self.latency_ms,
@@ -100,6 +106,8 @@ class EvalSummary:
             "| gold-path-triple recall | "
             + " | ".join(_fmt(self.gold_path_triple_recall.get(k, math.nan)) for k in ks)
             + " |",
+            "",
+            f"planner: the likeliest plan is gold for {_fmt(self.plan_hit_at_1)} of the questions",
             "",
             "| reader | Hit | Hit@1 | Macro-F1 | Micro-F1 | Score_h | abstained | ungrounded | "
             "evidence recall | prompt tokens |",
@@ -146,6 +154,7 @@ def retrieval_record(
     gathered: Gathered, example: QAExample, *, ks: Sequence[int] = DEFAULT_KS
 ) -> dict[str, Any]:
     """The retrieval half of a question's log record: linking, recalls, evidence coverage."""
+    from retriever_training.examples import answer_mask
     from retriever_training.labels import relation_path_labels, shortest_path_labels
 
     retrieval, evidence = gathered.retrieval, gathered.evidence
@@ -160,6 +169,12 @@ def retrieval_record(
     }
     path_recall = recall_at_ks(order.tolist(), positives, ks)
     shown = {sub.entity_ids[e] for e in evidence.entities()}
+    plans, plan_hit = retrieval.plans, math.nan
+    if plans is not None and plans.plans.num_plans:
+        gold_plan = gold_plans(
+            plans.plans, sub, answer_mask(retrieval.prepared, gold), example.relation_paths
+        )
+        plan_hit = float(gold_plan[int(torch.argmax(plans.probabilities))]) if gold_plan.any() else math.nan
     return {
         "schema_version": SCHEMA_VERSION,
         "qid": example.qid,
@@ -174,6 +189,8 @@ def retrieval_record(
         ),
         "evidence_answer_recall": len(gold & shown) / len(gold) if gold else math.nan,
         "evidence_items": len(evidence.items),
+        "plans": plans.describe(sub, SHOWN_PLANS) if plans is not None else [],
+        "plan_hit_at_1": plan_hit,
     }
 
 
@@ -213,6 +230,7 @@ def summarise(records: Sequence[dict[str, Any]], failed: int, *, resumed: int = 
     summary.gold_path_triple_recall = mean_recall(
         [{int(k): v for k, v in r.get("gold_path_triple_recall", {}).items()} for r in records]
     )
+    summary.plan_hit_at_1 = _mean(r.get("plan_hit_at_1", math.nan) for r in records)
     summary.reader = aggregate([QAScores(**r["scores"]) for r in records])
     summary.reader["score_h"] = score_h(
         [r["grounding"] for r in records],

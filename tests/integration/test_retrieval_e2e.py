@@ -109,7 +109,8 @@ def test_evaluate_writes_log_and_scores_training_questions(trained: Retriever, t
     assert summary.reader["hit_at_1"] >= 6 / 7
     records = [json.loads(line) for line in log.read_text().splitlines()]
     assert [r["qid"] for r in records] == [e.qid for e in toy_examples()]
-    assert {"linked", "top_triples", "answers", "gold", "timings_ms"} <= set(records[0])
+    assert {"linked", "top_triples", "answers", "gold", "timings_ms", "plans"} <= set(records[0])
+    assert records[0]["plans"][0]["steps"] == ["DIRECTED_BY->"]  # "who directed [Cast Away]"
     assert "retrieval_total" in summary.latency_ms
     assert math.isnan(summary.gold_path_triple_recall[25])  # no question names its relation path
 
@@ -126,6 +127,8 @@ def test_evaluate_scores_gold_path_triples_where_the_question_names_its_path(
     ]
     summary = evaluate(Asker(trained, AnswerSettings()), examples, log_path=None, hops_of=lambda e: 2)
     assert summary.gold_path_triple_recall[25] == 1.0
+    assert summary.plan_hit_at_1 == 1.0  # the planner learnt the toy questions' relations
+    assert "planner: the likeliest plan is gold for 1.0000" in summary.render()
     # "what films did Tom Hanks act in": its three STARRED_ACTORS triples are the gold path.
     hanks = [e for e in examples if "Tom Hanks" in e.topic_ids]
     one = evaluate(Asker(trained, AnswerSettings()), hanks, log_path=None, hops_of=lambda e: 2)
