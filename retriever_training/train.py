@@ -220,7 +220,7 @@ class _PlanChoice:
 
 def _plan_choice(ex: TrainingExample, tables: Tables, max_steps: int) -> _PlanChoice | None:
     sub = ex.prepared.subgraph
-    plans = enumerate_plans(sub, max_steps)
+    plans = enumerate_plans(sub, min(max_steps, ex.prepared.hops))
     gold = gold_plans(plans, sub, ex.answers, ex.example.relation_paths)
     if not gold.any():
         return None
@@ -279,7 +279,8 @@ def _plan_columns(ex: TrainingExample, tables: Tables, planner: PlanScorer | Non
         return None
     sub = ex.prepared.subgraph
     relation_emb = tables[1].matrix[ex.prepared.relation_rows]
-    return rank_plans(planner, ex.prepared.question_emb, relation_emb, sub).reach(sub.num_entities)
+    ranked = rank_plans(planner, ex.prepared.question_emb, relation_emb, sub, ex.prepared.hops)
+    return ranked.reach(sub.num_entities)
 
 
 def train_reader(

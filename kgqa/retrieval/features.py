@@ -40,6 +40,7 @@ class PreparedQuestion:
         entity_rows: LongTensor [N] rows of ``EntityTable`` per local entity.
         relation_rows: LongTensor [R] rows of ``RelationTable`` per local relation.
         dde: FloatTensor [N, D].
+        hops: the radius the subgraph was pulled with (the question's reasoning depth).
         timings_ms: milliseconds spent in ``extract`` and ``dde``.
     """
 
@@ -48,6 +49,7 @@ class PreparedQuestion:
     entity_rows: torch.Tensor
     relation_rows: torch.Tensor
     dde: torch.Tensor
+    hops: int
     timings_ms: dict[str, float] = field(default_factory=dict)
 
 
@@ -76,7 +78,7 @@ def prepare(
     )
     done = time.perf_counter()
     timings = {"extract": (extracted - started) * 1e3, "dde": (done - extracted) * 1e3}
-    return PreparedQuestion(question_emb, sub, entity_rows, relation_rows, encoding, timings)
+    return PreparedQuestion(question_emb, sub, entity_rows, relation_rows, encoding, settings.hops, timings)
 
 
 def to_batch(prepared: PreparedQuestion, tables: tuple[EntityTable, RelationTable]) -> ScorerBatch:

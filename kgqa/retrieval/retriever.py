@@ -238,7 +238,7 @@ class Retriever:
         if self.planner is not None:
             relation_emb = self.tables[1].matrix[prepared.relation_rows]
             with torch.inference_mode():
-                plans = rank_plans(self.planner, prepared.question_emb, relation_emb, sub)
+                plans = rank_plans(self.planner, prepared.question_emb, relation_emb, sub, prepared.hops)
             timings["plan"] = (time.perf_counter() - scored) * 1e3
         rescored_at = time.perf_counter()
         scores = probabilities

@@ -208,8 +208,10 @@ def test_rank_plans_is_a_softmax_over_every_plan_and_describes_the_likeliest() -
     torch.manual_seed(0)
     model = PlanScorer(PlannerConfig(emb_dim=4, hidden=8, max_steps=2)).eval()
     with torch.inference_mode():
-        ranked = rank_plans(model, torch.randn(4), torch.randn(2, 4), WRITER)
-    assert ranked.plans.num_plans == 3
+        ranked = rank_plans(model, torch.randn(4), torch.randn(2, 4), WRITER, max_steps=3)
+        one_hop = rank_plans(model, torch.randn(4), torch.randn(2, 4), WRITER, max_steps=1)
+    assert ranked.plans.num_plans == 3  # the planner reads at most 2 steps, whatever the question's hops
+    assert one_hop.plans.steps.tolist() == [[WRITER.relation_types.index("WRITTEN_BY") * 2 + 1]]
     assert torch.isclose(ranked.probabilities.sum(), torch.tensor(1.0))
     described = ranked.describe(WRITER, k=2)
     assert described[0]["probability"] == round(float(ranked.probabilities.max()), 6)
