@@ -1,9 +1,12 @@
-"""Training loops for the triple scorers and the extractive reader (one question per step).
+"""Training loops for the triple scorers, the planner and the extractive reader (one question
+per step).
 
 The scorer, the second-pass path scorer (:mod:`kgqa.retrieval.path_context`) and the reader
-train with BCE, Adam and early stopping on a validation metric (recall@100 of the labelled
-triples for the scorers, Hit@1 for the reader), following SubgraphRAG's reference recipe; the
-best epoch's weights are kept. Runs are deterministic for a given seed.
+train with BCE, the planner (:mod:`kgqa.retrieval.plans`) with a softmax over each question's
+plans; all with Adam and early stopping on a validation metric (recall@100 of the labelled
+triples for the scorers, how often the top plan is gold for the planner, Hit@1 for the reader),
+following SubgraphRAG's reference recipe; the best epoch's weights are kept. Runs are
+deterministic for a given seed.
 """
 
 from __future__ import annotations
@@ -40,7 +43,7 @@ C = TypeVar("C", bound=MlpConfig)
 
 @dataclass(frozen=True, slots=True)
 class TrainSettings:
-    """Optimisation settings shared by both models."""
+    """Optimisation settings shared by the models, and which optional ones to train."""
 
     epochs: int = 20
     patience: int = 4
