@@ -193,6 +193,11 @@ def test_train_retrieve_eval_on_the_bundled_slice(tmp_path: Path) -> None:
     assert len(result["triples"]) == 5 and all(t["rel_eid"] for t in result["triples"])
     assert {"link", "extract", "dde", "score", "plan", "read"} <= set(result["timings_ms"])
     assert result["plans"] and all(p["steps"] for p in result["plans"])
+    code, out, err = _run("retrieve", "who directed [Cast Away]", "--data-dir", data, "--top-k", "3")
+    assert code == 0, err
+    best = result["plans"][0]
+    assert f"plan: {' '.join(best['steps'])}  p={best['probability']:.3f}" in out.splitlines()
+    assert "timings ms:" in err and "plan=" in err
     assert result["answers"] and result["answers"][0]["support"]
     log = tmp_path / "eval.jsonl"
     code, out, err = _run(
