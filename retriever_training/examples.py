@@ -10,6 +10,7 @@ import torch
 
 from kgqa.embed.protocol import Embedder
 from kgqa.retrieval.features import PreparedQuestion, SubgraphSettings, prepare
+from kgqa.retrieval.plans import QUESTION_VIEWS, question_views
 from kgqa.retrieval.tables import EntityTable, RelationTable
 from kgqa.store.protocol import GraphStore
 from kgqa.types import QAExample
@@ -53,11 +54,20 @@ def build_examples(
     *,
     on_progress: Callable[[int], None] | None = None,
 ) -> list[TrainingExample]:
-    """Prepare questions with their gold topics; questions whose topics are absent are skipped."""
+    """Prepare questions with their gold topics; questions whose topics are absent are skipped.
+
+    Each question is embedded with its planner views (:func:`~kgqa.retrieval.plans.question_views`,
+    the topic found by name in the text).
+    """
     examples: list[TrainingExample] = []
+    names = tables[0].names
     for start in range(0, len(questions), EMBED_CHUNK):
         chunk = questions[start : start + EMBED_CHUNK]
-        vectors = embedder.embed([q.question for q in chunk])
+        tables[0].rows([t for q in chunk for t in q.topic_ids])  # fetches the topics' names
+        texts = [question_views(q.question, [names.get(t, t) for t in q.topic_ids]) for q in chunk]
+        vectors = embedder.embed([text for views in texts for text in views]).reshape(
+            len(chunk), QUESTION_VIEWS, -1
+        )
         for qa, vector in zip(chunk, vectors, strict=True):
             if not qa.topic_ids:
                 log.warning("%s: no topic entity given; skipped", qa.qid)

@@ -215,7 +215,7 @@ def train_path_scorer(
 class _PlanChoice:
     """One question's plans, ready for the planner: what it reads and which plans are gold."""
 
-    question: torch.Tensor
+    views: torch.Tensor
     relation_emb: torch.Tensor
     plans: Plans
     gold: torch.Tensor
@@ -227,7 +227,7 @@ def _plan_choice(ex: TrainingExample, tables: Tables, max_steps: int) -> _PlanCh
     gold = gold_plans(plans, sub, ex.answers, ex.example.relation_paths)
     if not gold.any():
         return None
-    return _PlanChoice(ex.prepared.question_emb, tables[1].matrix[ex.prepared.relation_rows], plans, gold)
+    return _PlanChoice(ex.prepared.question_views, tables[1].matrix[ex.prepared.relation_rows], plans, gold)
 
 
 def train_planner(
@@ -249,7 +249,7 @@ def train_planner(
     choices = {id(ex): _plan_choice(ex, tables, settings.planner_steps) for ex in [*train, *val]}
 
     def logits_of(choice: _PlanChoice) -> torch.Tensor:
-        return model(choice.question, choice.relation_emb, choice.plans.steps)
+        return model(choice.views, choice.relation_emb, choice.plans.steps)
 
     def loss_of(ex: TrainingExample) -> torch.Tensor | None:
         choice = choices[id(ex)]
@@ -282,7 +282,7 @@ def _plan_columns(ex: TrainingExample, tables: Tables, planner: PlanScorer | Non
         return None
     sub = ex.prepared.subgraph
     relation_emb = tables[1].matrix[ex.prepared.relation_rows]
-    ranked = rank_plans(planner, ex.prepared.question_emb, relation_emb, sub, ex.prepared.hops)
+    ranked = rank_plans(planner, ex.prepared.question_views, relation_emb, sub, ex.prepared.hops)
     return ranked.reach(sub.num_entities)
 
 

@@ -35,7 +35,9 @@ class PreparedQuestion:
     """Everything the scorer needs about one question, by reference into the tables.
 
     Attributes:
-        question_emb: FloatTensor [d].
+        question_views: FloatTensor [V, d], the embeddings of
+            :func:`kgqa.retrieval.plans.question_views` (the question, then the text before and
+            after the topic mention); row 0 is the question embedding the scorers read.
         subgraph: the candidate subgraph (local ids).
         entity_rows: LongTensor [N] rows of ``EntityTable`` per local entity.
         relation_rows: LongTensor [R] rows of ``RelationTable`` per local relation.
@@ -44,7 +46,7 @@ class PreparedQuestion:
         timings_ms: milliseconds spent in ``extract`` and ``dde``.
     """
 
-    question_emb: torch.Tensor
+    question_views: torch.Tensor
     subgraph: Subgraph
     entity_rows: torch.Tensor
     relation_rows: torch.Tensor
@@ -52,15 +54,21 @@ class PreparedQuestion:
     hops: int
     timings_ms: dict[str, float] = field(default_factory=dict)
 
+    @property
+    def question_emb(self) -> torch.Tensor:
+        """FloatTensor [d], the embedding of the whole question."""
+        return self.question_views[0]
+
 
 def prepare(
     store: GraphStore,
-    question_emb: torch.Tensor,
+    question_views: torch.Tensor,
     topic_ids: Sequence[str],
     tables: tuple[EntityTable, RelationTable],
     settings: SubgraphSettings,
 ) -> PreparedQuestion:
-    """Extract the subgraph around ``topic_ids`` and compute its DDE and table rows."""
+    """Extract the subgraph around ``topic_ids`` and compute its DDE and table rows (``question_views``:
+    [V, d], see :class:`PreparedQuestion`)."""
     entities, relations = tables
     started = time.perf_counter()
     sub = extract_subgraph(
@@ -78,7 +86,7 @@ def prepare(
     )
     done = time.perf_counter()
     timings = {"extract": (extracted - started) * 1e3, "dde": (done - extracted) * 1e3}
-    return PreparedQuestion(question_emb, sub, entity_rows, relation_rows, encoding, settings.hops, timings)
+    return PreparedQuestion(question_views, sub, entity_rows, relation_rows, encoding, settings.hops, timings)
 
 
 def to_batch(prepared: PreparedQuestion, tables: tuple[EntityTable, RelationTable]) -> ScorerBatch:

@@ -24,7 +24,7 @@ from kgqa.link import link, strip_brackets
 from kgqa.retrieval.features import PreparedQuestion, SubgraphSettings, prepare, to_batch
 from kgqa.retrieval.path_context import triple_probabilities
 from kgqa.retrieval.path_pooling import path_rescore
-from kgqa.retrieval.plans import PlanScorer, RankedPlans, plan_guided_scores, rank_plans
+from kgqa.retrieval.plans import PlanScorer, RankedPlans, plan_guided_scores, question_views, rank_plans
 from kgqa.retrieval.scorer import EntityReader, TripleScorer
 from kgqa.retrieval.tables import EntityTable, RelationTable
 from kgqa.store.protocol import GraphStore
@@ -220,9 +220,12 @@ class Retriever:
         topics = link(self.store, lambda: self.embedder, question, topic_ids=topic_ids).topics
         linked = time.perf_counter()
         settings = self.subgraph if hops is None else replace(self.subgraph, hops=hops)
-        question_emb = self.embedder.embed([strip_brackets(question)])[0]
+        text = strip_brackets(question)
+        # The planner also reads the text around the topic mention; without one, the question only.
+        texts = question_views(text, [t.mention or t.name for t in topics]) if self.planner else [text]
+        views = self.embedder.embed(texts)
         embedded = time.perf_counter()
-        prepared = prepare(self.store, question_emb, [t.id for t in topics], self.tables, settings)
+        prepared = prepare(self.store, views, [t.id for t in topics], self.tables, settings)
         scored_at = time.perf_counter()
         with torch.inference_mode():
             probabilities = triple_probabilities(prepared, self.tables, self.scorer, self.path_scorer)
@@ -238,7 +241,7 @@ class Retriever:
         if self.planner is not None:
             relation_emb = self.tables[1].matrix[prepared.relation_rows]
             with torch.inference_mode():
-                plans = rank_plans(self.planner, prepared.question_emb, relation_emb, sub, prepared.hops)
+                plans = rank_plans(self.planner, prepared.question_views, relation_emb, sub, prepared.hops)
             timings["plan"] = (time.perf_counter() - scored) * 1e3
         rescored_at = time.perf_counter()
         scores = probabilities

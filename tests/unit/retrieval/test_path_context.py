@@ -22,7 +22,7 @@ def _prepared() -> PreparedQuestion:
         num_topics=1,
     )
     dde = torch.arange(40, dtype=torch.float32).reshape(4, 10)
-    return PreparedQuestion(torch.zeros(3), sub, torch.arange(4), torch.arange(1), dde, hops=2)
+    return PreparedQuestion(torch.zeros(1, 3), sub, torch.arange(4), torch.arange(1), dde, hops=2)
 
 
 def test_with_path_context_appends_the_first_pass_reach_to_the_dde() -> None:

@@ -20,6 +20,7 @@ from kgqa.retrieval.plans import (
     plan_guided_scores,
     plan_reach,
     plan_walk_triples,
+    question_views,
     rank_plans,
 )
 from kgqa.retrieval.subgraph import Subgraph
@@ -176,7 +177,7 @@ def test_plan_reach_takes_the_best_and_the_summed_probability_of_the_plans_endin
 def test_planner_factorised_first_layer_equals_the_concatenation() -> None:
     torch.manual_seed(1)
     model = PlanScorer(PlannerConfig(emb_dim=8, hidden=16, max_steps=3)).eval()
-    question, relations = torch.randn(8), torch.randn(4, 8)
+    question, relations = torch.randn(3, 8), torch.randn(4, 8)
     steps = torch.randint(0, 8, (50, 3))
     steps[:10, 1:] = -1
     steps[10:25, 2] = -1
@@ -189,10 +190,25 @@ def test_planner_factorised_first_layer_equals_the_concatenation() -> None:
     )
 
 
+def test_question_views_split_the_question_at_the_first_topic_mention_found() -> None:
+    question = "who acted in the films written by Kevin Falls"
+    assert question_views(question, ["Nobody", "Kevin Falls"]) == [
+        question,
+        "who acted in the films written by",
+        ".",
+    ]
+    assert question_views("Kevin Falls wrote what", ["Kevin Falls"]) == [
+        "Kevin Falls wrote what",
+        ".",
+        "wrote what",
+    ]
+    assert question_views("who wrote it", ["", "Kevin Falls"]) == ["who wrote it"] * 3
+
+
 def test_planner_ignores_padding_and_round_trips_through_a_checkpoint() -> None:
     torch.manual_seed(0)
     model = PlanScorer(PlannerConfig(emb_dim=6, hidden=8, max_steps=3)).eval()
-    question, relations = torch.randn(6), torch.randn(2, 6)
+    question, relations = torch.randn(3, 6), torch.randn(2, 6)
     steps = torch.tensor([[0, 3], [1, -1]])
     padded = torch.cat([steps, torch.full((2, 1), -1)], dim=1)
     assert torch.allclose(model(question, relations, steps), model(question, relations, padded))
@@ -208,8 +224,8 @@ def test_rank_plans_is_a_softmax_over_every_plan_and_describes_the_likeliest() -
     torch.manual_seed(0)
     model = PlanScorer(PlannerConfig(emb_dim=4, hidden=8, max_steps=2)).eval()
     with torch.inference_mode():
-        ranked = rank_plans(model, torch.randn(4), torch.randn(2, 4), WRITER, max_steps=3)
-        one_hop = rank_plans(model, torch.randn(4), torch.randn(2, 4), WRITER, max_steps=1)
+        ranked = rank_plans(model, torch.randn(3, 4), torch.randn(2, 4), WRITER, max_steps=3)
+        one_hop = rank_plans(model, torch.randn(3, 4), torch.randn(2, 4), WRITER, max_steps=1)
     assert ranked.plans.num_plans == 3  # the planner reads at most 2 steps, whatever the question's hops
     assert one_hop.plans.steps.tolist() == [[WRITER.relation_types.index("WRITTEN_BY") * 2 + 1]]
     assert torch.isclose(ranked.probabilities.sum(), torch.tensor(1.0))
