@@ -16,8 +16,8 @@ through a topic.
 The planner reads the question three ways (:func:`question_views`): whole, and the text before
 and after the topic mention. A sentence embedding keeps little word order, and the order is
 what separates "who acted in the films written by X" from "who wrote the films X acted in":
-with the two halves the planner's MetaQA validation accuracy went from 0.952 to 0.988 after two
-epochs.
+with the two halves the planner's MetaQA validation accuracy (top plan is gold) went from 0.952
+to 0.991.
 """
 
 from __future__ import annotations
