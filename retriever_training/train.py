@@ -280,10 +280,7 @@ def train_planner(
 def _plan_columns(ex: TrainingExample, tables: Tables, planner: PlanScorer | None) -> torch.Tensor | None:
     if planner is None:
         return None
-    sub = ex.prepared.subgraph
-    relation_emb = tables[1].matrix[ex.prepared.relation_rows]
-    ranked = rank_plans(planner, ex.prepared.question_views, relation_emb, sub, ex.prepared.hops)
-    return ranked.reach(sub.num_entities)
+    return rank_plans(planner, ex.prepared, tables).reach(ex.prepared.subgraph.num_entities)
 
 
 def train_reader(

@@ -175,7 +175,7 @@ def path_rescore(scores: Tensor, head: Tensor, tail: Tensor, topic: Tensor, num_
     held-out MetaQA 3-hop questions went 0.867 -> 0.938 (1- and 2-hop stayed at 1.000); after
     the second-pass scorer (:mod:`kgqa.retrieval.path_context`), which learns the same thing,
     0.939 -> 0.945, while on WC-P2, where a hub country fans out to hundreds of first hops that
-    all rank before any second hop, it fell 0.965 -> 0.899. Hence ``rescoring="none"`` by default.
+    all rank before any second hop, it fell 0.965 -> 0.899. Hence it is not the default ranking.
 
     Returns:
         Tensor [E] in [0, 1], like ``scores``; 0 for triples no topic reaches.

@@ -33,8 +33,10 @@ from torch import Tensor, nn
 
 from kgqa.errors import ConfigError
 from kgqa.names import relationship_type
+from kgqa.retrieval.features import PreparedQuestion
 from kgqa.retrieval.scorer import MlpConfig, _Checkpointable, _mlp_tail, _scatter_max
 from kgqa.retrieval.subgraph import Subgraph
+from kgqa.retrieval.tables import EntityTable, RelationTable
 
 #: Plans enumerated per length at most: bounds the work on relation-rich subgraphs (Freebase).
 MAX_PLANS_PER_LENGTH = 2000
@@ -341,19 +343,19 @@ def plan_guided_scores(probabilities: Tensor, ranked: RankedPlans, sub: Subgraph
 
 
 def rank_plans(
-    planner: PlanScorer, views: Tensor, relation_emb: Tensor, sub: Subgraph, max_steps: int
+    planner: PlanScorer, prepared: PreparedQuestion, tables: tuple[EntityTable, RelationTable]
 ) -> RankedPlans:
-    """Enumerate the plans ``sub`` can walk and rate them with ``planner``.
+    """Enumerate the plans ``prepared``'s subgraph can walk and rate them with ``planner``.
 
-    Args:
-        views: [V, d] embeddings of :func:`question_views`; ``relation_emb``: [R, d] for
-            ``sub``'s local relations.
-        max_steps: the longest plan to consider, capped at the planner's ``max_steps``: the
-            question's hops. A 2-hop subgraph also holds 3-step walks (to entities it reaches by a
-            shorter route), and on MetaQA 2-hop a quarter of the planner's misses were such a
-            3-step plan continuing the gold one.
+    Plans are at most as long as the question's hops (``prepared.hops``), capped at the planner's
+    ``max_steps``: a 2-hop subgraph also holds 3-step walks (to entities it reaches by a shorter
+    route), and on MetaQA 2-hop a quarter of the planner's misses were such a 3-step plan
+    continuing the gold one.
     """
-    plans = enumerate_plans(sub, min(max_steps, planner.config.max_steps))
+    sub = prepared.subgraph
+    plans = enumerate_plans(sub, min(prepared.hops, planner.config.max_steps))
+    views = prepared.question_views
     if plans.num_plans == 0:
         return RankedPlans(plans, views.new_zeros(0))
+    relation_emb = tables[1].matrix[prepared.relation_rows]
     return RankedPlans(plans, torch.softmax(planner(views, relation_emb, plans.steps), dim=0))

@@ -239,9 +239,8 @@ class Retriever:
         sub = prepared.subgraph
         plans = None
         if self.planner is not None:
-            relation_emb = self.tables[1].matrix[prepared.relation_rows]
             with torch.inference_mode():
-                plans = rank_plans(self.planner, prepared.question_views, relation_emb, sub, prepared.hops)
+                plans = rank_plans(self.planner, prepared, self.tables)
             timings["plan"] = (time.perf_counter() - scored) * 1e3
         rescored_at = time.perf_counter()
         scores = probabilities

@@ -4,12 +4,14 @@ from __future__ import annotations
 
 import itertools
 import random
+from types import SimpleNamespace
 
 import pytest
 import torch
 from subgraphs import make_subgraph, random_case
 
 from kgqa.errors import ConfigError
+from kgqa.retrieval.features import PreparedQuestion
 from kgqa.retrieval.plans import (
     PlannerConfig,
     Plans,
@@ -223,9 +225,17 @@ def test_planner_ignores_padding_and_round_trips_through_a_checkpoint() -> None:
 def test_rank_plans_is_a_softmax_over_every_plan_and_describes_the_likeliest() -> None:
     torch.manual_seed(0)
     model = PlanScorer(PlannerConfig(emb_dim=4, hidden=8, max_steps=2)).eval()
+    # rank_plans reads only the relation table's matrix, here the rows of WRITER's two relations.
+    tables = (None, SimpleNamespace(matrix=torch.randn(2, 4)))
+
+    def prepared(hops: int) -> PreparedQuestion:
+        return PreparedQuestion(
+            torch.randn(3, 4), WRITER, torch.arange(5), torch.arange(2), torch.zeros(5, 1), hops
+        )
+
     with torch.inference_mode():
-        ranked = rank_plans(model, torch.randn(3, 4), torch.randn(2, 4), WRITER, max_steps=3)
-        one_hop = rank_plans(model, torch.randn(3, 4), torch.randn(2, 4), WRITER, max_steps=1)
+        ranked = rank_plans(model, prepared(3), tables)  # type: ignore[arg-type]
+        one_hop = rank_plans(model, prepared(1), tables)  # type: ignore[arg-type]
     assert ranked.plans.num_plans == 3  # the planner reads at most 2 steps, whatever the question's hops
     assert one_hop.plans.steps.tolist() == [[WRITER.relation_types.index("WRITTEN_BY") * 2 + 1]]
     assert torch.isclose(ranked.probabilities.sum(), torch.tensor(1.0))
