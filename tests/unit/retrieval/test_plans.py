@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import itertools
 import random
+from collections.abc import Sequence
 from types import SimpleNamespace
 
 import pytest
@@ -67,23 +68,30 @@ def test_enumerate_plans_lists_each_signed_relation_path_with_its_walk_ends() ->
     assert len(pairs) == len(set(pairs))  # e2 ends two walks of one plan but is listed once
 
 
-def _reference_plans(sub: Subgraph, max_steps: int) -> dict[tuple[int, ...], set[int]]:
-    """Every signed step sequence, walked entity by entity (never onto a topic), kept when it ends."""
+def _walks(sub: Subgraph, steps: Sequence[int]) -> list[tuple[int, list[int]]]:
+    """Every walk of the signed ``steps`` from a topic, triple by triple (never onto a topic):
+    (where it ends, the triples it crosses)."""
     triples = list(zip(sub.head.tolist(), sub.rel.tolist(), sub.tail.tolist(), strict=True))
+    walks: list[tuple[int, list[int]]] = [(t, []) for t in range(sub.num_topics)]
+    for s in steps:
+        rel, backward = divmod(s, 2)
+        walks = [
+            (t if not backward else h, used + [i])
+            for end, used in walks
+            for i, (h, r, t) in enumerate(triples)
+            if r == rel and (t if backward else h) == end and (t if not backward else h) >= sub.num_topics
+        ]
+    return walks
+
+
+def _reference_plans(sub: Subgraph, max_steps: int) -> dict[tuple[int, ...], set[int]]:
+    """Every signed step sequence with a walk, and where its walks end."""
     signed = range(2 * len(sub.relation_types))
     out = {}
     for length in range(1, max_steps + 1):
         for seq in itertools.product(signed, repeat=length):
-            ends = set(range(sub.num_topics))
-            for s in seq:
-                rel, backward = divmod(s, 2)
-                ends = {
-                    (h if backward else t)
-                    for h, r, t in triples
-                    if r == rel and (t if backward else h) in ends
-                } - set(range(sub.num_topics))
-            if ends:
-                out[seq] = ends
+            if walks := _walks(sub, seq):
+                out[seq] = {end for end, _ in walks}
     return out
 
 
@@ -124,19 +132,9 @@ def test_plan_walk_triples_marks_the_walks_of_a_plan() -> None:
 
 
 def _reference_walk_triples(sub: Subgraph, steps: list[int]) -> torch.Tensor:
-    """Every walk enumerated triple by triple (never onto a topic); the union of their triples."""
-    triples = list(zip(sub.head.tolist(), sub.rel.tolist(), sub.tail.tolist(), strict=True))
-    walks: list[tuple[int, list[int]]] = [(t, []) for t in range(sub.num_topics)]
-    for s in steps:
-        rel, backward = divmod(s, 2)
-        walks = [
-            (t if not backward else h, used + [i])
-            for end, used in walks
-            for i, (h, r, t) in enumerate(triples)
-            if r == rel and (t if backward else h) == end and (t if not backward else h) >= sub.num_topics
-        ]
+    """The union of the triples of every walk."""
     on_walk = torch.zeros(sub.num_triples, dtype=torch.bool)
-    for _, used in walks:
+    for _, used in _walks(sub, steps):
         on_walk[used] = True
     return on_walk
 
