@@ -11,6 +11,8 @@ of kgqa never sees it:
   that closing a writer costs (~2 s for the MetaQA KB).
 - vector indexes are served by exact search in ``kglite_vectors`` (kglite's HNSW index costs
   ~37 s to build for 43k vectors and is rebuilt at every open).
+- full-text queries with fuzzy terms (``word~1``), which kglite's full-text index ignores, are
+  served by ``kglite_fulltext``.
 - kglite prints advisory query warnings ("no node has property 'text'") on stderr; they go to
   this module's debug log instead, since empty optional properties are normal here.
 """
@@ -28,6 +30,7 @@ from typing import Any
 import kglite
 
 from kgqa.errors import MissingIndexError, QueryError, StoreError, StoreUnavailableError
+from kgqa.store import kglite_fulltext as fulltext
 from kgqa.store import kglite_vectors as vectors
 from kgqa.store.protocol import Statement
 from kgqa.store.queries import Query
@@ -111,6 +114,7 @@ class KgliteStore:
             opened = kglite.open(str(self.path)) if self._writer else kglite.load(str(self.path))
         self._graph: kglite.KnowledgeGraph | None = opened
         self._vectors = vectors.VectorSearch(self._read)
+        self._fuzzy: dict[str, fulltext.FuzzyNameIndex] = {}
 
     def _ensure_writer(self) -> None:
         """Swap the read snapshot for the writer handle (lease + write-ahead log) on first write."""
@@ -147,6 +151,9 @@ class KgliteStore:
             rewritten = vectors.rewrite_query_nodes(text)
             if rewritten is not None:
                 text, values = self._with_vector_hits(query, values, *rewritten)
+            fuzzy = fulltext.rewrite_query_nodes(text)
+            if fuzzy is not None and fulltext.is_fuzzy(str(values.get(fuzzy[2], ""))):
+                text, values = self._with_fuzzy_hits(query, values, *fuzzy)
             rows = self._read(text, values)
             if re.match(r"\s*SHOW\s+INDEXES", text, re.I):
                 rows += [
@@ -170,9 +177,28 @@ class KgliteStore:
             raise QueryError(f"{query.path}: {exc}", query=query.name) from exc
         return text, {**values, "__hits": hits}
 
+    def _with_fuzzy_hits(
+        self, query: Query, values: dict[str, Any], text: str, name: str, query_param: str, limit_param: str
+    ) -> tuple[str, dict[str, Any]]:
+        if name not in self._fuzzy:
+            rows = self._read(
+                "SHOW INDEXES YIELD name, type, labelsOrTypes WHERE name = $name AND type = 'FULLTEXT' "
+                "RETURN labelsOrTypes",
+                {"name": name},
+            )
+            if not rows:
+                raise MissingIndexError(
+                    f"{query.path}: no full-text index named '{name}' in {self.path}",
+                    hint="run 'kgqa ingest' on this store to create its indexes",
+                )
+            self._fuzzy[name] = fulltext.FuzzyNameIndex(self._read, rows[0]["labelsOrTypes"][0])
+        hits = self._fuzzy[name].search(str(values.pop(query_param)), int(values.pop(limit_param)))
+        return text, {**values, "__hits": hits}
+
     def write(self, statements: Sequence[Statement]) -> list[WriteSummary]:
         self._ensure_writer()
         self._vectors.invalidate()
+        self._fuzzy.clear()
         prepared = [(st.query, *self._prepare(st.query, st.params)) for st in statements]
         if len(prepared) == 1:  # one statement is atomic on its own; schema DDL must run this way
             query, text, values = prepared[0]
