@@ -4,13 +4,17 @@ Methods, tried in this order; the first that yields candidates wins:
 
 1. ``topic``: explicit topic ids given by the caller (every one must exist).
 2. ``bracket``: spans in ``[brackets]`` (the MetaQA convention), matched by id, then by normalised name.
-3. ``exact``: word n-grams of the question whose normalised form equals an ``Entity.name_norm``,
-   longest non-overlapping spans first (one ``link_exact`` call for all n-grams).
-4. ``fulltext``: a Lucene query of the question's content words against the ``entity_name`` index.
-5. ``vector``: nearest entity embeddings to the question embedding.
+3. ``exact`` and ``fuzzy`` names, together: word n-grams of the question whose normalised form
+   equals an ``Entity.name_norm`` (one ``link_exact`` call for all n-grams), plus fuzzy full-text
+   hits (``word~1``) for the content words no named exact match covers, re-scored against the
+   question's n-grams with rapidfuzz; mentions are chosen without overlap, named and longer
+   matches first (:func:`_span_rank`). This is what survives lower case, typos and partial names.
+4. ``vector``: nearest entity embeddings to the question embedding.
 
 Scores are comparable across methods (see ``LinkedEntity.score``): topic and bracket 1.0, exact
-0.95, full-text and vector scaled into (0, 0.9].
+0.95, fuzzy 0.95 times the name similarity (below 0.95), vector scaled into (0, 0.9]. Which of
+several close candidates is the topic is decided by their fit to the question
+(:mod:`kgqa.retrieval.disambiguation`), where a trained retriever is at hand.
 """
 
 from __future__ import annotations
@@ -21,6 +25,8 @@ import unicodedata
 from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass
 from typing import Any
+
+from rapidfuzz import fuzz
 
 from kgqa.embed.protocol import Embedder
 from kgqa.errors import EntityNotFoundError
@@ -46,7 +52,12 @@ STOP_WORDS = frozenset(
 SCORE_TOPIC = 1.0
 SCORE_BRACKET = 1.0
 SCORE_EXACT = 0.95
-SCORE_FALLBACK_MAX = 0.9  # full-text and vector scores are scaled into (0, SCORE_FALLBACK_MAX]
+SCORE_FALLBACK_MAX = 0.9  # vector scores are scaled into (0, SCORE_FALLBACK_MAX]
+MIN_FUZZY_QUALITY = 0.85  # name similarity a fuzzy match needs (one typo in a 7-letter word: 0.92)
+MAX_FUZZY_QUALITY = 0.999  # a fuzzy match never ties an exact one
+FULLTEXT_LIMIT = 30  # full-text hits re-scored per question
+CONTENDER_MARGIN = 0.15  # candidates this close to the top one are weighed by fit (exact 0.95 vs a typo 0.85)
+MAX_CONTENDERS = 3
 MIN_VECTOR_SCORE = 0.5  # Neo4j-scale similarity below which a vector neighbour is not a match (cos <= 0)
 
 _BRACKET = re.compile(r"\[([^\[\]]*)\]")
@@ -72,15 +83,19 @@ class LinkResult:
     """
 
     candidates: tuple[LinkedEntity, ...]
+    chosen: tuple[LinkedEntity, ...] | None = None
 
     @property
     def topics(self) -> tuple[LinkedEntity, ...]:
-        """The best candidate per mention, in rank order (what retrieval starts from).
+        """What retrieval starts from: ``chosen`` where the linker set it, else the best candidate
+        per mention, in rank order.
 
-        Mentions never overlap (the exact step keeps only non-overlapping spans). Full-text and
+        Mentions never overlap (the name step keeps only non-overlapping spans). Full-text and
         vector candidates share one mention, so those steps give one topic. Explicit topic ids are
         all kept.
         """
+        if self.chosen is not None:
+            return self.chosen
         chosen: list[LinkedEntity] = []
         mentions: set[tuple[str, str]] = set()
         ids: set[str] = set()
@@ -97,6 +112,24 @@ class LinkResult:
     def method(self) -> str:
         """The step that produced the candidates ("" when empty)."""
         return self.candidates[0].method if self.candidates else ""
+
+    def contenders(self, margin: float = CONTENDER_MARGIN, limit: int = MAX_CONTENDERS) -> list[LinkedEntity]:
+        """The first topic and the other candidates scored within ``margin`` of it (at most
+        ``limit`` in all, best first): the entities disambiguation weighs as the question's topic.
+
+        Other topics (other mentions of the question) never compete; explicit topic ids and
+        brackets have no contenders.
+        """
+        topics = self.topics
+        if not topics or topics[0].method in ("topic", "bracket"):
+            return list(topics[:1])
+        others = {t.id for t in topics[1:]}
+        close = [
+            c
+            for c in self.candidates
+            if c.id not in others and c.score >= topics[0].score - margin and c.id != topics[0].id
+        ]
+        return [topics[0], *close][:limit]
 
     def to_dict(self) -> dict[str, Any]:
         return {
@@ -129,6 +162,8 @@ class _Span:
     norm: str  # normalised like Entity.name_norm
     capitalised: bool  # some token is
     name_like: bool  # some token is
+    words: int  # tokens that are content words or name-like
+    trimmed: bool  # first and last tokens are such words (no stop word at an edge)
 
 
 def link(
@@ -139,7 +174,7 @@ def link(
     topic_ids: Sequence[str] = (),
     k: int = 5,
     max_ngram: int = 16,
-    fulltext_limit: int = 10,
+    fulltext_limit: int = FULLTEXT_LIMIT,
     min_vector_score: float = MIN_VECTOR_SCORE,
 ) -> LinkResult:
     """Link a question to store entities.
@@ -172,14 +207,14 @@ def link(
         return LinkResult(_link_brackets(store, spans))
     tokens = _tokens(question)
     for step in (
-        lambda: _link_exact(store, question, tokens, max_ngram=max_ngram),
-        lambda: _link_fulltext(store, tokens, limit=fulltext_limit),
-        lambda: _link_vector(store, embedder, question, tokens, k=k, min_score=min_vector_score),
+        lambda: _link_names(store, question, tokens, max_ngram=max_ngram, fulltext_limit=fulltext_limit),
+        lambda: LinkResult(_link_fulltext(store, tokens, limit=fulltext_limit)),
+        lambda: LinkResult(_link_vector(store, embedder, question, tokens, k=k, min_score=min_vector_score)),
     ):
         found = step()
-        if found:
-            log.debug("linked %r via %s: %s", question, found[0].method, [c.id for c in found])
-            return LinkResult(found)
+        if found.candidates:
+            log.debug("linked %r via %s: %s", question, found.method, [c.id for c in found.topics])
+            return found
     raise EntityNotFoundError(
         f"no entity in the store matches the question {question!r}",
         hint="check the spelling of the entity name, or pass its id with --topic",
@@ -278,24 +313,131 @@ def _link_brackets(store: GraphStore, spans: Sequence[str]) -> tuple[LinkedEntit
     return _interleave(found)
 
 
-def _link_exact(
-    store: GraphStore, question: str, tokens: Sequence[_Token], *, max_ngram: int
-) -> tuple[LinkedEntity, ...]:
+def _link_names(
+    store: GraphStore, question: str, tokens: Sequence[_Token], *, max_ngram: int, fulltext_limit: int
+) -> LinkResult:
+    """Exact and fuzzy name matches, one group of entities per chosen mention, best mention first.
+
+    Every n-gram is looked up exactly (``link_exact``); the content words no name-like exact match
+    covers go to the full-text index as fuzzy terms (``link_fulltext``, ``word~1``), whose hits are
+    re-scored against the question's n-grams with rapidfuzz (:func:`_fuzzy_matches`). Mentions are
+    then ranked by :func:`_span_rank` and chosen without overlap, so a longer fuzzy match of a real
+    name ("forest gump" -> Forrest Gump) beats a short exact one ("forest"), and a lone common noun
+    ("director") is dropped when a named mention is present.
+    """
+    uncased = not any(t.capitalised for t in tokens)
     spans = _ngrams(question, tokens, max_ngram=max_ngram)
     rows_by_norm = _exact_rows(store, {s.norm for s in spans})
-    ranked = [
-        (s, _rank_rows(rows_by_norm[s.norm], s.text, raw=s.raw)) for s in spans if s.norm in rows_by_norm
+    matches = [
+        _Match(span, row, 1.0)
+        for span in spans
+        for row in _rank_rows(rows_by_norm.get(span.norm, []), span.text, raw=span.raw, uncased=uncased)
     ]
-    chosen: list[tuple[_Span, list[dict[str, Any]]]] = []
+    covered = {i for m in matches if _span_tier(m, uncased) < 2 for i in range(m.span.start, m.span.end)}
+    leftover = [i for i, t in enumerate(tokens) if t.content and i not in covered]
+    if leftover:
+        matches += _fuzzy_matches(store, tokens, spans, leftover, limit=fulltext_limit, uncased=uncased)
+    by_span: dict[tuple[int, int], list[_Match]] = {}
+    for match in matches:
+        by_span.setdefault((match.span.start, match.span.end), []).append(match)
+    groups = [
+        sorted(group, key=lambda m: -m.quality)  # stable: exact rows keep their case order
+        for group in by_span.values()
+    ]
+    chosen: list[list[_Match]] = []
     taken: set[int] = set()
-    for span, rows in sorted(ranked, key=lambda sr: _span_rank(*sr)):
+    for group in sorted(groups, key=lambda g: _span_rank(g[0], uncased)):
+        span = group[0].span
         if taken.isdisjoint(range(span.start, span.end)):
             taken.update(range(span.start, span.end))
-            chosen.append((span, rows))
-    if chosen and _span_rank(*chosen[0])[0] == 0:
-        # The question capitalises names, so lower-case words are not mentions ("films", "star").
-        chosen = [(s, rows) for s, rows in chosen if s.name_like]
-    return _interleave([[_entity(r, SCORE_EXACT, s.text, "exact") for r in rows] for s, rows in chosen])
+            chosen.append(group)
+    if chosen:
+        best_tier = _span_rank(chosen[0][0], uncased)[0]
+        if best_tier == 0:
+            # The question capitalises names, so lower-case words are not mentions ("films", "star").
+            chosen = [g for g in chosen if g[0].span.name_like]
+        elif best_tier == 1:
+            # A named mention is present: a lone common noun ("director") is not a topic.
+            chosen = [g for g in chosen if _span_tier(g[0], uncased) < 2]
+        else:
+            # Only lone words: one of them is the topic, the others and the full-text hits for a
+            # partial name ("zemeckis") are its runners-up, best score first.
+            lone = _interleave([[_candidate(m) for m in group] for group in chosen])
+            partial = _link_fulltext(store, tokens, limit=fulltext_limit)
+            ranked = tuple(sorted(_unique((*lone, *partial)), key=lambda c: -c.score))
+            return LinkResult(ranked, chosen=ranked[:1])
+    return LinkResult(_interleave([[_candidate(m) for m in group] for group in chosen]))
+
+
+@dataclass(frozen=True, slots=True)
+class _Match:
+    """One entity row matched to one question span; ``quality`` in (0, 1], 1 for an exact match."""
+
+    span: _Span
+    row: dict[str, Any]
+    quality: float
+
+
+def _candidate(match: _Match) -> LinkedEntity:
+    method = "exact" if match.quality >= 1.0 else "fuzzy"
+    return _entity(match.row, SCORE_EXACT * match.quality, match.span.text, method)
+
+
+def _fuzzy_matches(
+    store: GraphStore,
+    tokens: Sequence[_Token],
+    spans: Sequence[_Span],
+    leftover: Sequence[int],
+    *,
+    limit: int,
+    uncased: bool,
+) -> list[_Match]:
+    """Full-text hits for the ``leftover`` words, each kept with its best-matching question n-gram.
+
+    Words of 4+ letters are sent as fuzzy terms (one edit, two from 8 letters: a typo is one
+    edit). A hit's quality is rapidfuzz's normalised Indel similarity between its normalised name
+    and the n-gram of about as many words (±1) it matches best ("tom hank" ~ "tom hanks": 0.94);
+    hits below ``MIN_FUZZY_QUALITY`` are dropped. Partial names ("zemeckis") are left to the
+    full-text step, tried when no name matched.
+    """
+    words = [tokens[i].text.strip(_EDGE_PUNCT).lower() for i in leftover]
+    terms = [_fuzzy_term(w) for w in dict.fromkeys(w for w in words if w)]
+    if not terms:
+        return []
+    rows = store.run(queries.get("link_fulltext"), {"query": " ".join(terms), "limit": limit})
+    wanted = set(leftover)
+    usable = [s for s in spans if s.trimmed and wanted.intersection(range(s.start, s.end))]
+    matches = []
+    for row in _rank_rows(rows, "", uncased=uncased):
+        name_norm = normalise_name(row["name"] or row["id"])
+        if not name_norm:
+            continue
+        best = _best_span(name_norm, usable)
+        if best is not None:
+            matches.append(_Match(best[0], row, best[1]))
+    return matches
+
+
+def _fuzzy_term(word: str) -> str:
+    """A Lucene term for one question word: ``word~1`` from 4 letters, ``word~2`` from 8."""
+    escaped = escape_lucene(word)
+    if len(word) >= 8:
+        return f"{escaped}~2"
+    return f"{escaped}~1" if len(word) >= 4 else escaped
+
+
+def _best_span(name_norm: str, spans: Sequence[_Span]) -> tuple[_Span, float] | None:
+    """The question span that best matches a name, with its quality, or None below the bar."""
+    best: tuple[_Span, float] | None = None
+    for span in spans:
+        if abs(len(span.norm.split()) - len(name_norm.split())) > 1:
+            continue
+        quality = fuzz.ratio(span.norm, name_norm) / 100.0
+        if quality >= MIN_FUZZY_QUALITY and (
+            best is None or (quality, len(span.norm)) > (best[1], len(best[0].norm))
+        ):
+            best = (span, min(quality, MAX_FUZZY_QUALITY))
+    return best
 
 
 def _ngrams(question: str, tokens: Sequence[_Token], *, max_ngram: int) -> list[_Span]:
@@ -319,7 +461,20 @@ def _ngrams(question: str, tokens: Sequence[_Token], *, max_ngram: int) -> list[
             norm = normalise_name(text)
             if norm:
                 capitalised = any(t.capitalised for t in window)
-                spans.append(_Span(i, i + n, raw, text, norm, capitalised, any(t.name_like for t in window)))
+                words = [t.content or t.name_like for t in window]
+                spans.append(
+                    _Span(
+                        i,
+                        i + n,
+                        raw,
+                        text,
+                        norm,
+                        capitalised,
+                        any(t.name_like for t in window),
+                        sum(words),
+                        words[0] and words[-1],
+                    )
+                )
     return spans
 
 
@@ -337,20 +492,26 @@ def _exact_rows(store: GraphStore, norms: Iterable[str]) -> dict[str, list[dict[
     return grouped
 
 
-def _rank_rows(rows: Sequence[dict[str, Any]], mention: str, *, raw: str = "") -> list[dict[str, Any]]:
+def _rank_rows(
+    rows: Sequence[dict[str, Any]], mention: str, *, raw: str = "", uncased: bool = False
+) -> list[dict[str, Any]]:
     """Order the entities sharing one normalised name by how closely their name matches the mention.
 
     Identical text first, edge punctuation included ("Moulin Rouge!" over "Moulin Rouge" in
     "who directed Moulin Rouge!", the reverse in "who directed Moulin Rouge?"),
     then the same words in the same letter case ignoring punctuation, then the same case ignoring
     a leading article ("Fury" ~ "The Fury"); the rest by name. So the MetaQA tag "tom hanks" loses
-    to the person "Tom Hanks" for the mention "Tom Hanks" and wins for the mention "tom hanks".
+    to the person "Tom Hanks" for the mention "Tom Hanks" and wins for the mention "tom hanks" in
+    a question that capitalises names elsewhere. In a question without capitals (``uncased``) the
+    mention's case says nothing, and names with capitals or digits come first ("tom hanks" ->
+    the person; the tag is the runner-up that disambiguation weighs).
     """
     full, bare = _case_key(mention), _case_key(mention, bare=True)
 
-    def key(row: dict[str, Any]) -> tuple[bool, bool, bool, bool, str, str]:
+    def key(row: dict[str, Any]) -> tuple[bool, bool, bool, bool, bool, str, str]:
         name = row["name"] or row["id"]
         return (
+            uncased and not any(ch.isupper() or ch.isdigit() for ch in name),
             name != raw,
             name != mention,
             _case_key(name) != full,
@@ -362,20 +523,40 @@ def _rank_rows(rows: Sequence[dict[str, Any]], mention: str, *, raw: str = "") -
     return sorted(rows, key=key)
 
 
-def _span_rank(span: _Span, rows: Sequence[dict[str, Any]]) -> tuple[int, int, bool, int]:
-    """Order of mentions, used to resolve overlaps and to rank the chosen ones.
+def _span_tier(match: _Match, uncased: bool) -> int:
+    """0: a capitalised mention equal to its entity's name in letter case ("Crazy Heart", not the
+    title "Movie Crazy" matched case-insensitively in "the movie Crazy Heart"); 1: a named
+    mention: capitals or digits in the question, or several words ("tom hanks", "forest gump");
+    2: the rest, lone lower-case words ("films", "director", "star"), which may still name an
+    entity ("jaws") but are weighed by fit when nothing named competes.
+    """
+    span = match.span
+    name = match.row["name"] or match.row["id"]
+    case_exact = _case_key(name, bare=True) == _case_key(span.text, bare=True)
+    if span.capitalised and case_exact and match.quality >= 1.0:
+        return 0
+    return 1 if span.name_like or span.words > 1 else 2
 
-    1. Tier: capitalised mentions equal to their best entity's name in letter case ("Crazy Heart",
-       not the title "Movie Crazy" matched case-insensitively in "the movie Crazy Heart"; "Hell",
-       not "In Hell" in "the language spoken in Hell"), then other name-like mentions (capitals or
-       digits: "1984"), then the rest ("films", "star").
-    2. Longer mentions (in normalised words): "rush hour 2" before "2".
+
+def _span_rank(match: _Match, uncased: bool) -> tuple[int, float, bool, int]:
+    """Order of mentions (by their best match), used to resolve overlaps and to rank the chosen ones.
+
+    1. Tier (:func:`_span_tier`).
+    2. Matched length: the span's normalised characters times the match quality, so "rush hour 2"
+       comes before "2" and "forest gump" (Forrest Gump, 0.96) before "forest" (an exact tag);
+       among lone words, names the KB capitalises first, then exact matches, then the longer.
     3. A case-exact match, 4. earlier position.
     """
-    best = rows[0]["name"] or rows[0]["id"]
-    case_exact = _case_key(best, bare=True) == _case_key(span.text, bare=True)
-    tier = 0 if span.capitalised and case_exact else 1 if span.name_like else 2
-    return (tier, -len(span.norm.split()), not case_exact, span.start)
+    span = match.span
+    name = match.row["name"] or match.row["id"]
+    case_exact = _case_key(name, bare=True) == _case_key(span.text, bare=True)
+    tier = _span_tier(match, uncased)
+    if tier == 2:
+        # Lone words: a proper name in the KB ("jaws" -> Jaws) before a lower-case tag ("director"),
+        # an exact match ("fbi") before a near miss of a common word ("films" ~ "film"), then longer.
+        proper = any(ch.isupper() or ch.isdigit() for ch in name)
+        return (tier, -2.0 * proper - float(match.quality >= 1.0) - len(span.norm) / 100, not case_exact, span.start)
+    return (tier, -len(span.norm) * match.quality, not case_exact, span.start)
 
 
 def _interleave(groups: Sequence[Sequence[LinkedEntity]]) -> tuple[LinkedEntity, ...]:

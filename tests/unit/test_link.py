@@ -86,9 +86,9 @@ def test_link_exact_finds_lower_case_name(toy_kg: KgliteStore) -> None:
 
 
 def test_link_exact_keeps_every_non_overlapping_mention(toy_kg: KgliteStore) -> None:
-    result = link(toy_kg, _no_embedder, "who directed cast away and jaws?")
-    assert _ids(result.topics) == ["Cast Away", "Jaws"]
-    assert [c.mention for c in result.topics] == ["cast away", "jaws"]
+    result = link(toy_kg, _no_embedder, "who directed cast away and forrest gump?")
+    assert _ids(result.topics) == ["Forrest Gump", "Cast Away"]  # longer mention first
+    assert [c.mention for c in result.topics] == ["forrest gump", "cast away"]
 
 
 def test_link_exact_prefers_the_longest_span_over_overlapping_shorter_ones(toy_kg: KgliteStore) -> None:
@@ -101,9 +101,12 @@ def test_link_exact_prefers_case_sensitive_name_over_lower_case_tag(toy_kg: Kgli
     _add_triples(toy_kg, "HAS_TAGS", [("Cast Away", "tom hanks")])
     cased = link(toy_kg, _no_embedder, "what movies did Tom Hanks star in")
     assert _ids(cased.candidates) == ["Tom Hanks", "tom hanks"]
+    mixed = link(toy_kg, _no_embedder, "what Movies are about tom hanks")
+    assert _ids(mixed.candidates) == ["tom hanks", "Tom Hanks"]  # the question writes names as they are
     lower = link(toy_kg, _no_embedder, "what movies are about tom hanks")
-    assert _ids(lower.candidates) == ["tom hanks", "Tom Hanks"]
+    assert _ids(lower.candidates) == ["Tom Hanks", "tom hanks"]  # no case cue: the proper name first
     assert len(lower.topics) == 1  # both share one mention
+    assert _ids(lower.contenders()) == ["Tom Hanks", "tom hanks"]  # the retriever weighs them by fit
 
 
 def test_link_exact_drops_lower_case_words_when_names_are_capitalised(toy_kg: KgliteStore) -> None:
@@ -111,7 +114,8 @@ def test_link_exact_drops_lower_case_words_when_names_are_capitalised(toy_kg: Kg
     result = link(toy_kg, _no_embedder, "which films share the director of Jaws")
     assert _ids(result.topics) == ["Jaws"]
     uncased = link(toy_kg, _no_embedder, "which films share the director of jaws")
-    assert set(_ids(uncased.topics)) == {"films", "director", "Jaws"}  # no case cue: all kept
+    assert _ids(uncased.topics) == ["Jaws"]  # lone words only: the KB's proper name wins
+    assert set(_ids(uncased.contenders())) == {"Jaws", "director", "films"}
 
 
 def test_link_exact_matches_numbers_and_skips_stop_words(toy_kg: KgliteStore) -> None:

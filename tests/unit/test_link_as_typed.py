@@ -1,0 +1,80 @@
+"""Linking questions as people type them, on the bundled MetaQA slice (real names and tags).
+
+Each case is a failure seen with the earlier linker: an exact tag beating a typo'd or lower-cased
+name, common nouns taken as topics, the tag twin of a person chosen for a lower-case name.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+from conftest import FakeEmbedder
+
+from ingest.embedding import embed_store
+from ingest.loader import load
+from ingest.readers.metaqa import read_metaqa
+from kgqa.embed.protocol import Embedder
+from kgqa.link import link
+from kgqa.store.kglite_store import KgliteStore
+
+SLICE = Path(__file__).resolve().parents[2] / "examples" / "metaqa_movies" / "kb.txt"
+
+
+@pytest.fixture(scope="module")
+def movies(tmp_path_factory: pytest.TempPathFactory) -> Iterator[KgliteStore]:
+    """The bundled slice, loaded and indexed (hashed embeddings: linking by name never reads them)."""
+    with KgliteStore(tmp_path_factory.mktemp("slice") / "graph.kgl") as store:
+        load(store, read_metaqa(SLICE), source=str(SLICE), fmt="metaqa", source_key="slice")
+        embed_store(store, FakeEmbedder())
+        yield store
+
+
+def _no_embedder() -> Embedder:
+    raise AssertionError("names must link without the vector step")
+
+
+def _topic(store: KgliteStore, question: str) -> str:
+    return link(store, _no_embedder, question).topics[0].id
+
+
+@pytest.mark.parametrize(
+    ("question", "gold"),
+    [
+        ("what genre is forest gump", "Forrest Gump"),  # not the exact tag 'forest'
+        ("what movies did tom hank star in", "Tom Hanks"),  # a partial last word
+        ("which films did robert zemekis direct", "Robert Zemeckis"),  # a deletion
+        ("which films did robert zmeeckis direct", "Robert Zemeckis"),  # a transposition
+        ("what films did harrisson ford star in", "Harrison Ford"),  # a duplication
+        ("who directed the movies written by ridley scoot", "Ridley Scott"),  # a substitution
+        ("WHAT MOVIES DID MEG RYAN STAR IN", "Meg Ryan"),  # all capitals
+    ],
+)
+def test_link_survives_case_and_one_typo(movies: KgliteStore, question: str, gold: str) -> None:
+    assert _topic(movies, question) == gold
+
+
+def test_link_prefers_the_person_to_its_tag_twin_in_a_lower_case_question(movies: KgliteStore) -> None:
+    result = link(movies, _no_embedder, "which films did robert zemeckis direct")
+    assert [c.id for c in result.contenders()] == ["Robert Zemeckis", "robert zemeckis"]
+    assert result.topics[0].id == "Robert Zemeckis"
+
+
+def test_link_never_takes_a_common_noun_when_a_name_is_present(movies: KgliteStore) -> None:
+    for question in (
+        "who is listed as director of tom hanks acted films",
+        "which actors starred in the films directed by ridley scott",
+        "what is the genre of the films starring sigourney weaver",
+    ):
+        topics = [t.id for t in link(movies, _no_embedder, question).topics]
+        assert topics and all(t[0].isupper() for t in topics), (question, topics)
+
+
+def test_link_keeps_a_lone_name_when_it_is_all_the_question_has(movies: KgliteStore) -> None:
+    assert _topic(movies, "what genre is contact") == "Contact"
+    assert _topic(movies, "which movies are about japan") == "japan"
+
+
+def test_link_still_reaches_a_partial_name_through_full_text(movies: KgliteStore) -> None:
+    assert _topic(movies, "which films are by zemeckis") in {"Robert Zemeckis", "robert zemeckis"}
