@@ -555,7 +555,12 @@ def _span_rank(match: _Match, uncased: bool) -> tuple[int, float, bool, int]:
         # Lone words: a proper name in the KB ("jaws" -> Jaws) before a lower-case tag ("director"),
         # an exact match ("fbi") before a near miss of a common word ("films" ~ "film"), then longer.
         proper = any(ch.isupper() or ch.isdigit() for ch in name)
-        return (tier, -2.0 * proper - float(match.quality >= 1.0) - len(span.norm) / 100, not case_exact, span.start)
+        return (
+            tier,
+            -2.0 * proper - float(match.quality >= 1.0) - len(span.norm) / 100,
+            not case_exact,
+            span.start,
+        )
     return (tier, -len(span.norm) * match.quality, not case_exact, span.start)
 
 

@@ -297,10 +297,21 @@ class PlanScorer(_Checkpointable):
 
 @dataclass(frozen=True, slots=True)
 class RankedPlans:
-    """A question's plans with the planner's probabilities (a softmax over them)."""
+    """A question's plans with the planner's probabilities (a softmax over them) and raw scores.
+
+    ``logits`` are the planner's scores before the softmax: unlike the probabilities they compare
+    across topics, which is what disambiguation needs (a tag with a single plan gets probability 1).
+    """
 
     plans: Plans
     probabilities: Tensor
+    logits: Tensor | None = None
+
+    def best_logit(self) -> float:
+        """The likeliest plan's raw score (-inf without plans or logits)."""
+        if self.logits is None or self.logits.numel() == 0:
+            return float("-inf")
+        return float(self.logits.max())
 
     def reach(self, num_nodes: int) -> Tensor:
         """[N, 2] :func:`plan_reach`, the reader's plan columns."""
@@ -358,4 +369,5 @@ def rank_plans(
     if plans.num_plans == 0:
         return RankedPlans(plans, views.new_zeros(0))
     relation_emb = tables[1].matrix[prepared.relation_rows]
-    return RankedPlans(plans, torch.softmax(planner(views, relation_emb, plans.steps), dim=0))
+    logits = planner(views, relation_emb, plans.steps)
+    return RankedPlans(plans, torch.softmax(logits, dim=0), logits)

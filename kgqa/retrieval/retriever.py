@@ -21,6 +21,7 @@ import torch
 from kgqa.embed.protocol import Embedder
 from kgqa.errors import CheckpointError
 from kgqa.link import link, strip_brackets
+from kgqa.retrieval.disambiguation import Disambiguation, rank_topics
 from kgqa.retrieval.features import PreparedQuestion, SubgraphSettings, prepare, to_batch
 from kgqa.retrieval.path_context import triple_probabilities
 from kgqa.retrieval.path_pooling import path_rescore
@@ -85,6 +86,8 @@ class Retrieval:
             reader's input, as in training).
         timings_ms: milliseconds per stage (link, extract, dde, score; rescore and plan when on).
         plans: the planner's relation paths, ``None`` without a planner.
+        disambiguation: how the first topic was chosen among close linking candidates, ``None``
+            when the linker left no choice.
     """
 
     question: str
@@ -95,6 +98,7 @@ class Retrieval:
     names: dict[str, str]
     timings_ms: dict[str, float] = field(default_factory=dict)
     plans: RankedPlans | None = None
+    disambiguation: Disambiguation | None = None
 
     def order(self) -> torch.Tensor:
         """LongTensor [E]: triple indices by descending score."""
@@ -124,6 +128,8 @@ class Retrieval:
         }
         if self.plans is not None:
             out["plans"] = self.plans.describe(sub, SHOWN_PLANS)
+        if self.disambiguation is not None:
+            out["disambiguation"] = self.disambiguation.to_dict()
         return out
 
 
@@ -215,15 +221,56 @@ class Retriever:
         )
 
     def retrieve(self, question: str, *, topic_ids: Sequence[str] = (), hops: int | None = None) -> Retrieval:
-        """Score every candidate triple of ``question`` (topics linked unless given)."""
+        """Score every candidate triple of ``question`` (topics linked unless given).
+
+        When the linker leaves several close candidates for the first topic
+        (:meth:`LinkResult.contenders`), each is retrieved as the topic and the best fit to the
+        question wins (:mod:`kgqa.retrieval.disambiguation`); the ``disambiguate`` timing is the
+        extra work that took.
+        """
         started = time.perf_counter()
-        topics = link(self.store, lambda: self.embedder, question, topic_ids=topic_ids).topics
-        linked = time.perf_counter()
+        linked = link(self.store, lambda: self.embedder, question, topic_ids=topic_ids)
+        link_ms = (time.perf_counter() - started) * 1e3
         settings = self.subgraph if hops is None else replace(self.subgraph, hops=hops)
+        contenders = linked.contenders()
+        topics = linked.topics
+        if len(contenders) < 2:
+            retrieval = self._score(question, topics, settings, {})
+            retrieval.timings_ms["link"] = link_ms
+            return retrieval
+        views_cache: dict[tuple[str, ...], torch.Tensor] = {}
+        runs = [
+            self._score(question, (c, *[t for t in topics[1:] if t.id != c.id]), settings, views_cache)
+            for c in contenders
+        ]
+        logits = (
+            None
+            if self.planner is None
+            else [r.plans.best_logit() if r.plans else float("-inf") for r in runs]
+        )
+        disambiguation, order = rank_topics(contenders, logits, [_best_topic_triple(r) for r in runs])
+        chosen = runs[order[0]]
+        chosen.timings_ms["link"] = link_ms
+        chosen.timings_ms["disambiguate"] = sum(
+            sum(r.timings_ms.values()) for i, r in enumerate(runs) if i != order[0]
+        )
+        return replace(chosen, disambiguation=disambiguation)
+
+    def _score(
+        self,
+        question: str,
+        topics: tuple[LinkedEntity, ...],
+        settings: SubgraphSettings,
+        views_cache: dict[tuple[str, ...], torch.Tensor],
+    ) -> Retrieval:
+        """Embed, extract, score, plan and rank for fixed topics."""
+        started = time.perf_counter()
         text = strip_brackets(question)
         # The planner also reads the text around the topic mention; without one, the question only.
-        texts = question_views(text, [t.mention or t.name for t in topics]) if self.planner else [text]
-        views = self.embedder.embed(texts)
+        texts = tuple(question_views(text, [t.mention or t.name for t in topics]) if self.planner else [text])
+        if texts not in views_cache:
+            views_cache[texts] = self.embedder.embed(list(texts))
+        views = views_cache[texts]
         embedded = time.perf_counter()
         prepared = prepare(self.store, views, [t.id for t in topics], self.tables, settings)
         scored_at = time.perf_counter()
@@ -231,8 +278,7 @@ class Retriever:
             probabilities = triple_probabilities(prepared, self.tables, self.scorer, self.path_scorer)
         scored = time.perf_counter()
         timings = {
-            "link": (linked - started) * 1e3,
-            "embed_question": (embedded - linked) * 1e3,
+            "embed_question": (embedded - started) * 1e3,
             **prepared.timings_ms,
             "score": (scored - scored_at) * 1e3,
         }
@@ -296,3 +342,10 @@ class Retriever:
             )
         retrieval.timings_ms["read"] = (time.perf_counter() - started) * 1e3
         return answers
+
+
+def _best_topic_triple(retrieval: Retrieval) -> float:
+    """The scorer's best probability among the triples touching the first topic (local id 0)."""
+    sub = retrieval.prepared.subgraph
+    touching = (sub.head == 0) | (sub.tail == 0)
+    return float(retrieval.probabilities[touching].max()) if bool(touching.any()) else 0.0

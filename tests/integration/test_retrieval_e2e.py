@@ -140,3 +140,28 @@ def test_evaluate_counts_unknown_topic_as_failed(trained: Retriever, tmp_path: P
     asker = Asker(trained, AnswerSettings())
     summary = evaluate(asker, [bad], log_path=tmp_path / "e.jsonl", hops_of=lambda e: 2)
     assert summary.failed == 1 and summary.n == 0
+
+
+def test_retriever_picks_the_contender_whose_neighbourhood_fits_the_question(
+    trained: Retriever, monkeypatch
+) -> None:  # type: ignore[no-untyped-def]
+    """Two equally named candidates: the one whose plans and triples answer "who directed" wins,
+    whichever the linker put first, and the retrieval is the winner's."""
+    import kgqa.retrieval.retriever as retriever_module
+    from kgqa.link import LinkResult
+    from kgqa.types import LinkedEntity
+
+    for first, second in (("Tom Hanks", "Jaws"), ("Jaws", "Tom Hanks")):
+        cands = (
+            LinkedEntity(first, first, 0.95, "it", "exact"),
+            LinkedEntity(second, second, 0.95, "it", "exact"),
+        )
+        monkeypatch.setattr(retriever_module, "link", lambda *a, c=cands, **k: LinkResult(c, chosen=c[:1]))
+        result = trained.retrieve("who directed it")
+        assert [t.id for t in result.topics] == ["Jaws"]
+        assert result.prepared.subgraph.entity_ids[0] == "Jaws"
+        ranked = result.disambiguation.ranked
+        assert [f.entity.id for f in ranked] == ["Jaws", "Tom Hanks"]
+        assert result.disambiguation.margin > 0 and ranked[0].plan_share > ranked[1].plan_share
+        assert result.timings_ms["disambiguate"] > 0
+        assert result.to_dict()["disambiguation"]["contenders"][0]["id"] == "Jaws"
