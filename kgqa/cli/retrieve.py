@@ -203,6 +203,12 @@ def train(
     help="File of 0-based line numbers to keep (e.g. qa_dev_consistent_idx.txt).",
 )
 @click.option("--heldout", is_flag=True, help="Keep only the checkpoint's held-out part of the file.")
+@click.option(
+    "--strip-brackets",
+    is_flag=True,
+    help="Evaluate as free text: the linker finds each topic, the file's [brackets] are only the "
+    "gold of the linking top-1 in the summary.",
+)
 @auto_hops_option
 @click.option(
     "--log",
@@ -224,6 +230,7 @@ def evaluate(
     limit: int | None,
     lines_file: Path | None,
     heldout: bool,
+    strip_brackets: bool,
     hops: str,
     log_path: Path | None,
     restart: bool,
@@ -239,6 +246,7 @@ def evaluate(
     \b
     Examples:
       kgqa eval qa_dev.txt --format metaqa --heldout --limit 300
+      kgqa eval qa_dev.txt --format metaqa --heldout --strip-brackets   # as people type them
       kgqa eval qa_dev.txt --format metaqa --reader llm --organisation chains --concurrency 8
     """
     overrides = answer_overrides(opts)
@@ -259,6 +267,7 @@ def evaluate(
         hops=hops,
         log_path=log_path or Path(f"eval-{questions_file.stem}.jsonl"),
         restart=restart,
+        free_text=strip_brackets,
         progress=not as_json,
     )
     if as_json:

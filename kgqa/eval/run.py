@@ -62,6 +62,9 @@ class EvalSummary:
             questions whose file names one (empty when none does).
         plan_hit_at_1: how often the planner's likeliest plan is a gold plan
             (:func:`~kgqa.retrieval.plans.gold_plans`); nan without a planner.
+        linking_top1: how often the linked first topic is one of the file's topics, over the
+            questions the linker answered (free text) where the file names their topics; nan
+            when every question came with its topics.
     """
 
     n: int = 0
@@ -72,6 +75,7 @@ class EvalSummary:
     path_triple_recall: dict[int, float] = field(default_factory=dict)
     gold_path_triple_recall: dict[int, float] = field(default_factory=dict)
     plan_hit_at_1: float = math.nan
+    linking_top1: float = math.nan
     reader: dict[str, float] = field(default_factory=dict)
     tokens: dict[str, float] = field(default_factory=dict)
     latency_ms: dict[str, dict[str, float]] = field(default_factory=dict)
@@ -86,6 +90,7 @@ class EvalSummary:
             "path_triple_recall": self.path_triple_recall,
             "gold_path_triple_recall": self.gold_path_triple_recall,
             "plan_hit_at_1": self.plan_hit_at_1,
+            "linking_top1": self.linking_top1,
             "reader": self.reader,
             "tokens": self.tokens,
             "latency_ms": self.latency_ms,
@@ -108,6 +113,7 @@ class EvalSummary:
             + " |",
             "",
             f"planner: the likeliest plan is gold for {_fmt(self.plan_hit_at_1)} of the questions",
+            f"linking: the first linked topic is the file's for {_fmt(self.linking_top1)} of the questions",
             "",
             "| reader | Hit | Hit@1 | Macro-F1 | Micro-F1 | Score_h | abstained | ungrounded | "
             "evidence recall | prompt tokens |",
@@ -151,9 +157,13 @@ def entities_in_top_triples(sub: Subgraph, order: torch.Tensor, k: int) -> set[s
 
 
 def retrieval_record(
-    gathered: Gathered, example: QAExample, *, ks: Sequence[int] = DEFAULT_KS
+    gathered: Gathered, example: QAExample, *, ks: Sequence[int] = DEFAULT_KS, linked: bool = False
 ) -> dict[str, Any]:
-    """The retrieval half of a question's log record: linking, recalls, evidence coverage."""
+    """The retrieval half of a question's log record: linking, recalls, evidence coverage.
+
+    ``linked``: the linker chose the topics (free text), so ``linking_top1`` says whether the
+    first one is among the file's topics (nan where the file names none).
+    """
     from retriever_training.examples import answer_mask
     from retriever_training.labels import relation_path_labels, shortest_path_labels
 
@@ -175,11 +185,17 @@ def retrieval_record(
             plans.plans, sub, answer_mask(retrieval.prepared, gold), example.relation_paths
         )
         plan_hit = float(gold_plan[int(torch.argmax(plans.probabilities))]) if gold_plan.any() else math.nan
+    linking_top1 = math.nan
+    if linked and example.topic_ids:
+        linking_top1 = float(bool(retrieval.topics) and retrieval.topics[0].id in example.topic_ids)
+    disambiguation = retrieval.disambiguation
     return {
         "schema_version": SCHEMA_VERSION,
         "qid": example.qid,
         "question": example.question,
         "linked": [t.to_dict() for t in retrieval.topics],
+        "linking_top1": linking_top1,
+        "disambiguation": disambiguation.to_dict() if disambiguation is not None else None,
         "top_triples": [t.to_dict() for t in retrieval.top(10)],
         "gold": list(example.answers),
         "answer_recall": entity_recall,
@@ -231,6 +247,7 @@ def summarise(records: Sequence[dict[str, Any]], failed: int, *, resumed: int = 
         [{int(k): v for k, v in r.get("gold_path_triple_recall", {}).items()} for r in records]
     )
     summary.plan_hit_at_1 = _mean(r.get("plan_hit_at_1", math.nan) for r in records)
+    summary.linking_top1 = _mean(r.get("linking_top1", math.nan) for r in records)
     summary.reader = aggregate([QAScores(**r["scores"]) for r in records])
     summary.reader["score_h"] = score_h(
         [r["grounding"] for r in records],
@@ -303,6 +320,7 @@ def _pending(
     hops_of: Callable[[QAExample], int | None],
     pool: ThreadPoolExecutor | None,
     window: int,
+    free_text: bool,
 ) -> Iterator[tuple[QAExample, Future[dict[str, Any]] | KgqaError]]:
     """Gather each question on this thread and read it in ``pool`` (inline when ``None``).
 
@@ -310,29 +328,36 @@ def _pending(
     """
     in_flight: list[tuple[QAExample, Future[dict[str, Any]]]] = []
     for example in examples:
+        topic_ids = () if free_text else example.topic_ids
         try:
-            gathered = asker.gather(example.question, topic_ids=example.topic_ids, hops=hops_of(example))
+            gathered = asker.gather(example.question, topic_ids=topic_ids, hops=hops_of(example))
             in_kg = answer_in_kg(asker, example)
         except KgqaError as exc:
             yield example, exc
             continue
+        linked = not topic_ids
         if pool is None:
             future: Future[dict[str, Any]] = Future()
             try:
-                future.set_result(_read_one(asker, gathered, example, in_kg))
+                future.set_result(_read_one(asker, gathered, example, in_kg, linked))
             except KgqaError as exc:
                 future.set_exception(exc)
         else:
-            future = pool.submit(_read_one, asker, gathered, example, in_kg)
+            future = pool.submit(_read_one, asker, gathered, example, in_kg, linked)
         in_flight.append((example, future))
         while len(in_flight) >= window or (in_flight and in_flight[0][1].done()):
             yield in_flight.pop(0)
     yield from in_flight
 
 
-def _read_one(asker: Asker, gathered: Gathered, example: QAExample, in_kg: bool) -> dict[str, Any]:
+def _read_one(
+    asker: Asker, gathered: Gathered, example: QAExample, in_kg: bool, linked: bool
+) -> dict[str, Any]:
     answer = asker.read(gathered)
-    return {**retrieval_record(gathered, example), **answer_record(answer, example, answer_in_kg=in_kg)}
+    return {
+        **retrieval_record(gathered, example, linked=linked),
+        **answer_record(answer, example, answer_in_kg=in_kg),
+    }
 
 
 def evaluate(
@@ -344,9 +369,14 @@ def evaluate(
     fingerprint: str = "",
     concurrency: int = 1,
     restart: bool = False,
+    free_text: bool = False,
     on_progress: Callable[[int], None] | None = None,
 ) -> EvalSummary:
     """Evaluate every example, resuming from ``log_path`` unless ``restart``.
+
+    With ``free_text`` the linker finds every question's topics, as for a question typed without
+    brackets; the file's topics serve only as the gold of ``linking_top1``. Questions whose file
+    names no topic (bracket-free MetaQA lines) are linked either way.
 
     A question whose topic cannot be found, or whose reader fails for good (e.g. the LLM
     server stays down past its retries), counts as failed and is logged with the error; a
@@ -362,7 +392,9 @@ def evaluate(
     # The extractive reader shares the retriever's lazily filled tables with gather(): read inline.
     pool = ThreadPoolExecutor(max_workers=concurrency) if asker.llm is not None else None
     try:
-        for example, outcome in _pending(asker, todo, hops_of, pool, window=2 * concurrency):
+        for example, outcome in _pending(
+            asker, todo, hops_of, pool, window=2 * concurrency, free_text=free_text
+        ):
             try:
                 if isinstance(outcome, KgqaError):
                     raise outcome

@@ -34,8 +34,9 @@ def select(
     return sample(examples, limit)
 
 
-def run_fingerprint(settings: Settings, hops: str) -> str:
-    """Hash of everything that changes an answer: checkpoint file, retrieval, evidence, reader."""
+def run_fingerprint(settings: Settings, hops: str, *, free_text: bool = False) -> str:
+    """Hash of everything that changes an answer: checkpoint file, retrieval, evidence, reader,
+    and whether the linker or the file chose the topics."""
     checkpoint = settings.checkpoint_path
     stat = checkpoint.stat() if checkpoint.is_file() else None
     reader = settings.reader.model_dump(mode="json", exclude={"api_key", "concurrency", "timeout_s"})
@@ -46,6 +47,7 @@ def run_fingerprint(settings: Settings, hops: str) -> str:
         "answer": settings.answer.model_dump(mode="json"),
         "reader": reader,
         "hops": hops,
+        **({"free_text": True} if free_text else {}),
     }
     return hashlib.sha256(json.dumps(key, sort_keys=True).encode()).hexdigest()[:16]
 
@@ -61,9 +63,11 @@ def run_eval(
     hops: str,
     log_path: Path | None,
     restart: bool = False,
+    free_text: bool = False,
     progress: bool,
 ) -> EvalSummary:
-    """Evaluate the configured asker on the selected questions of ``path`` (resuming its log)."""
+    """Evaluate the configured asker on the selected questions of ``path`` (resuming its log);
+    ``free_text``: link every question's topics (see :func:`~kgqa.eval.run.evaluate`)."""
     from retriever_training.run import hops_for
 
     examples = select(settings, path, fmt, limit=limit, lines_file=lines_file, heldout=heldout)
@@ -81,8 +85,9 @@ def run_eval(
             examples,
             log_path=log_path,
             hops_of=hops_of,
-            fingerprint=run_fingerprint(settings, hops),
+            fingerprint=run_fingerprint(settings, hops, free_text=free_text),
             concurrency=settings.reader.concurrency,
             restart=restart,
+            free_text=free_text,
             on_progress=bar.update,
         )

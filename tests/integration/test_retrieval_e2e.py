@@ -135,6 +135,27 @@ def test_evaluate_scores_gold_path_triples_where_the_question_names_its_path(
     assert one.gold_path_triple_recall == {25: 1.0, 50: 1.0, 100: 1.0, 200: 1.0}
 
 
+def test_evaluate_free_text_links_each_question_and_reports_linking_top1(
+    trained: Retriever, tmp_path: Path
+) -> None:
+    from dataclasses import replace
+
+    asker = Asker(trained, AnswerSettings())
+    lowered = [replace(e, question=e.question.lower()) for e in toy_examples()]
+    bracketed = evaluate(asker, lowered, log_path=None, hops_of=lambda e: 2)
+    assert math.isnan(bracketed.linking_top1)  # the file's topics were used: nothing was linked
+    log = tmp_path / "free.jsonl"
+    free = evaluate(asker, lowered, log_path=log, hops_of=lambda e: 2, free_text=True)
+    assert free.linking_top1 == 1.0 and free.reader["hit_at_1"] == bracketed.reader["hit_at_1"]
+    assert "linking: the first linked topic is the file's for 1.0000" in free.render()
+    records = [json.loads(line) for line in log.read_text().splitlines()]
+    assert {r["linked"][0]["method"] for r in records} == {"exact"}  # found by name, not given
+    # A line without any topic is linked too; its linking top-1 is unknown, not counted.
+    bare = QAExample("toy:bare", "who directed jaws", (), ("Steven Spielberg",), line=0)
+    one = evaluate(asker, [bare], log_path=None, hops_of=lambda e: 2)
+    assert one.reader["hit_at_1"] == 1.0 and math.isnan(one.linking_top1)
+
+
 def test_evaluate_counts_unknown_topic_as_failed(trained: Retriever, tmp_path: Path) -> None:
     bad = QAExample("toy:x", "who directed Nowhere", ("Nowhere",), ("x",), line=0)
     asker = Asker(trained, AnswerSettings())

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import math
 import subprocess
 import sys
 from pathlib import Path
@@ -219,6 +220,25 @@ def test_train_retrieve_eval_on_the_bundled_slice(tmp_path: Path) -> None:
     assert summary["n"] + summary["failed"] == 10
     assert len(log.read_text().splitlines()) == 10
     assert set(summary["answer_recall"]) == {"25", "50", "100", "200"}
+    assert summary["linking_top1"] is None or math.isnan(summary["linking_top1"])  # topics given
+    code, out, err = _run(
+        "eval",
+        str(examples / "questions.txt"),
+        "--format",
+        "metaqa",
+        "--data-dir",
+        data,
+        "--heldout",
+        "--limit",
+        "10",
+        "--strip-brackets",
+        "--log",
+        str(tmp_path / "free.jsonl"),
+        "--json",
+    )
+    assert code == 0, err
+    free = json.loads(out)
+    assert free["n"] + free["failed"] == 10 and 0.5 <= free["linking_top1"] <= 1.0
     # ask -> save -> show
     code, out, err = _run("ask", "who directed [Cast Away]", "--data-dir", data, "--save", "--json")
     assert code == 0, err
