@@ -12,6 +12,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from kgqa.eval.metrics import normalize_answer
+from kgqa.retrieval.disambiguation import Disambiguation
 from kgqa.retrieval.retriever import ScoredTriple
 from kgqa.types import LinkedEntity
 
@@ -68,6 +69,8 @@ class Answer:
         prompt_tokens / completion_tokens: LLM token counts (0 for extractive).
         timings_ms: milliseconds per stage.
         question_id: set once the answer is saved to the store.
+        disambiguation: how the first topic was chosen among close linking candidates (``None``
+            when the linker left no choice).
     """
 
     question: str
@@ -81,6 +84,7 @@ class Answer:
     completion_tokens: int = 0
     timings_ms: dict[str, float] = field(default_factory=dict)
     question_id: str | None = None
+    disambiguation: Disambiguation | None = None
 
     def evidence_rel_eids(self) -> list[str]:
         """Element ids of the evidence relationships, each once, in evidence order."""
@@ -99,6 +103,7 @@ class Answer:
             "raw_replies": list(self.raw_replies),
             "tokens": {"prompt": self.prompt_tokens, "completion": self.completion_tokens},
             "timings_ms": {stage: round(ms, 3) for stage, ms in self.timings_ms.items()},
+            "disambiguation": self.disambiguation.to_dict() if self.disambiguation else None,
         }
 
 

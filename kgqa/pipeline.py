@@ -103,7 +103,7 @@ class Asker:
         else:
             answer = self._read_llm(retrieval, evidence)
         timings["read"] = (time.perf_counter() - started) * 1e3
-        return replace(answer, timings_ms=timings)
+        return replace(answer, timings_ms=timings, disambiguation=retrieval.disambiguation)
 
     def _read_extractive(self, retrieval: Retrieval, evidence: Evidence) -> Answer:
         sub = retrieval.prepared.subgraph

@@ -12,6 +12,7 @@ from kgqa.cli.common import (
     emit_json,
     json_option,
     question_options,
+    render_disambiguation,
     resolve,
     store_options,
     store_overrides,
@@ -121,6 +122,8 @@ def ask(
 
 def _render(answer: Answer) -> None:
     click.echo("topics: " + ", ".join(f"{t.name} ({t.method}, {t.score:.2f})" for t in answer.topics))
+    if answer.disambiguation is not None:
+        click.echo(render_disambiguation(answer.disambiguation))
     click.echo(f"evidence ({len(answer.evidence)} lines, best last):")
     for line in answer.evidence:
         click.echo(f"  {line.score:.3f}  {line.text}")

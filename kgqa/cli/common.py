@@ -5,12 +5,15 @@ from __future__ import annotations
 import json
 from collections.abc import Callable, Mapping
 from pathlib import Path
-from typing import Any, TypeVar
+from typing import TYPE_CHECKING, Any, TypeVar
 
 import click
 
 from kgqa.cli import CliState
 from kgqa.config import LoadedConfig, load_config
+
+if TYPE_CHECKING:
+    from kgqa.retrieval.disambiguation import Disambiguation
 
 F = TypeVar("F", bound=Callable[..., Any])
 
@@ -72,3 +75,16 @@ def store_overrides(backend: str | None, data_dir: str | None) -> dict[str, Any]
 
 def emit_json(data: Any) -> None:
     click.echo(json.dumps(data, indent=2, default=str))
+
+
+def render_disambiguation(disambiguation: Disambiguation) -> str:
+    """One line per contender for the first topic, the chosen one first, with the fit margin."""
+    lines = [f"topic chosen by fit to the question (margin {disambiguation.margin:.3f} over the runner-up):"]
+    for rank, fit in enumerate(disambiguation.ranked):
+        share = "n/a" if fit.plan_share is None else f"{fit.plan_share:.3f}"
+        mark = "*" if rank == 0 else " "
+        lines.append(
+            f"  {mark} {fit.entity.name} [{fit.entity.id}]  fit={fit.fit:.3f}  plan share={share}  "
+            f"best triple={fit.best_triple:.3f}  link={fit.entity.score:.2f} ({fit.entity.method})"
+        )
+    return "\n".join(lines)

@@ -7,10 +7,18 @@ from typing import TYPE_CHECKING
 import click
 
 from kgqa.cli import CliState, pass_state
-from kgqa.cli.common import emit_json, json_option, resolve, store_options, store_overrides
+from kgqa.cli.common import (
+    emit_json,
+    json_option,
+    render_disambiguation,
+    resolve,
+    store_options,
+    store_overrides,
+)
 
 if TYPE_CHECKING:
     from kgqa.link import LinkResult
+    from kgqa.retrieval.disambiguation import Disambiguation
 
 
 @click.command()
@@ -23,6 +31,13 @@ if TYPE_CHECKING:
     help="Entity id to use as a topic (repeatable); skips linking but checks the ids exist.",
 )
 @click.option("--k", type=click.IntRange(min=1), default=5, show_default=True, help="Vector neighbours.")
+@click.option(
+    "--fit/--no-fit",
+    default=True,
+    show_default=True,
+    help="Weigh close candidates by their fit to the question with the trained retriever "
+    "(when the checkpoint exists).",
+)
 @store_options
 @json_option
 @pass_state
@@ -31,14 +46,18 @@ def link(
     question: str,
     topics: tuple[str, ...],
     k: int,
+    fit: bool,
     backend: str | None,
     data_dir: str | None,
     as_json: bool,
 ) -> None:
     """Link QUESTION to store entities and print the ranked candidates.
 
-    Tries explicit --topic ids, then [bracketed] names, then exact name n-grams, then full-text,
-    then vector similarity (the embedding model is loaded only for that last step).
+    Tries explicit --topic ids, then [bracketed] names, then exact and fuzzy names (case, typos),
+    then full-text, then vector similarity (the embedding model is loaded only for that last
+    step). When several candidates are close, the trained retriever (if the checkpoint exists)
+    retrieves each as the topic and the one whose neighbourhood fits the question best wins;
+    the runner-up and the margin are shown.
 
     \b
     Example:
@@ -54,13 +73,30 @@ def link(
         result = link_question(
             store, lambda: make_embedder(settings.embedder), question, topic_ids=topics, k=k
         )
+    disambiguation = None
+    if fit and len(result.contenders()) > 1 and settings.checkpoint_path.is_file():
+        from kgqa.pipeline import open_retriever
+
+        with open_retriever(settings) as retriever:
+            disambiguation = retriever.retrieve(question, topic_ids=topics).disambiguation
     if as_json:
-        emit_json(result.to_dict())
+        data = result.to_dict()
+        data["runner_up"] = _runner_up(result)
+        data["disambiguation"] = disambiguation.to_dict() if disambiguation is not None else None
+        emit_json(data)
     else:
-        click.echo(_render(result))
+        click.echo(_render(result, disambiguation))
 
 
-def _render(result: LinkResult) -> str:
+def _runner_up(result: LinkResult) -> dict[str, object] | None:
+    """The closest contender to the first topic, with the link-score margin between them."""
+    contenders = result.contenders()
+    if len(contenders) < 2:
+        return None
+    return {"id": contenders[1].id, "margin": round(contenders[0].score - contenders[1].score, 6)}
+
+
+def _render(result: LinkResult, disambiguation: Disambiguation | None) -> str:
     topics = {c.id for c in result.topics}
     lines = [f"{'':2}{'score':>6}  {'method':<8}  {'id':<30}  {'name':<30}  mention"]
     for cand in result.candidates:
@@ -69,4 +105,12 @@ def _render(result: LinkResult) -> str:
             f"{mark:2}{cand.score:6.3f}  {cand.method:<8}  {cand.id:<30}  {cand.name:<30}  {cand.mention}"
         )
     lines.append(f"(* = topic; {len(result.candidates)} candidates)")
+    runner_up = _runner_up(result)
+    if disambiguation is not None:
+        lines.append(render_disambiguation(disambiguation))
+    elif runner_up is not None:
+        lines.append(
+            f"runner-up {runner_up['id']}, link-score margin {runner_up['margin']:.3f} "
+            "(train a retriever to weigh them by fit)"
+        )
     return "\n".join(lines)

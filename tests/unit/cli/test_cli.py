@@ -239,6 +239,18 @@ def test_train_retrieve_eval_on_the_bundled_slice(tmp_path: Path) -> None:
     assert code == 0, err
     free = json.loads(out)
     assert free["n"] + free["failed"] == 10 and 0.5 <= free["linking_top1"] <= 1.0
+    # a lower-case name with a tag twin: both are retrieved and weighed by fit
+    code, out, err = _run("link", "which films did robert zemeckis direct", "--data-dir", data, "--json")
+    assert code == 0, err
+    linked = json.loads(out)
+    assert linked["runner_up"] == {"id": "robert zemeckis", "margin": 0.0}
+    fits = linked["disambiguation"]["contenders"]
+    assert {f["id"] for f in fits} == {"Robert Zemeckis", "robert zemeckis"}
+    assert fits[0]["fit"] - fits[1]["fit"] == pytest.approx(linked["disambiguation"]["margin"], abs=1e-5)
+    code, out, err = _run("link", "which films did robert zemeckis direct", "--data-dir", data, "--no-fit")
+    assert code == 0 and "runner-up robert zemeckis, link-score margin 0.000" in out
+    code, out, err = _run("ask", "which films did robert zemeckis direct", "--data-dir", data)
+    assert code == 0 and "topic chosen by fit to the question (margin" in out
     # ask -> save -> show
     code, out, err = _run("ask", "who directed [Cast Away]", "--data-dir", data, "--save", "--json")
     assert code == 0, err
