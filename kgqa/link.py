@@ -55,7 +55,8 @@ SCORE_EXACT = 0.95
 SCORE_FALLBACK_MAX = 0.9  # vector scores are scaled into (0, SCORE_FALLBACK_MAX]
 MIN_FUZZY_QUALITY = 0.85  # name similarity a fuzzy match needs (one typo in a 7-letter word: 0.92)
 MAX_FUZZY_QUALITY = 0.999  # a fuzzy match never ties an exact one
-FULLTEXT_LIMIT = 30  # full-text hits re-scored per question
+MIN_TYPO_WORD_QUALITY = 0.75  # a misspelt word against the name's word ("zmeeckis" ~ "zemeckis": 0.88)
+FULLTEXT_LIMIT = 60  # full-text hits re-scored per question
 CONTENDER_MARGIN = 0.15  # candidates this close to the top one are weighed by fit (exact 0.95 vs a typo 0.85)
 MAX_CONTENDERS = 3
 MIN_VECTOR_SCORE = 0.5  # Neo4j-scale similarity below which a vector neighbour is not a match (cos <= 0)
@@ -67,6 +68,7 @@ _LUCENE_SPECIAL = frozenset('+-&|!(){}[]^"~*?:\\/')
 _CASE_NON_WORD = re.compile(r"[^0-9A-Za-z]+")
 _CASE_ARTICLE = re.compile(r"^(?:the|a|an) ", re.I)
 _ARTICLES = frozenset({"the", "a", "an"})
+_METHOD_ORDER = {"exact": 0, "fuzzy": 1}
 _MIN_WORDS_ALL_CAPS = 3  # from this many words on, a fully capitalised question carries no case cue
 _EXACT_ROWS_PER_NAME = 8  # link_exact row cap per looked-up n-gram (titles and tags repeat names)
 
@@ -163,7 +165,6 @@ class _Span:
     capitalised: bool  # some token is
     name_like: bool  # some token is
     words: int  # tokens that are content words or name-like
-    trimmed: bool  # first and last tokens are such words (no stop word at an edge)
 
 
 def link(
@@ -331,7 +332,13 @@ def _link_names(
     matches = [
         _Match(span, row, 1.0)
         for span in spans
-        for row in _rank_rows(rows_by_norm.get(span.norm, []), span.text, raw=span.raw, uncased=uncased)
+        for row in _rank_rows(
+            rows_by_norm.get(span.norm, []),
+            span.text,
+            raw=span.raw,
+            uncased=uncased,
+            article=tokens[span.start - 1].text.lower() if span.start else "",
+        )
     ]
     covered = {i for m in matches if _span_tier(m, uncased) < 2 for i in range(m.span.start, m.span.end)}
     leftover = [i for i, t in enumerate(tokens) if t.content and i not in covered]
@@ -364,7 +371,7 @@ def _link_names(
             # partial name ("zemeckis") are its runners-up, best score first.
             lone = _interleave([[_candidate(m) for m in group] for group in chosen])
             partial = _link_fulltext(store, tokens, limit=fulltext_limit)
-            ranked = tuple(sorted(_unique((*lone, *partial)), key=lambda c: -c.score))
+            ranked = tuple(sorted(_unique((*lone, *partial)), key=_lone_word_rank))
             return LinkResult(ranked, chosen=ranked[:1])
     return LinkResult(_interleave([[_candidate(m) for m in group] for group in chosen]))
 
@@ -394,25 +401,31 @@ def _fuzzy_matches(
 ) -> list[_Match]:
     """Full-text hits for the ``leftover`` words, each kept with its best-matching question n-gram.
 
-    Words of 4+ letters are sent as fuzzy terms (one edit, two from 8 letters: a typo is one
-    edit). A hit's quality is rapidfuzz's normalised Indel similarity between its normalised name
-    and the n-gram of about as many words (±1) it matches best ("tom hank" ~ "tom hanks": 0.94);
-    hits below ``MIN_FUZZY_QUALITY`` are dropped. Partial names ("zemeckis") are left to the
-    full-text step, tried when no name matched.
+    The leftover words of 4+ letters are sent as fuzzy terms (one edit, two from 8 letters: a
+    typo is one edit), their neighbours as plain terms, so a name with one misspelt word among
+    matched ones ranks high ("santa fe tril" -> Santa Fe Trail). A hit's quality is rapidfuzz's
+    normalised Indel similarity between its normalised name and the n-gram of as many words it
+    matches best, word by word ("tom hank" ~ "tom hanks": 0.94); hits below
+    ``MIN_FUZZY_QUALITY`` are dropped. Partial names ("zemeckis") are left to the full-text step.
     """
-    words = [tokens[i].text.strip(_EDGE_PUNCT).lower() for i in leftover]
-    terms = [_fuzzy_term(w) for w in dict.fromkeys(w for w in words if w)]
+    fuzzy = set(leftover)
+    words = {
+        tokens[i].text.strip(_EDGE_PUNCT).lower(): i in fuzzy
+        for i, t in enumerate(tokens)
+        if t.content and (i in fuzzy or i - 1 in fuzzy or i + 1 in fuzzy)
+    }
+    terms = [_fuzzy_term(w) if typo else escape_lucene(w) for w, typo in words.items() if w]
     if not terms:
         return []
     rows = store.run(queries.get("link_fulltext"), {"query": " ".join(terms), "limit": limit})
-    wanted = set(leftover)
-    usable = [s for s in spans if s.trimmed and wanted.intersection(range(s.start, s.end))]
+    usable = [s for s in spans if fuzzy.intersection(range(s.start, s.end))]
+    names = [(row, normalise_name(row["name"] or row["id"])) for row in _rank_rows(rows, "", uncased=uncased)]
+    known = {word for _, name_norm in names for word in name_norm.split()}
     matches = []
-    for row in _rank_rows(rows, "", uncased=uncased):
-        name_norm = normalise_name(row["name"] or row["id"])
+    for row, name_norm in names:
         if not name_norm:
             continue
-        best = _best_span(name_norm, usable)
+        best = _best_span(name_norm, usable, known)
         if best is not None:
             matches.append(_Match(best[0], row, best[1]))
     return matches
@@ -426,11 +439,27 @@ def _fuzzy_term(word: str) -> str:
     return f"{escaped}~1" if len(word) >= 4 else escaped
 
 
-def _best_span(name_norm: str, spans: Sequence[_Span]) -> tuple[_Span, float] | None:
-    """The question span that best matches a name, with its quality, or None below the bar."""
+def _best_span(name_norm: str, spans: Sequence[_Span], known: set[str]) -> tuple[_Span, float] | None:
+    """The question span that best matches a name, with its quality, or None below the bar.
+
+    The span must have the name's words, each the same or a near miss of a word of 4+ letters
+    (word similarity >= ``MIN_TYPO_WORD_QUALITY``): a typo changes letters of a word, not the
+    words, so "starred by" is no near miss of the title "Starred Up", nor "directed movies" of
+    the tag "funniest movies". A lone word that the index holds as typed (``known``: the words
+    of the hits' names) is no typo either: "directed" does not become the title "Redirected",
+    while "forest gump" still becomes Forrest Gump. The quality is the similarity of the whole
+    strings.
+    """
+    name_words = name_norm.split()
     best: tuple[_Span, float] | None = None
     for span in spans:
-        if abs(len(span.norm.split()) - len(name_norm.split())) > 1:
+        words = span.norm.split()
+        if len(words) != len(name_words) or (len(words) == 1 and words[0] in known and words != name_words):
+            continue
+        if not all(
+            a == b or (min(len(a), len(b)) >= 4 and fuzz.ratio(a, b) >= 100 * MIN_TYPO_WORD_QUALITY)
+            for a, b in zip(words, name_words, strict=True)
+        ):
             continue
         quality = fuzz.ratio(span.norm, name_norm) / 100.0
         if quality >= MIN_FUZZY_QUALITY and (
@@ -472,7 +501,6 @@ def _ngrams(question: str, tokens: Sequence[_Token], *, max_ngram: int) -> list[
                         capitalised,
                         any(t.name_like for t in window),
                         sum(words),
-                        words[0] and words[-1],
                     )
                 )
     return spans
@@ -493,7 +521,7 @@ def _exact_rows(store: GraphStore, norms: Iterable[str]) -> dict[str, list[dict[
 
 
 def _rank_rows(
-    rows: Sequence[dict[str, Any]], mention: str, *, raw: str = "", uncased: bool = False
+    rows: Sequence[dict[str, Any]], mention: str, *, raw: str = "", uncased: bool = False, article: str = ""
 ) -> list[dict[str, Any]]:
     """Order the entities sharing one normalised name by how closely their name matches the mention.
 
@@ -504,14 +532,19 @@ def _rank_rows(
     to the person "Tom Hanks" for the mention "Tom Hanks" and wins for the mention "tom hanks" in
     a question that capitalises names elsewhere. In a question without capitals (``uncased``) the
     mention's case says nothing, and names with capitals or digits come first ("tom hanks" ->
-    the person; the tag is the runner-up that disambiguation weighs).
+    the person; the tag is the runner-up that disambiguation weighs). Where the word before the
+    mention is an ``article``, names that start with it come next ("the girl" -> The Girl, not
+    Girl; "the haunted house" -> The Haunted House, not A Haunted House).
     """
     full, bare = _case_key(mention), _case_key(mention, bare=True)
 
-    def key(row: dict[str, Any]) -> tuple[bool, bool, bool, bool, bool, str, str]:
+    prefix = f"{article} " if article in _ARTICLES else ""
+
+    def key(row: dict[str, Any]) -> tuple[bool, bool, bool, bool, bool, bool, str, str]:
         name = row["name"] or row["id"]
         return (
             uncased and not any(ch.isupper() or ch.isdigit() for ch in name),
+            bool(prefix) and not name.lower().startswith(prefix),
             name != raw,
             name != mention,
             _case_key(name) != full,
@@ -521,6 +554,15 @@ def _rank_rows(
         )
 
     return sorted(rows, key=key)
+
+
+def _lone_word_rank(cand: LinkedEntity) -> tuple[bool, bool, int, float]:
+    """Order of candidates when the question names nothing but lone words: whole-name matches
+    before partial full-text hits ("sholy" -> Sholay over the title "Movie Movie"), a proper name
+    in the KB first ("surogates" -> Surrogates over the tag "director"), exact before fuzzy, then
+    score."""
+    proper = any(ch.isupper() or ch.isdigit() for ch in cand.name)
+    return (cand.method == "fulltext", not proper, _METHOD_ORDER.get(cand.method, 0), -cand.score)
 
 
 def _span_tier(match: _Match, uncased: bool) -> int:
