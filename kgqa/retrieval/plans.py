@@ -34,7 +34,7 @@ from torch import Tensor, nn
 from kgqa.errors import ConfigError
 from kgqa.names import relationship_type
 from kgqa.retrieval.features import PreparedQuestion
-from kgqa.retrieval.scorer import MlpConfig, _Checkpointable, _mlp_tail, _scatter_max
+from kgqa.retrieval.nn import Checkpointable, MlpConfig, mlp_tail, scatter_max
 from kgqa.retrieval.subgraph import Subgraph
 from kgqa.retrieval.tables import EntityTable, RelationTable
 
@@ -175,7 +175,7 @@ def plan_reach(probabilities: Tensor, plans: Plans, num_nodes: int) -> Tensor:
     """[N, 2] with columns :data:`PLAN_FEATURES`: the probability of the best plan that ends at
     each entity, and the summed probability of all plans that do (zeros where none ends)."""
     ends = probabilities[plans.end_plan]
-    best = _scatter_max(ends, plans.end_entity, num_nodes)
+    best = scatter_max(ends, plans.end_entity, num_nodes)
     mass = probabilities.new_zeros(num_nodes).index_add_(0, plans.end_entity, ends).clamp(max=1.0)
     return torch.stack([best, mass], dim=1)
 
@@ -228,7 +228,7 @@ class PlannerConfig(MlpConfig):
             raise ConfigError(f"PlannerConfig: max_steps must be >= 1, got {self.max_steps}")
 
 
-class PlanScorer(_Checkpointable):
+class PlanScorer(Checkpointable):
     """MLP on ``[v_1 .. v_V || per step: (r_i, r_i * v_1 .. r_i * v_V, present_i, backward_i)]``
     -> one logit per plan, where ``v`` are the :data:`QUESTION_VIEWS` question embeddings.
 
@@ -244,7 +244,7 @@ class PlanScorer(_Checkpointable):
         super().__init__(config)
         d, views = config.emb_dim, QUESTION_VIEWS
         self.first = nn.Linear(views * d + config.max_steps * ((views + 1) * d + 2), config.hidden)
-        self.mlp = _mlp_tail(config.hidden, layers=config.layers, dropout=config.dropout)
+        self.mlp = mlp_tail(config.hidden, layers=config.layers, dropout=config.dropout)
 
     def forward(self, views: Tensor, relation_emb: Tensor, steps: Tensor) -> Tensor:
         """Logits [P], with the first layer factorised as in the triple scorer.

@@ -8,84 +8,23 @@ only gather and add rows, which is far cheaper than building the [E, 4d + 2D] co
 :class:`EntityReader` scores candidate answer entities from the question, the entity's text
 embedding, its DDE and pooled scores of the triples incident to it (no LLM involved).
 
-Both models save and load through one checkpoint scheme (``checkpoint()`` /
-``from_checkpoint()``): a plain dict with ``format_version``, ``kind``, ``config``,
-``embedder_model_id``, ``kgqa_version`` and ``state_dict``, loaded with ``weights_only=True``.
+Both models save and load through the checkpoint scheme of :mod:`kgqa.retrieval.nn`.
 """
 
 from __future__ import annotations
 
 import dataclasses
-import os
-from collections.abc import Mapping
 from dataclasses import dataclass
-from pathlib import Path
-from typing import Any, ClassVar, Self
 
 import torch
 import torch.nn.functional as F
 from torch import Tensor, nn
 
-import kgqa
-from kgqa.errors import CheckpointError, ConfigError
 from kgqa.retrieval.dde import triple_features
+from kgqa.retrieval.nn import Checkpointable, MlpConfig, mlp_tail, scatter_max
 from kgqa.retrieval.path_pooling import hop_distance, path_reach
 
-FORMAT_VERSION = 1
-_RESERVED_KEYS = frozenset(
-    {"format_version", "kind", "config", "embedder_model_id", "kgqa_version", "state_dict"}
-)
-
-
 # --------------------------------------------------------------------------- configs
-
-
-@dataclass(frozen=True, slots=True)
-class MlpConfig:
-    """Shape of an MLP model in this module; :class:`ScorerConfig` and :class:`ReaderConfig` differ
-    only in their defaults.
-
-    Attributes:
-        emb_dim: d, width of the question/entity/relation text embeddings (1024 for gte-large).
-        dde_dim: D, width of one entity's DDE (10 for 2 forward + 2 reverse rounds).
-        hidden: width of each hidden layer.
-        layers: number of hidden layers (Linear + ReLU), >= 1; a final Linear gives the logit.
-        dropout: dropout after each hidden activation, in [0, 1).
-    """
-
-    emb_dim: int
-    dde_dim: int = 10
-    hidden: int = 1024
-    layers: int = 1
-    dropout: float = 0.0
-
-    def __post_init__(self) -> None:
-        """Reject shapes no model can be built with."""
-        name = type(self).__name__
-        if self.emb_dim <= 0 or self.hidden <= 0 or self.dde_dim < 0:
-            raise ConfigError(
-                f"{name}: emb_dim and hidden must be positive and dde_dim >= 0, "
-                f"got emb_dim={self.emb_dim}, hidden={self.hidden}, dde_dim={self.dde_dim}"
-            )
-        if self.layers < 1:
-            raise ConfigError(f"{name}: layers (hidden layers) must be >= 1, got {self.layers}")
-        if not 0.0 <= self.dropout < 1.0:
-            raise ConfigError(f"{name}: dropout must be in [0, 1), got {self.dropout}")
-
-    def to_dict(self) -> dict[str, Any]:
-        return dataclasses.asdict(self)
-
-    @classmethod
-    def from_dict(cls, data: Mapping[str, Any]) -> Self:
-        """Inverse of :meth:`to_dict`; raises ``ConfigError`` on unknown, missing or invalid keys."""
-        names = {f.name for f in dataclasses.fields(cls)}
-        unknown = sorted(set(data) - names)
-        if unknown:
-            raise ConfigError(f"{cls.__name__}: unknown keys {unknown}", hint=f"valid keys: {sorted(names)}")
-        try:
-            return cls(**data)
-        except TypeError as exc:
-            raise ConfigError(f"{cls.__name__}: {exc}", hint=f"valid keys: {sorted(names)}") from exc
 
 
 @dataclass(frozen=True, slots=True)
@@ -175,19 +114,6 @@ class ScorerBatch:
 # --------------------------------------------------------------------------- shared pieces
 
 
-def _mlp_tail(hidden: int, *, layers: int, dropout: float) -> nn.Sequential:
-    """Everything after the first Linear: ReLU (+dropout), ``layers - 1`` more hidden layers, logit."""
-    mods: list[nn.Module] = []
-    for i in range(layers):
-        if i > 0:
-            mods.append(nn.Linear(hidden, hidden))
-        mods.append(nn.ReLU(inplace=True))
-        if dropout > 0:
-            mods.append(nn.Dropout(dropout))
-    mods.append(nn.Linear(hidden, 1))
-    return nn.Sequential(*mods)
-
-
 def _distinct(ids: Tensor, num_nodes: int) -> tuple[Tensor, Tensor]:
     """(the distinct ids ascending, each element's index among them): ``torch.unique`` with
     ``return_inverse``, by a presence mask over the N local ids instead of a sort."""
@@ -218,120 +144,10 @@ def _entity_inputs(batch: ScorerBatch, no_text: Tensor) -> Tensor:
     return torch.where(batch.has_text[:, None], batch.entity_emb, no_text.expand_as(batch.entity_emb))
 
 
-class _Checkpointable(nn.Module):
-    """Checkpoint save/load shared by the models in this module.
-
-    Subclasses set ``KIND`` (the checkpoint's ``kind``) and ``CONFIG`` (their config dataclass),
-    store their config as ``self.config`` and take it as the only constructor argument.
-    """
-
-    KIND: ClassVar[str]
-    CONFIG: ClassVar[type[Any]]
-
-    def __init__(self, config: Any) -> None:
-        super().__init__()
-        self.config = config
-
-    def checkpoint(self, *, embedder_model_id: str, extra: dict[str, Any] | None = None) -> dict[str, Any]:
-        """A self-describing dict for ``torch.save``; ``from_checkpoint`` rebuilds the model from it.
-
-        Args:
-            embedder_model_id: the embedder whose vectors the model was trained on; loading
-                with another embedder is meaningless, so the pipeline checks it.
-            extra: additional entries (e.g. ``epoch``, ``val_recall``); plain Python/tensor
-                values only, so the file loads with ``weights_only=True``.
-
-        Returns:
-            ``{"format_version", "kind", "config", "embedder_model_id", "kgqa_version",
-            "state_dict", **extra}`` with the state dict on CPU.
-
-        Raises:
-            ValueError: if ``extra`` uses a reserved key.
-        """
-        extra = extra or {}
-        clash = sorted(_RESERVED_KEYS & set(extra))
-        if clash:
-            raise ValueError(f"checkpoint extra keys {clash} are reserved")
-        return {
-            "format_version": FORMAT_VERSION,
-            "kind": self.KIND,
-            "config": self.config.to_dict(),
-            "embedder_model_id": embedder_model_id,
-            "kgqa_version": kgqa.__version__,
-            "state_dict": {k: v.detach().cpu() for k, v in self.state_dict().items()},
-            **extra,
-        }
-
-    @classmethod
-    def from_checkpoint(
-        cls,
-        path_or_dict: str | os.PathLike[str] | Mapping[str, Any],
-        *,
-        embedder_model_id: str | None = None,
-    ) -> Self:
-        """Rebuild a model (on CPU, in eval mode) from a file written by ``torch.save(checkpoint())``.
-
-        Args:
-            path_or_dict: path to the file, or the already-loaded dict.
-            embedder_model_id: when given, the checkpoint must have been trained with this embedder.
-
-        Raises:
-            CheckpointError: missing or unreadable file, another ``kind`` or ``format_version``,
-                an invalid config, a different embedder, or weights that do not fit the config.
-        """
-        source = "<dict>"
-        if isinstance(path_or_dict, Mapping):
-            ckpt: Any = path_or_dict
-        else:
-            path = Path(path_or_dict)
-            source = str(path)
-            if not path.is_file():
-                raise CheckpointError(
-                    f"{cls.KIND} checkpoint not found: {path}",
-                    hint="train one first (retriever_training) or fix the path in the config",
-                )
-            try:
-                ckpt = torch.load(path, map_location="cpu", weights_only=True)
-            except Exception as exc:  # torch raises several types for corrupt/unsafe files
-                raise CheckpointError(
-                    f"cannot read checkpoint {path}: {exc}",
-                    hint="the file is corrupt or not a kgqa checkpoint; re-train or re-download it",
-                ) from exc
-        if not isinstance(ckpt, Mapping):
-            raise CheckpointError(f"checkpoint {source} is a {type(ckpt).__name__}, not a dict")
-        if ckpt.get("kind") != cls.KIND:
-            raise CheckpointError(
-                f"checkpoint {source} holds a {ckpt.get('kind')!r}, expected {cls.KIND!r}",
-                hint="point the config at the right checkpoint file",
-            )
-        if ckpt.get("format_version") != FORMAT_VERSION:
-            raise CheckpointError(
-                f"checkpoint {source} has format_version {ckpt.get('format_version')!r}, "
-                f"this kgqa {kgqa.__version__} reads {FORMAT_VERSION}",
-                hint="re-train the model with this kgqa version",
-            )
-        if embedder_model_id is not None and ckpt.get("embedder_model_id") != embedder_model_id:
-            raise CheckpointError(
-                f"checkpoint {source} was trained on embedder {ckpt.get('embedder_model_id')!r}, "
-                f"but the configured embedder is {embedder_model_id!r}",
-                hint="set embedder.model to the checkpoint's embedder or re-train",
-            )
-        try:
-            config = cls.CONFIG.from_dict(ckpt["config"])
-            model = cls(config)
-            model.load_state_dict(ckpt["state_dict"])
-        except (KeyError, TypeError, AttributeError, ConfigError, RuntimeError) as exc:
-            raise CheckpointError(
-                f"checkpoint {source} does not fit {cls.__name__}: {exc}",
-                hint="the file was written by incompatible code; re-train the model",
-            ) from exc
-        return model.eval()
-
-
 # --------------------------------------------------------------------------- triple scorer
 
 
-class TripleScorer(_Checkpointable):
+class TripleScorer(Checkpointable):
     """MLP on ``[z_q || z_h || z_r || z_t || z_tau]`` -> one logit per triple (SubgraphRAG 3.1).
 
     ``z_tau = [dde_head || dde_tail]``. Entities without text share the learned vector
@@ -348,7 +164,7 @@ class TripleScorer(_Checkpointable):
         # Same scale as an L2-normalised text embedding.
         self.no_text = nn.Parameter(torch.randn(d) * d**-0.5)
         self.first = nn.Linear(self.in_dim, config.hidden)
-        self.mlp = _mlp_tail(config.hidden, layers=config.layers, dropout=config.dropout)
+        self.mlp = mlp_tail(config.hidden, layers=config.layers, dropout=config.dropout)
 
     def _first_layer_blocks(self) -> tuple[Tensor, Tensor, Tensor, Tensor, Tensor, Tensor]:
         """Split ``first.weight`` [hidden, 4d + 2D] into W_q, W_h, W_r, W_t, W_tau_head, W_tau_tail."""
@@ -409,11 +225,6 @@ class TripleScorer(_Checkpointable):
 INCIDENT_FEATURES = ("max_incident", "mean_incident", "max_as_tail", "max_as_head")
 
 
-def _scatter_max(src: Tensor, index: Tensor, num_nodes: int) -> Tensor:
-    """out[v] = max of src[i] with index[i] == v, 0 where no i maps to v: [N]."""
-    return src.new_zeros(num_nodes).scatter_reduce(0, index, src, reduce="amax", include_self=False)
-
-
 def incident_score_features(triple_scores: Tensor, head: Tensor, tail: Tensor, num_nodes: int) -> Tensor:
     """Pool per-triple scores onto entities: how strongly the retriever points at each entity.
 
@@ -429,15 +240,15 @@ def incident_score_features(triple_scores: Tensor, head: Tensor, tail: Tensor, n
         max over triples where it is the head. Zeros where no such triple exists.
     """
     either = torch.cat([head, tail])
-    max_any = _scatter_max(torch.cat([triple_scores, triple_scores]), either, num_nodes)
+    max_any = scatter_max(torch.cat([triple_scores, triple_scores]), either, num_nodes)
     # The tail end of a self-loop is the same incidence as its head end: weight it 0.
     tail_w = (tail != head).to(triple_scores.dtype)
     zeros = triple_scores.new_zeros(num_nodes)
     total = zeros.index_add(0, either, torch.cat([triple_scores, triple_scores * tail_w]))
     count = zeros.index_add(0, either, torch.cat([torch.ones_like(tail_w), tail_w]))
     mean_any = total / count.clamp(min=1)
-    max_tail = _scatter_max(triple_scores, tail, num_nodes)
-    max_head = _scatter_max(triple_scores, head, num_nodes)
+    max_tail = scatter_max(triple_scores, tail, num_nodes)
+    max_head = scatter_max(triple_scores, head, num_nodes)
     return torch.stack([max_any, mean_any, max_tail, max_head], dim=1)
 
 
@@ -490,16 +301,16 @@ def path_features(triple_scores: Tensor, batch: ScorerBatch, topic: Tensor) -> T
     dist = hop_distance(batch.head, batch.tail, topic, n)
     head_nearer = dist[batch.head] < dist[batch.tail]
     tail_nearer = dist[batch.tail] < dist[batch.head]
-    inward = _scatter_max(triple_scores[head_nearer], batch.tail[head_nearer], n).maximum(
-        _scatter_max(triple_scores[tail_nearer], batch.head[tail_nearer], n)
+    inward = scatter_max(triple_scores[head_nearer], batch.tail[head_nearer], n).maximum(
+        scatter_max(triple_scores[tail_nearer], batch.head[tail_nearer], n)
     )
-    outward = _scatter_max(triple_scores[head_nearer], batch.head[head_nearer], n).maximum(
-        _scatter_max(triple_scores[tail_nearer], batch.tail[tail_nearer], n)
+    outward = scatter_max(triple_scores[head_nearer], batch.head[head_nearer], n).maximum(
+        scatter_max(triple_scores[tail_nearer], batch.tail[tail_nearer], n)
     )
     return torch.cat([reach, torch.stack([inward, outward], dim=1)], dim=1)
 
 
-class EntityReader(_Checkpointable):
+class EntityReader(Checkpointable):
     """Extractive reader: MLP on ``[q || x_e || dde_e || incident scores || relation context ||
     path features || plan columns]``.
 
@@ -521,7 +332,7 @@ class EntityReader(_Checkpointable):
         # Same scale as an L2-normalised text embedding.
         self.no_text = nn.Parameter(torch.randn(d) * d**-0.5)
         self.first = nn.Linear(self.in_dim, config.hidden)
-        self.mlp = _mlp_tail(config.hidden, layers=config.layers, dropout=config.dropout)
+        self.mlp = mlp_tail(config.hidden, layers=config.layers, dropout=config.dropout)
 
     def forward(
         self, batch: ScorerBatch, triple_scores: Tensor, topic: Tensor, plans: Tensor | None = None
