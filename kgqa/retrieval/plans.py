@@ -10,7 +10,7 @@ forwards); :func:`enumerate_plans` lists every plan the subgraph can walk from t
 sequences instead of thousands of triples. :func:`plan_reach` turns the plan probabilities into
 two columns per entity for the reader: the best plan ending there, and the plan mass ending there.
 
-Walks follow the rule of the training labels (:mod:`retriever_training.labels`): never back
+Walks follow the rule of the training labels (:mod:`kgqa.retrieval.labels`): never back
 through a topic.
 
 The planner reads the question three ways (:func:`question_views`): whole, and the text before

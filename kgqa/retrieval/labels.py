@@ -1,4 +1,8 @@
-"""Weak supervision: which candidate triples a question's reasoning goes through.
+"""Weak supervision: which candidate triples a question's reasoning goes through, and which
+entities answer it.
+
+Used by training (the labels the models learn) and by evaluation (the recalls it reports), so it
+lives in :mod:`kgqa.retrieval`; ``retriever_training`` imports it, never the other way.
 
 SubgraphRAG (3.1) labels the triples on shortest topic -> answer paths. Paths are taken inside
 the candidate subgraph, ignoring direction (a KB triple may point either way along the
@@ -24,6 +28,7 @@ from scipy.sparse import csr_matrix
 from scipy.sparse.csgraph import shortest_path
 
 from kgqa.names import relationship_type
+from kgqa.retrieval.features import PreparedQuestion
 from kgqa.retrieval.subgraph import Subgraph
 from kgqa.types import QAExample
 
@@ -120,3 +125,10 @@ def weak_labels(sub: Subgraph, example: QAExample) -> torch.Tensor:
         if labels.any():
             return labels
     return shortest_path_labels(sub, example.answers)
+
+
+def answer_mask(prepared: PreparedQuestion, answer_ids: Collection[str]) -> torch.Tensor:
+    """BoolTensor [N]: which local entities are gold answers (topics excluded)."""
+    sub = prepared.subgraph
+    gold = set(answer_ids)
+    return torch.tensor([e in gold for e in sub.entity_ids], dtype=torch.bool) & sub.candidate_mask()
