@@ -111,10 +111,10 @@ def main(
 
     from kgqa.config import AnswerSettings
     from kgqa.eval.session import select
+    from kgqa.eval.splits import hops_for
     from kgqa.pipeline import Asker, Gathered, open_asker
     from kgqa.reasoning.prompts import build_prompt
     from kgqa.retrieval.organise import organise
-    from retriever_training.run import hops_for
 
     settings = retriever_settings(data_dir, device, checkpoint)
     count = _token_counter(tokenizer)

@@ -127,8 +127,8 @@ def main(
 
     from kgqa.eval.run import evaluate
     from kgqa.eval.session import select
+    from kgqa.eval.splits import hops_for
     from kgqa.pipeline import open_asker
-    from retriever_training.run import hops_for
 
     settings = retriever_settings(data_dir, device, checkpoint)
     rows, stage_rows = [], []

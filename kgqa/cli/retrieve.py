@@ -150,8 +150,9 @@ def train(
     loaded = resolve(state, {"store": store_overrides(backend, data_dir), "retrieval": {"checkpoint": out}})
     from dataclasses import replace
 
+    from kgqa.eval.splits import SplitSettings
     from kgqa.pipeline import subgraph_settings
-    from retriever_training.run import SplitSettings, run_training
+    from retriever_training.run import run_training
     from retriever_training.train import TrainSettings
 
     subgraph = subgraph_settings(loaded.settings)
