@@ -11,7 +11,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-from kgqa.eval.metrics import normalize_answer
+from kgqa.names import normalize_answer
 from kgqa.retrieval.retriever import ScoredTriple
 from kgqa.types import LinkedEntity
 

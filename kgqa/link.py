@@ -24,6 +24,7 @@ from typing import Any
 
 from kgqa.embed.protocol import Embedder
 from kgqa.errors import EntityNotFoundError
+from kgqa.names import BRACKET as _BRACKET
 from kgqa.names import normalise_name
 from kgqa.store import queries
 from kgqa.store.protocol import GraphStore
@@ -49,7 +50,6 @@ SCORE_EXACT = 0.95
 SCORE_FALLBACK_MAX = 0.9  # full-text and vector scores are scaled into (0, SCORE_FALLBACK_MAX]
 MIN_VECTOR_SCORE = 0.5  # Neo4j-scale similarity below which a vector neighbour is not a match (cos <= 0)
 
-_BRACKET = re.compile(r"\[([^\[\]]*)\]")
 _TOKEN = re.compile(r"\S+")
 _EDGE_PUNCT = "?!.,;:\"'()[]{}"
 _LUCENE_SPECIAL = frozenset('+-&|!(){}[]^"~*?:\\/')
