@@ -14,6 +14,9 @@ from kgqa.config import LoadedConfig, load_config
 
 F = TypeVar("F", bound=Callable[..., Any])
 
+#: Question file formats ``kgqa train`` and ``kgqa eval`` read (:data:`kgqa.eval.datasets.FORMATS`).
+QUESTION_FORMATS = ["metaqa", "pathquestion", "wc2014", "rog-jsonl"]
+
 
 def store_options(func: F) -> F:
     """--store / --data-dir, the two settings nearly every command needs."""
