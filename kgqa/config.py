@@ -85,6 +85,11 @@ class RetrievalSettings(_Section):
     rescoring: Literal["plan", "path", "none"] = "plan"
 
 
+#: The retrieval defaults, for library code that takes the caps as plain arguments
+#: (:class:`kgqa.retrieval.features.SubgraphSettings`, ``extract_subgraph``): one source.
+RETRIEVAL_DEFAULTS = RetrievalSettings()
+
+
 class AnswerSettings(_Section):
     """How scored triples become prompt evidence: path pooling, reselection, organisation.
 
