@@ -15,20 +15,17 @@ evidence shows:
 Target (issue 4): ReG chains and PathRAG paths need fewer tokens than plain triples at equal
 evidence recall.
 
-usage: python bench/ask.py --data-dir DIR --checkpoint FILE [--size tiny|small|full]
+usage: python -m bench.ask --data-dir DIR --checkpoint FILE [--size tiny|small|full]
 """
 
 from __future__ import annotations
 
-import sys
 from collections.abc import Callable
 from pathlib import Path
 
 import click
 
-sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
-
-from bench.common import (  # noqa: E402
+from bench.common import (
     REPO,
     SHARED_DATA,
     append_jsonl,

@@ -6,13 +6,12 @@ equals the gold id ("top-1"), and as recalled when the gold id is among the cand
 Needs a store with the full MetaQA KB loaded and embedded (``kgqa ingest ../shared/data/metaqa/
 kb.txt.gz --format metaqa``); linking only reads it.
 
-usage: python bench/linking.py [--data-dir kgqa-data] [--limit 1000] [--repeat 1] [--device cpu] [--out FILE]
+usage: python -m bench.linking [--data-dir kgqa-data] [--limit 1000] [--repeat 1] [--device cpu] [--out FILE]
 """
 
 from __future__ import annotations
 
 import statistics
-import sys
 import time
 from collections import Counter
 from pathlib import Path
@@ -20,9 +19,7 @@ from typing import Any
 
 import click
 
-sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
-
-from bench.common import REPO, SHARED_DATA, append_jsonl, environment, markdown_table, peak_rss_mb  # noqa: E402
+from bench.common import REPO, SHARED_DATA, append_jsonl, environment, markdown_table, peak_rss_mb
 
 HOPS = ("1-hop", "2-hop", "3-hop")
 
