@@ -114,6 +114,6 @@ def ground(names: Sequence[str], evidence_entities: Mapping[str, str]) -> tuple[
         by_name.setdefault(normalize_answer(name), entity_id)
     grounded = []
     for name in names:
-        entity_id = by_name.get(normalize_answer(name))
-        grounded.append(AnswerEntity(name, entity_id, None, entity_id is not None))
+        match = by_name.get(normalize_answer(name))
+        grounded.append(AnswerEntity(name, match, None, match is not None))
     return tuple(grounded)
