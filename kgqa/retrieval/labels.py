@@ -10,10 +10,9 @@ question's reasoning path). A triple (u, v) lies on a shortest path between a to
 answer a exactly when d(t, u) + 1 + d(v, a) = d(t, a) for one of its two orientations, which
 scipy's BFS distances decide for all triples at once.
 
-Shortest paths are noisy supervision (ReG makes the same point): on 150 held-out MetaQA questions
-per hop, 22% / 28% / 60% of the 1/2/3-hop shortest-path labels join topic and answer through
-relations the question never asks about (tags, years, co-stars), and a 3-hop answer that the
-topic also reaches in one step is labelled with that one step only.
+Shortest paths are noisy supervision (ReG makes the same point): many join topic and answer
+through relations the question never asks about (tags, years, co-stars), and a 3-hop answer that
+the topic also reaches in one step is labelled with that one step only (docs/decisions.md).
 Where the data names the gold relation path (PathQuestion and WC2014 paths, MetaQA qtypes),
 :func:`weak_labels` labels the triples on walks that follow it instead.
 """
@@ -74,8 +73,8 @@ def relation_path_labels(
 
     Step i of a walk crosses one triple of relation ``path[i]`` in either direction (MetaQA's
     ``director_to_movie`` walks DIRECTED_BY backwards). Walks need not be shortest, but they
-    never come back to a topic: MetaQA's answers are the ends of such walks (on 300 consistent
-    3-hop lines they match all 300; walks allowed back through the topic match 190).
+    never come back to a topic: MetaQA's answers are the ends of such walks, and walks allowed
+    back through the topic end elsewhere too (docs/decisions.md).
     A triple of relation ``path[i]`` is on a walk when one end is reached from a topic in i
     steps and the other reaches an answer in the remaining ``L - i - 1`` steps.
 

@@ -2,10 +2,10 @@
 the question asks to follow from its topic.
 
 The triple scorers rate one triple at a time, so "who directed the films written by X" and "who
-are X's co-writers" both light up WRITTEN_BY triples two hops out: on MetaQA 2-hop, 21 of the 24
-held-out reader errors were such right-distance entities reached through the wrong relation.
-A plan is a whole signed relation sequence (``WRITTEN_BY`` backwards, then ``DIRECTED_BY``
-forwards); :func:`enumerate_plans` lists every plan the subgraph can walk from the topics, and
+are X's co-writers" both light up WRITTEN_BY triples two hops out, and the reader then picks
+right-distance entities reached through the wrong relation (docs/decisions.md). A plan is a
+whole signed relation sequence (``WRITTEN_BY`` backwards, then ``DIRECTED_BY`` forwards);
+:func:`enumerate_plans` lists every plan the subgraph can walk from the topics, and
 :class:`PlanScorer` rates each against the question, which is a choice among a few hundred
 sequences instead of thousands of triples. :func:`plan_reach` turns the plan probabilities into
 two columns per entity for the reader: the best plan ending there, and the plan mass ending there.
@@ -15,9 +15,7 @@ through a topic.
 
 The planner reads the question three ways (:func:`question_views`): whole, and the text before
 and after the topic mention. A sentence embedding keeps little word order, and the order is
-what separates "who acted in the films written by X" from "who wrote the films X acted in":
-with the two halves the planner's MetaQA validation accuracy (top plan is gold) went from 0.952
-to 0.991.
+what separates "who acted in the films written by X" from "who wrote the films X acted in".
 """
 
 from __future__ import annotations
@@ -335,9 +333,8 @@ def plan_guided_scores(probabilities: Tensor, ranked: RankedPlans, sub: Subgraph
     """FloatTensor [E] in [0, 1]: the mean of each triple's probability and its plan support.
 
     A triple on a likely plan's walk outranks every triple off the plans, and within the walks the
-    scorer still orders. On MetaQA 3-hop the scorer alone spends its top 100 on strong first and
-    second hops of other relation paths; with the walks of a planner reading the whole question
-    only, answer recall@100 went 0.939 -> 0.982 on 300 held-out questions (2-hop stayed at 1.000).
+    scorer still orders, so the scorer's strong first and second hops of other relation paths no
+    longer crowd out a long question's answer (docs/decisions.md).
     """
     return (probabilities + ranked.triple_support(sub)) / 2
 
@@ -348,9 +345,8 @@ def rank_plans(
     """Enumerate the plans ``prepared``'s subgraph can walk and rate them with ``planner``.
 
     Plans are at most as long as the question's hops (``prepared.hops``), capped at the planner's
-    ``max_steps``: a 2-hop subgraph also holds 3-step walks (to entities it reaches by a shorter
-    route), and on MetaQA 2-hop a quarter of the planner's misses were such a 3-step plan
-    continuing the gold one.
+    ``max_steps``, not exactly as long: a 2-hop subgraph also holds 3-step walks (to entities it
+    reaches by a shorter route), and the planner must be able to rank them below the gold plan.
     """
     sub = prepared.subgraph
     plans = enumerate_plans(sub, min(prepared.hops, planner.config.max_steps))

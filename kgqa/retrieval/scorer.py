@@ -179,8 +179,8 @@ class TripleScorer(Checkpointable):
         ``W_t x_e + W_tau_t s_e`` once per entity that tails one (in a tree-like subgraph most
         entities take only one role, so projecting both roles for every entity would double the
         main cost), ``W_r x_r + W_q q + b`` once per relation, then per triple only gathers and
-        adds: O((H + T) d h + R d h + E h) instead of O(E d h). Measured on a 4,619-triple MetaQA
-        3-hop subgraph (2 CPU threads, hidden 256): about 7 ms against 30 ms for ``forward_concat``.
+        adds: O((H + T) d h + R d h + E h) instead of O(E d h) for ``forward_concat``
+        (timings: docs/decisions.md).
         """
         w_q, w_h, w_r, w_t, w_th, w_tt = self._first_layer_blocks()
         heads, head_of = _distinct(batch.head, batch.num_entities)
@@ -317,9 +317,7 @@ class EntityReader(Checkpointable):
     ``x_e`` is the shared ``no_text`` vector for entities without text; the relation context is
     :func:`incident_relation_context`, the path features :func:`path_features`, the plan columns
     :func:`kgqa.retrieval.plans.plan_reach` (only when ``plan_dim > 0``). Train with a
-    softmax or BCE loss over the candidate entities against the answer labels. (The path-pooled
-    incident scores were tried as well: MetaQA held-out Hit@1 moved +0.01 / 0.00 / -0.07 on
-    1/2/3-hop, so they were left out.)
+    softmax or BCE loss over the candidate entities against the answer labels.
     """
 
     KIND = "entity_reader"
