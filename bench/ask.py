@@ -145,7 +145,7 @@ def main(
                 n += 1
                 for i, config in enumerate(configs):
                     evidence = organise(retrieval, config, hops=hops)
-                    asker = Asker(base.retriever, config)
+                    asker = Asker(base.retriever, config, extractive=base.extractive)
                     for key, value in _score(
                         asker, Gathered(retrieval, evidence), set(example.answers)
                     ).items():

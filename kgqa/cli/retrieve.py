@@ -52,13 +52,15 @@ def retrieve(
             "retrieval": {"top_k": top_k, "hops": hops, "checkpoint": checkpoint},
         },
     )
-    from kgqa.pipeline import open_retriever
+    from kgqa.pipeline import open_extractive_reader, open_retriever
     from kgqa.retrieval.retriever import SHOWN_PLANS
 
     k = loaded.settings.retrieval.top_k
     with open_retriever(loaded.settings) as retriever:
         result = retriever.retrieve(question, topic_ids=topics)
-        extracted = retriever.extract_answers(result) if answers else []
+        extracted = (
+            open_extractive_reader(loaded.settings, retriever).extract_answers(result) if answers else []
+        )
     if as_json:
         emit_json({**result.to_dict(k), "answers": [a.to_dict() for a in extracted]})
         return

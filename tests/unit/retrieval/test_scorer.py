@@ -9,15 +9,9 @@ import pytest
 import torch
 
 from kgqa.errors import CheckpointError, ConfigError
+from kgqa.reasoning.extractive import EntityReader, ReaderConfig, incident_score_features
 from kgqa.retrieval.dde import dde
-from kgqa.retrieval.scorer import (
-    EntityReader,
-    ReaderConfig,
-    ScorerBatch,
-    ScorerConfig,
-    TripleScorer,
-    incident_score_features,
-)
+from kgqa.retrieval.scorer import ScorerBatch, ScorerConfig, TripleScorer
 
 D = 8
 
@@ -226,7 +220,7 @@ def test_entity_reader_shares_no_text_vector() -> None:
 
 
 def test_incident_relation_context_is_score_weighted_mean_per_end() -> None:
-    from kgqa.retrieval.scorer import ScorerBatch, incident_relation_context
+    from kgqa.reasoning.extractive import incident_relation_context
 
     relation_emb = torch.tensor([[1.0, 0.0], [0.0, 1.0]])
     # triples: 0 -r0-> 1 (score 0.75), 2 -r1-> 1 (score 0.25), 1 -r1-> 3 (score 1.0)
@@ -253,7 +247,7 @@ def test_incident_relation_context_is_score_weighted_mean_per_end() -> None:
 
 
 def test_path_features_give_reach_its_log_and_inward_outward_scores() -> None:
-    from kgqa.retrieval.scorer import ScorerBatch, path_features
+    from kgqa.reasoning.extractive import path_features
 
     # Topic 0; triples 0 -> 1 (0.5), 1 -> 2 (0.1), 3 -> 1 (0.7), 2 -> 4 (0.9).
     # Hop distances 0, 1, 2, 2, 3; reach 1, 0.5, 0.05, 0.35, 0.045; entity 5 is unreachable.
