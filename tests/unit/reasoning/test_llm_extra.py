@@ -43,6 +43,11 @@ from kgqa.cli import cli
 for command in ("ask", "retrieve", "train", "eval", "ingest", "link"):
     result = CliRunner().invoke(cli, [command, "--help"])
     assert result.exit_code == 0, result.output
+# A command that needs the extra fails with one message naming it, before touching the store.
+for backend in ("openai", "transformers"):
+    args = ["ask", "who directed [Jaws]", "--reader", "llm", "--llm-backend", backend, "--model", "m"]
+    result = CliRunner().invoke(cli, args if backend == "openai" else args[:-2])
+    assert result.exit_code == 1 and 'pip install "kgqa[llm]"' in result.stderr, (backend, result.output)
 print(sorted(HIDDEN & set(sys.modules)))
 """
 
