@@ -21,6 +21,7 @@ from kgqa.embed import make_embedder
 from kgqa.eval.datasets import read_questions, sample
 from kgqa.eval.splits import SplitSettings, hops_for
 from kgqa.retrieval.features import SubgraphSettings
+from kgqa.retrieval.retriever import CHECKPOINT_FORMAT_VERSION, CHECKPOINT_KIND
 from kgqa.retrieval.tables import EntityTable, RelationTable
 from kgqa.store import open_store
 from kgqa.store.schema import check_embedding_meta
@@ -33,9 +34,6 @@ from retriever_training.train import (
     train_reader,
     train_scorer,
 )
-
-CHECKPOINT_KIND = "kgqa_retriever"
-FORMAT_VERSION = 1
 
 
 @dataclass(slots=True)
@@ -157,7 +155,7 @@ def run_training(
     out.parent.mkdir(parents=True, exist_ok=True)
     torch.save(
         {
-            "format_version": FORMAT_VERSION,
+            "format_version": CHECKPOINT_FORMAT_VERSION,
             "kind": CHECKPOINT_KIND,
             "embedder_model_id": model_id,
             "scorer": scorer.checkpoint(embedder_model_id=model_id),

@@ -30,7 +30,9 @@ from kgqa.retrieval.tables import EntityTable, RelationTable
 from kgqa.store.protocol import GraphStore
 from kgqa.types import LinkedEntity
 
+#: ``kind`` and ``format_version`` of the checkpoint file ``kgqa train`` writes (:func:`load_bundle`).
 CHECKPOINT_KIND = "kgqa_retriever"
+CHECKPOINT_FORMAT_VERSION = 1
 Rescoring = Literal["plan", "path", "none"]
 #: Likeliest relation paths shown with a retrieval.
 SHOWN_PLANS = 3
