@@ -15,20 +15,17 @@ evidence shows:
 Target (issue 4): ReG chains and PathRAG paths need fewer tokens than plain triples at equal
 evidence recall.
 
-usage: python bench/ask.py --data-dir DIR --checkpoint FILE [--size tiny|small|full]
+usage: python -m bench.ask --data-dir DIR --checkpoint FILE [--size tiny|small|full]
 """
 
 from __future__ import annotations
 
-import sys
 from collections.abc import Callable
 from pathlib import Path
 
 import click
 
-sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
-
-from bench.common import (  # noqa: E402
+from bench.common import (
     REPO,
     SHARED_DATA,
     append_jsonl,
@@ -111,10 +108,10 @@ def main(
 
     from kgqa.config import AnswerSettings
     from kgqa.eval.session import select
+    from kgqa.eval.splits import hops_for
     from kgqa.pipeline import Asker, Gathered, open_asker
     from kgqa.reasoning.prompts import build_prompt
     from kgqa.retrieval.organise import organise
-    from retriever_training.run import hops_for
 
     settings = retriever_settings(data_dir, device, checkpoint)
     count = _token_counter(tokenizer)
@@ -148,7 +145,7 @@ def main(
                 n += 1
                 for i, config in enumerate(configs):
                     evidence = organise(retrieval, config, hops=hops)
-                    asker = Asker(base.retriever, config)
+                    asker = Asker(base.retriever, config, extractive=base.extractive)
                     for key, value in _score(
                         asker, Gathered(retrieval, evidence), set(example.answers)
                     ).items():

@@ -5,22 +5,19 @@ RSS under 3 GB. ``--size full`` reads ../shared/data/metaqa/kb.txt.gz; ``--size 
 bundled quick-start slice. Each repeat loads into a fresh store, then re-runs the ingest to show
 it writes nothing.
 
-usage: python bench/ingest.py [--size tiny|full] [--repeat N] [--device cpu] [--out FILE]
+usage: python -m bench.ingest [--size tiny|full] [--repeat N] [--device cpu] [--out FILE]
 """
 
 from __future__ import annotations
 
 import statistics
-import sys
 import tempfile
 import time
 from pathlib import Path
 
 import click
 
-sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
-
-from bench.common import REPO, SHARED_DATA, append_jsonl, environment, markdown_table, peak_rss_mb  # noqa: E402
+from bench.common import REPO, SHARED_DATA, append_jsonl, environment, markdown_table, peak_rss_mb
 
 SOURCES = {
     "tiny": REPO / "examples" / "metaqa_movies" / "kb.txt",

@@ -17,7 +17,7 @@ KB and a checkpoint trained on the dev files (the held-out part is the checkpoin
 Targets (issue 11): linking top-1 >= 0.99 lower-case and >= 0.97 with one typo; Hit@1 within 1
 point (lower-case) and 3 points (typo) of the bracketed setting; linking p50 <= 5 ms.
 
-usage: python bench/linking.py --data-dir DIR --checkpoint FILE [--limit 300] [--show-misses N]
+usage: python -m bench.linking --data-dir DIR --checkpoint FILE [--limit 300] [--show-misses N]
 """
 
 from __future__ import annotations
@@ -26,7 +26,6 @@ import hashlib
 import json
 import random
 import statistics
-import sys
 import tempfile
 from dataclasses import replace
 from pathlib import Path
@@ -34,9 +33,7 @@ from typing import Any
 
 import click
 
-sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
-
-from bench.common import (  # noqa: E402
+from bench.common import (
     REPO,
     SHARED_DATA,
     append_jsonl,
@@ -130,8 +127,8 @@ def _pct(values: list[float], q: float) -> float:
 def main(data_dir: Path, checkpoint: Path, limit: int, device: str, show_misses: int, out: Path) -> None:
     """Linking top-1, end-to-end Hit@1 and linking latency: bracketed, lower-case, one typo."""
     from kgqa.eval.session import select
+    from kgqa.eval.splits import hops_for
     from kgqa.pipeline import open_asker
-    from retriever_training.run import hops_for
 
     settings = retriever_settings(data_dir, device, checkpoint)
     results: dict[str, dict[str, dict[str, float]]] = {}

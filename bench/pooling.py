@@ -16,22 +16,19 @@ the paper's Table 2 (ms/query).
 Target (issue: path pooling, 2-core machine): dijkstra under 5 ms per question at 500 triples,
 the paper's 18.1 ms.
 
-usage: python bench/pooling.py [--size tiny|full] [--repeat N] [--device cpu] [--out FILE]
+usage: python -m bench.pooling [--size tiny|full] [--repeat N] [--device cpu] [--out FILE]
 """
 
 from __future__ import annotations
 
 import statistics
-import sys
 import time
 from pathlib import Path
 from typing import TYPE_CHECKING, cast
 
 import click
 
-sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
-
-from bench.common import REPO, append_jsonl, environment, markdown_table, peak_rss_mb  # noqa: E402
+from bench.common import REPO, append_jsonl, environment, markdown_table, peak_rss_mb
 
 if TYPE_CHECKING:
     from kgqa.retrieval.evidence import EvidenceGraph

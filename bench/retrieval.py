@@ -13,21 +13,18 @@ checkpoint trained on it).
 Targets (issue 3): answer recall@100 >= 0.99 / 0.99 / 0.97 (1/2/3-hop), Hit@1 >= 0.95 / 0.95 / 0.90,
 retrieval under 50 ms p50 and 200 ms p95, factorised scorer >= 5x the unfactorised one.
 
-usage: python bench/retrieval.py --data-dir DIR --checkpoint FILE [--dataset metaqa] [--size tiny|full]
+usage: python -m bench.retrieval --data-dir DIR --checkpoint FILE [--dataset metaqa] [--size tiny|full]
 """
 
 from __future__ import annotations
 
 import statistics
-import sys
 import time
 from pathlib import Path
 
 import click
 
-sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
-
-from bench.common import (  # noqa: E402
+from bench.common import (
     REPO,
     SHARED_DATA,
     append_jsonl,
@@ -127,8 +124,8 @@ def main(
 
     from kgqa.eval.run import evaluate
     from kgqa.eval.session import select
+    from kgqa.eval.splits import hops_for
     from kgqa.pipeline import open_asker
-    from retriever_training.run import hops_for
 
     settings = retriever_settings(data_dir, device, checkpoint)
     rows, stage_rows = [], []

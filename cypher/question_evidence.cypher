@@ -2,7 +2,7 @@
 // params: $id: string — question id
 // returns: h_id: string, rel_type: string, t_id: string, rel_eid: string
 // notes: in Browser, replace the RETURN with `RETURN h, r, t` to draw the subgraph.
-// used by: kgqa show
+// used by: kgqa.saved_questions (kgqa show)
 MATCH (q:Question {id: $id})
 MATCH (h)-[r]->(t)
 WHERE elementId(r) IN q.evidence_rels

@@ -2,7 +2,7 @@
 // params: none
 // returns: label: string, count: int
 // notes: scans all nodes; on a large Neo4j database prefer the count store via Browser's :sysinfo.
-// used by: kgqa stats
+// used by: kgqa.store.stats (kgqa stats)
 MATCH (n)
 UNWIND labels(n) AS label
 RETURN label, count(*) AS count

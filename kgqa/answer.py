@@ -11,7 +11,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-from kgqa.eval.metrics import normalize_answer
+from kgqa.names import normalize_answer
 from kgqa.retrieval.disambiguation import Disambiguation
 from kgqa.retrieval.retriever import ScoredTriple
 from kgqa.types import LinkedEntity
@@ -119,6 +119,6 @@ def ground(names: Sequence[str], evidence_entities: Mapping[str, str]) -> tuple[
         by_name.setdefault(normalize_answer(name), entity_id)
     grounded = []
     for name in names:
-        entity_id = by_name.get(normalize_answer(name))
-        grounded.append(AnswerEntity(name, entity_id, None, entity_id is not None))
+        match = by_name.get(normalize_answer(name))
+        grounded.append(AnswerEntity(name, match, None, match is not None))
     return tuple(grounded)

@@ -72,9 +72,8 @@ class RetrievalSettings(_Section):
     relation paths (``kgqa.retrieval.plans.plan_guided_scores``; the scorer alone where the
     checkpoint has no planner), ``none`` ranks by the scorer alone, ``path`` by each triple's best
     path from a topic (train-free, ``kgqa.retrieval.path_pooling.path_rescore``): that helps a
-    checkpoint without the second-pass scorer on long paths (MetaQA 3-hop answer recall@100
-    0.867 -> 0.938), adds little to one with it (0.939 -> 0.945) and, ranking every first hop
-    before any second, costs hub questions budget (WC-P2 answer recall@100 0.965 -> 0.899).
+    checkpoint without the second-pass scorer on long paths, but ranking every first hop before
+    any second costs hub questions budget (measurements: docs/decisions.md).
     """
 
     checkpoint: Path | None = None  # default: <store.data_dir>/retriever.pt
@@ -85,14 +84,18 @@ class RetrievalSettings(_Section):
     rescoring: Literal["plan", "path", "none"] = "plan"
 
 
+#: The retrieval defaults, for library code that takes the caps as plain arguments
+#: (:class:`kgqa.retrieval.features.SubgraphSettings`, ``extract_subgraph``): one source.
+RETRIEVAL_DEFAULTS = RetrievalSettings()
+
+
 class AnswerSettings(_Section):
     """How scored triples become prompt evidence: path pooling, reselection, organisation.
 
     Path Pooling reselects the pooled top-k' from a coarse top-500 (the paper's values). PathRAG
     prunes flows with its code's alpha 0.8, theta 0.3 and at most 3 hops, but between 30 retrieved
-    nodes keeping 40 paths, not 10 and 15: KGQA questions often have many answers, and on MetaQA
-    2-hop (40 held-out questions) 15 paths kept 0.905 of the answers, 40 paths from 30 nodes 0.983
-    for 815 instead of 730 prompt tokens (plain triples: 1.0 for 1,081).
+    nodes keeping 40 paths, not 10 and 15: KGQA questions often have many answers, and 15 paths
+    drop too many of them (measurements: docs/decisions.md).
     """
 
     pooling: Literal["none", "dijkstra", "bfs", "random_walk"] = "dijkstra"

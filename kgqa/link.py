@@ -30,6 +30,7 @@ from rapidfuzz import fuzz
 
 from kgqa.embed.protocol import Embedder
 from kgqa.errors import EntityNotFoundError
+from kgqa.names import BRACKET as _BRACKET
 from kgqa.names import normalise_name
 from kgqa.store import queries
 from kgqa.store.protocol import GraphStore
@@ -61,7 +62,6 @@ CONTENDER_MARGIN = 0.15  # candidates this close to the top one are weighed by f
 MAX_CONTENDERS = 3
 MIN_VECTOR_SCORE = 0.5  # Neo4j-scale similarity below which a vector neighbour is not a match (cos <= 0)
 
-_BRACKET = re.compile(r"\[([^\[\]]*)\]")
 _TOKEN = re.compile(r"\S+")
 _EDGE_PUNCT = "?!.,;:\"'()[]{}"
 _LUCENE_SPECIAL = frozenset('+-&|!(){}[]^"~*?:\\/')

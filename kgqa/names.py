@@ -1,13 +1,20 @@
-"""Name rules shared by ingest (what gets written) and linking (what gets looked up)."""
+"""Name rules shared by ingest (what gets written), linking (what gets looked up), question files
+(bracketed topics) and answer matching."""
 
 from __future__ import annotations
 
 import re
+import string
 import unicodedata
 
 _NON_WORD = re.compile(r"[^0-9a-z]+")
 _ARTICLES = re.compile(r"^(the|a|an) ")
 _TYPE_INVALID = re.compile(r"[^0-9A-Za-z_]+")
+_PUNCT = str.maketrans("", "", string.punctuation)
+_ANSWER_ARTICLES = re.compile(r"\b(a|an|the)\b")
+
+#: A ``[bracketed]`` span (MetaQA's topic-entity convention); group 1 is the text inside.
+BRACKET = re.compile(r"\[([^\[\]]*)\]")
 
 
 def normalise_name(name: str) -> str:
@@ -50,3 +57,20 @@ def relation_text(source_name: str) -> str:
     ``people.person.nationality`` -> ``people person nationality``.
     """
     return re.sub(r"[._/]+", " ", source_name).strip()
+
+
+def normalize_answer(s: str) -> str:
+    """Canonical form for answer matching.
+
+    Underscores become spaces (PathQuestion/WC2014 ids such as ``united_kingdom``), then the
+    text is lower-cased, ASCII punctuation is deleted (``"U.S."`` -> ``"us"``), the articles
+    a/an/the are removed and whitespace is collapsed.
+
+    >>> normalize_answer("The Lord of the Rings!")
+    'lord of rings'
+    >>> normalize_answer("united_kingdom")
+    'united kingdom'
+    """
+    s = s.replace("_", " ").lower().translate(_PUNCT)
+    s = _ANSWER_ARTICLES.sub(" ", s)
+    return " ".join(s.split())

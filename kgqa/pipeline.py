@@ -18,6 +18,7 @@ import torch
 from kgqa.answer import Answer, AnswerEntity, EvidenceLine, ground
 from kgqa.config import AnswerSettings, Settings
 from kgqa.embed import make_embedder
+from kgqa.errors import CheckpointError
 from kgqa.retrieval.evidence import EvidenceItem
 from kgqa.retrieval.features import SubgraphSettings
 from kgqa.retrieval.organise import Evidence, organise
@@ -27,6 +28,7 @@ from kgqa.store.schema import check_embedding_meta
 from kgqa.types import EmbeddingMeta
 
 if TYPE_CHECKING:
+    from kgqa.reasoning.extractive import ExtractiveReader
     from kgqa.reasoning.llm_reader import LLMReader
 
 
@@ -67,15 +69,24 @@ class Asker:
     """Answers questions with the extractive reader, or with an LLM reader when one is given.
 
     Args:
-        retriever: scores candidate triples (and holds the extractive reader).
+        retriever: scores candidate triples.
         answer: pooling, reselection and organisation settings.
         llm: the LLM reader; ``None`` means the extractive reader answers.
+        extractive: the extractive reader, needed when ``llm`` is ``None``.
     """
 
-    def __init__(self, retriever: Retriever, answer: AnswerSettings, llm: LLMReader | None = None) -> None:
+    def __init__(
+        self,
+        retriever: Retriever,
+        answer: AnswerSettings,
+        llm: LLMReader | None = None,
+        *,
+        extractive: ExtractiveReader | None = None,
+    ) -> None:
         self.retriever = retriever
         self.answer = answer
         self.llm = llm
+        self.extractive = extractive
 
     @property
     def reader_name(self) -> str:
@@ -109,7 +120,9 @@ class Asker:
         sub = retrieval.prepared.subgraph
         candidates = torch.zeros(sub.num_entities, dtype=torch.bool)
         candidates[list(evidence.entities())] = True
-        extracted = self.retriever.extract_answers(
+        if self.extractive is None:
+            raise CheckpointError("no extractive reader loaded", hint="load a checkpoint from 'kgqa train'")
+        extracted = self.extractive.extract_answers(
             retrieval, top_n=self.answer.answers, candidates=candidates
         )
         answers = tuple(AnswerEntity(a.name, a.id, a.score, True) for a in extracted)
@@ -169,4 +182,14 @@ def open_asker(settings: Settings) -> Iterator[Asker]:
     """An asker over the configured store, checkpoint, evidence settings and reader."""
     llm = make_llm_reader(settings) if settings.reader.kind == "llm" else None
     with open_retriever(settings) as retriever:
-        yield Asker(retriever, settings.answer, llm)
+        extractive = open_extractive_reader(settings, retriever) if llm is None else None
+        yield Asker(retriever, settings.answer, llm, extractive=extractive)
+
+
+def open_extractive_reader(settings: Settings, retriever: Retriever) -> ExtractiveReader:
+    """The extractive reader of the configured checkpoint, over ``retriever``'s tables."""
+    from kgqa.reasoning.extractive import ExtractiveReader
+
+    return ExtractiveReader.from_checkpoint(
+        settings.checkpoint_path, retriever.tables, embedder_model_id=retriever.embedder.model_id
+    )

@@ -10,11 +10,11 @@ import torch
 
 from kgqa.embed.protocol import Embedder
 from kgqa.retrieval.features import PreparedQuestion, SubgraphSettings, prepare
+from kgqa.retrieval.labels import answer_mask, weak_labels
 from kgqa.retrieval.plans import QUESTION_VIEWS, question_views
 from kgqa.retrieval.tables import EntityTable, RelationTable
 from kgqa.store.protocol import GraphStore
 from kgqa.types import QAExample
-from retriever_training.labels import weak_labels
 
 log = logging.getLogger(__name__)
 
@@ -36,13 +36,6 @@ class TrainingExample:
     prepared: PreparedQuestion
     labels: torch.Tensor
     answers: torch.Tensor
-
-
-def answer_mask(prepared: PreparedQuestion, answer_ids: Sequence[str]) -> torch.Tensor:
-    """BoolTensor [N]: which local entities are gold answers (topics excluded)."""
-    sub = prepared.subgraph
-    gold = set(answer_ids)
-    return torch.tensor([e in gold for e in sub.entity_ids], dtype=torch.bool) & sub.candidate_mask()
 
 
 def build_examples(

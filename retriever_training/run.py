@@ -18,8 +18,10 @@ from tqdm import tqdm
 
 from kgqa.config import Settings
 from kgqa.embed import make_embedder
-from kgqa.eval.datasets import read_questions, sample, split_train_val
+from kgqa.eval.datasets import read_questions, sample
+from kgqa.eval.splits import SplitSettings, hops_for
 from kgqa.retrieval.features import SubgraphSettings
+from kgqa.retrieval.retriever import CHECKPOINT_FORMAT_VERSION, CHECKPOINT_KIND
 from kgqa.retrieval.tables import EntityTable, RelationTable
 from kgqa.store import open_store
 from kgqa.store.schema import check_embedding_meta
@@ -32,35 +34,6 @@ from retriever_training.train import (
     train_reader,
     train_scorer,
 )
-
-CHECKPOINT_KIND = "kgqa_retriever"
-FORMAT_VERSION = 1
-
-
-@dataclass(frozen=True, slots=True)
-class SplitSettings:
-    """How question files are split; stored in the checkpoint."""
-
-    heldout_fraction: float = 0.2
-    val_fraction: float = 0.1
-    seed: int = 0
-
-    def parts(self, examples: Sequence[QAExample]) -> dict[str, list[QAExample]]:
-        """``{"train", "val", "heldout"}``; an example's part depends only on its qid and seed."""
-        rest, heldout = split_train_val(examples, val_fraction=self.heldout_fraction, seed=self.seed + 1000)
-        train, val = split_train_val(
-            rest, val_fraction=self.val_fraction / (1 - self.heldout_fraction), seed=self.seed
-        )
-        return {"train": train, "val": val, "heldout": heldout}
-
-
-def hops_for(example: QAExample, default: int) -> int:
-    """Hop count of a question where the data says it (gold path length, MetaQA qtype), else default."""
-    if example.gold_paths:
-        return max(len(p) for p in example.gold_paths)
-    if example.qtype:
-        return max(1, example.qtype.count("_to_"))
-    return default
 
 
 @dataclass(slots=True)
@@ -182,7 +155,7 @@ def run_training(
     out.parent.mkdir(parents=True, exist_ok=True)
     torch.save(
         {
-            "format_version": FORMAT_VERSION,
+            "format_version": CHECKPOINT_FORMAT_VERSION,
             "kind": CHECKPOINT_KIND,
             "embedder_model_id": model_id,
             "scorer": scorer.checkpoint(embedder_model_id=model_id),

@@ -22,7 +22,9 @@ import torch
 from torch import nn
 from tqdm import tqdm
 
+from kgqa.reasoning.extractive import EntityReader, ReaderConfig
 from kgqa.retrieval.features import to_batch
+from kgqa.retrieval.nn import MlpConfig
 from kgqa.retrieval.path_context import triple_probabilities, with_path_context
 from kgqa.retrieval.plans import (
     PLAN_FEATURES,
@@ -33,7 +35,7 @@ from kgqa.retrieval.plans import (
     gold_plans,
     rank_plans,
 )
-from kgqa.retrieval.scorer import EntityReader, MlpConfig, ReaderConfig, ScorerConfig, TripleScorer
+from kgqa.retrieval.scorer import ScorerConfig, TripleScorer
 from kgqa.retrieval.tables import EntityTable, RelationTable
 from retriever_training.examples import TrainingExample
 

@@ -10,6 +10,7 @@ import pytest
 import torch
 
 from kgqa.config import ReaderSettings
+from kgqa.reasoning.extractive import ExtractiveReader
 from kgqa.reasoning.readers import make_llm_client
 from kgqa.reasoning.readers.transformers_client import TransformersClient
 from kgqa.retrieval.features import SubgraphSettings
@@ -132,7 +133,7 @@ def toy_examples() -> list[QAExample]:
 
 
 @pytest.fixture(scope="session")
-def trained(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Retriever]:
+def trained_models(tmp_path_factory: pytest.TempPathFactory) -> Iterator[tuple[Retriever, ExtractiveReader]]:
     """Trained once per session (training dominates the cost), on its own toy store."""
     from ingest.embedding import embed_store
     from ingest.loader import load
@@ -163,15 +164,27 @@ def trained(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Retriever]:
             planner=planner,
             progress=False,
         )
-        yield Retriever(
+        retriever = Retriever(
             store,
             embedder,
             scorer,
-            reader,
             path_scorer=path_scorer,
             planner=planner,
             subgraph=SubgraphSettings(hops=2),
         )
+        yield retriever, ExtractiveReader(reader, retriever.tables)
+
+
+@pytest.fixture(scope="session")
+def trained(trained_models: tuple[Retriever, ExtractiveReader]) -> Retriever:
+    """The trained toy retriever (scorers and planner)."""
+    return trained_models[0]
+
+
+@pytest.fixture(scope="session")
+def extractive(trained_models: tuple[Retriever, ExtractiveReader]) -> ExtractiveReader:
+    """The trained toy extractive reader, over :func:`trained`'s tables."""
+    return trained_models[1]
 
 
 # --------------------------------------------------------------------------- the bundled small LLM

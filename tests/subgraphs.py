@@ -1,4 +1,5 @@
-"""Helpers for the label and plan tests: hand-written and random candidate subgraphs."""
+"""Helpers for the label, plan, scorer and reader tests: hand-written and random candidate
+subgraphs, and random scorer batches."""
 
 from __future__ import annotations
 
@@ -6,6 +7,8 @@ import random
 
 import torch
 
+from kgqa.retrieval.dde import dde
+from kgqa.retrieval.scorer import ScorerBatch
 from kgqa.retrieval.subgraph import Subgraph
 
 
@@ -37,3 +40,26 @@ def random_case(
     sub = make_subgraph(n, edges, num_topics=rng.randint(1, 2), rels=rels)
     answers = [f"e{i}" for i in rng.sample(range(n), rng.randint(1, 3))]
     return sub, answers
+
+
+#: Embedding width of :func:`random_batch`.
+D = 8
+
+
+def random_batch(seed: int, *, n: int = 9, e: int = 25, r: int = 4) -> ScorerBatch:
+    """A random question subgraph in which entities 0, 3 and 7 have no text."""
+    gen = torch.Generator().manual_seed(seed)
+    head = torch.randint(0, n, (e,), generator=gen)
+    tail = torch.randint(0, n, (e,), generator=gen)
+    has_text = torch.ones(n, dtype=torch.bool)
+    has_text[[0, 3, 7]] = False
+    return ScorerBatch(
+        question=torch.randn(D, generator=gen),
+        entity_emb=torch.randn(n, D, generator=gen),
+        has_text=has_text,
+        relation_emb=torch.randn(r, D, generator=gen),
+        head=head,
+        rel=torch.randint(0, r, (e,), generator=gen),
+        tail=tail,
+        dde=dde(torch.stack([head, tail]), torch.tensor([0, 1]), n),
+    )

@@ -72,7 +72,7 @@ def cli(ctx: click.Context, config_file: Path | None, debug: bool) -> None:
 
 
 def _register() -> None:
-    from kgqa.cli import ask, config_cmd, ingest, link, retrieve, store
+    from kgqa.cli import ask, config_cmd, eval_cmd, ingest, link, retrieve, store, train
 
     cli.add_command(ingest.ingest)
     cli.add_command(ingest.embed)
@@ -81,8 +81,8 @@ def _register() -> None:
     cli.add_command(config_cmd.config)
     cli.add_command(link.link)
     cli.add_command(retrieve.retrieve)
-    cli.add_command(retrieve.train)
-    cli.add_command(retrieve.evaluate)
+    cli.add_command(train.train)
+    cli.add_command(eval_cmd.evaluate)
     cli.add_command(ask.ask)
     cli.add_command(ask.show)
 

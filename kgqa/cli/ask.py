@@ -110,9 +110,8 @@ def ask(
         if save:
             answer = save_answer(asker.retriever.store, answer)
     if as_json:
-        emit_json(
-            {**answer.to_dict(), **({"browser_cypher": browser_cypher(answer.question_id)} if save else {})}
-        )
+        saved = {"browser_cypher": browser_cypher(answer.question_id)} if save and answer.question_id else {}
+        emit_json({**answer.to_dict(), **saved})
         return
     _render(answer)
     if answer.question_id:

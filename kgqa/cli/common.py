@@ -17,6 +17,9 @@ if TYPE_CHECKING:
 
 F = TypeVar("F", bound=Callable[..., Any])
 
+#: Question file formats ``kgqa train`` and ``kgqa eval`` read (:data:`kgqa.eval.datasets.FORMATS`).
+QUESTION_FORMATS = ["metaqa", "pathquestion", "wc2014", "rog-jsonl"]
+
 
 def store_options(func: F) -> F:
     """--store / --data-dir, the two settings nearly every command needs."""

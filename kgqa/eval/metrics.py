@@ -17,37 +17,18 @@ normalisation. All metrics are fractions in [0, 1] (multiply by 100 for tables).
 from __future__ import annotations
 
 import math
-import re
-import string
 from collections.abc import Collection, Hashable, Iterable, Mapping, Sequence
 from dataclasses import asdict, dataclass
 from typing import Any, TypeVar
 
 import numpy as np
 
+from kgqa.names import normalize_answer
+
 DEFAULT_KS: tuple[int, ...] = (25, 50, 100, 200)
 
-_PUNCT = str.maketrans("", "", string.punctuation)
-_ARTICLES = re.compile(r"\b(a|an|the)\b")
 
 T = TypeVar("T", bound=Hashable)
-
-
-def normalize_answer(s: str) -> str:
-    """Canonical form for answer matching.
-
-    Underscores become spaces (PathQuestion/WC2014 ids such as ``united_kingdom``), then the
-    text is lower-cased, ASCII punctuation is deleted (``"U.S."`` -> ``"us"``), the articles
-    a/an/the are removed and whitespace is collapsed.
-
-    >>> normalize_answer("The Lord of the Rings!")
-    'lord of rings'
-    >>> normalize_answer("united_kingdom")
-    'united kingdom'
-    """
-    s = s.replace("_", " ").lower().translate(_PUNCT)
-    s = _ARTICLES.sub(" ", s)
-    return " ".join(s.split())
 
 
 @dataclass(frozen=True, slots=True)

@@ -37,6 +37,7 @@ from kgqa.eval.metrics import (
     score_h,
 )
 from kgqa.pipeline import Asker, Gathered
+from kgqa.retrieval.labels import answer_mask, relation_path_labels, shortest_path_labels
 from kgqa.retrieval.plans import gold_plans
 from kgqa.retrieval.retriever import SHOWN_PLANS
 from kgqa.retrieval.subgraph import Subgraph
@@ -164,9 +165,6 @@ def retrieval_record(
     ``linked``: the linker chose the topics (free text), so ``linking_top1`` says whether the
     first one is among the file's topics (nan where the file names none).
     """
-    from retriever_training.examples import answer_mask
-    from retriever_training.labels import relation_path_labels, shortest_path_labels
-
     retrieval, evidence = gathered.retrieval, gathered.evidence
     sub = retrieval.prepared.subgraph
     labels = shortest_path_labels(sub, example.answers)

@@ -12,14 +12,13 @@ from tqdm import tqdm
 from kgqa.config import Settings
 from kgqa.eval.datasets import read_line_numbers, read_questions, sample
 from kgqa.eval.run import EvalSummary, evaluate
+from kgqa.eval.splits import SplitSettings, hops_for
 from kgqa.pipeline import open_asker
 from kgqa.types import QAExample
 
 
 def heldout_part(examples: list[QAExample], checkpoint: Path) -> list[QAExample]:
     """The questions the checkpoint's training split kept out (same hash, same seed)."""
-    from retriever_training.run import SplitSettings
-
     data = torch.load(checkpoint, map_location="cpu", weights_only=True)
     return SplitSettings(**data["split"]).parts(examples)["heldout"]
 
@@ -68,8 +67,6 @@ def run_eval(
 ) -> EvalSummary:
     """Evaluate the configured asker on the selected questions of ``path`` (resuming its log);
     ``free_text``: link every question's topics (see :func:`~kgqa.eval.run.evaluate`)."""
-    from retriever_training.run import hops_for
-
     examples = select(settings, path, fmt, limit=limit, lines_file=lines_file, heldout=heldout)
     default = settings.retrieval.hops
 

@@ -1,4 +1,5 @@
-"""Reasoning over retrieved evidence: the SubgraphRAG prompt, answer parsing and LLM readers.
+"""Reasoning over retrieved evidence: the SubgraphRAG prompt, answer parsing, the LLM readers and
+the extractive reader (:mod:`kgqa.reasoning.extractive`).
 
 Importing this package loads no model library; backends are built by
 :func:`kgqa.reasoning.readers.make_llm_client`.

@@ -12,6 +12,7 @@ from dataclasses import dataclass, field
 
 import torch
 
+from kgqa.config import RETRIEVAL_DEFAULTS
 from kgqa.retrieval.dde import dde
 from kgqa.retrieval.scorer import ScorerBatch
 from kgqa.retrieval.subgraph import Subgraph, extract_subgraph
@@ -21,11 +22,14 @@ from kgqa.store.protocol import GraphStore
 
 @dataclass(frozen=True, slots=True)
 class SubgraphSettings:
-    """Caps of the candidate subgraph and DDE rounds (see ``extract_subgraph`` and ``dde``)."""
+    """Caps of the candidate subgraph and DDE rounds (see ``extract_subgraph`` and ``dde``).
 
-    hops: int = 2
-    max_triples: int = 5000
-    max_degree: int = 1000
+    The caps default to the ``retrieval`` settings' defaults (:data:`kgqa.config.RETRIEVAL_DEFAULTS`).
+    """
+
+    hops: int = RETRIEVAL_DEFAULTS.hops
+    max_triples: int = RETRIEVAL_DEFAULTS.max_triples
+    max_degree: int = RETRIEVAL_DEFAULTS.max_degree
     forward_rounds: int = 2
     reverse_rounds: int = 2
 

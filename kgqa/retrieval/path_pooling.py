@@ -171,11 +171,9 @@ def path_rescore(scores: Tensor, head: Tensor, tail: Tensor, topic: Tensor, num_
     geometric mean of the triple scores along that path. The product alone asks whether the way
     to a triple was rated relevant, so a "starred actors" triple hanging from a film the question
     never reaches drops; dividing the exponent by the length keeps the third hop of a good path
-    above the first hop of a weak one. With a first-pass scorer alone, answer recall@100 on 300
-    held-out MetaQA 3-hop questions went 0.867 -> 0.938 (1- and 2-hop stayed at 1.000); after
-    the second-pass scorer (:mod:`kgqa.retrieval.path_context`), which learns the same thing,
-    0.939 -> 0.945, while on WC-P2, where a hub country fans out to hundreds of first hops that
-    all rank before any second hop, it fell 0.965 -> 0.899. Hence it is not the default ranking.
+    above the first hop of a weak one. It is not the default ranking: the second-pass scorer
+    (:mod:`kgqa.retrieval.path_context`) learns the same thing, and where a hub fans out to
+    hundreds of first hops, all of them rank before any second hop (docs/decisions.md).
 
     Returns:
         Tensor [E] in [0, 1], like ``scores``; 0 for triples no topic reaches.

@@ -2,22 +2,20 @@
 the question asks to follow from its topic.
 
 The triple scorers rate one triple at a time, so "who directed the films written by X" and "who
-are X's co-writers" both light up WRITTEN_BY triples two hops out: on MetaQA 2-hop, 21 of the 24
-held-out reader errors were such right-distance entities reached through the wrong relation.
-A plan is a whole signed relation sequence (``WRITTEN_BY`` backwards, then ``DIRECTED_BY``
-forwards); :func:`enumerate_plans` lists every plan the subgraph can walk from the topics, and
+are X's co-writers" both light up WRITTEN_BY triples two hops out, and the reader then picks
+right-distance entities reached through the wrong relation (docs/decisions.md). A plan is a
+whole signed relation sequence (``WRITTEN_BY`` backwards, then ``DIRECTED_BY`` forwards);
+:func:`enumerate_plans` lists every plan the subgraph can walk from the topics, and
 :class:`PlanScorer` rates each against the question, which is a choice among a few hundred
 sequences instead of thousands of triples. :func:`plan_reach` turns the plan probabilities into
 two columns per entity for the reader: the best plan ending there, and the plan mass ending there.
 
-Walks follow the rule of the training labels (:mod:`retriever_training.labels`): never back
+Walks follow the rule of the training labels (:mod:`kgqa.retrieval.labels`): never back
 through a topic.
 
 The planner reads the question three ways (:func:`question_views`): whole, and the text before
 and after the topic mention. A sentence embedding keeps little word order, and the order is
-what separates "who acted in the films written by X" from "who wrote the films X acted in":
-with the two halves the planner's MetaQA validation accuracy (top plan is gold) went from 0.952
-to 0.991.
+what separates "who acted in the films written by X" from "who wrote the films X acted in".
 """
 
 from __future__ import annotations
@@ -34,7 +32,7 @@ from torch import Tensor, nn
 from kgqa.errors import ConfigError
 from kgqa.names import relationship_type
 from kgqa.retrieval.features import PreparedQuestion
-from kgqa.retrieval.scorer import MlpConfig, _Checkpointable, _mlp_tail, _scatter_max
+from kgqa.retrieval.nn import Checkpointable, MlpConfig, mlp_tail, scatter_max
 from kgqa.retrieval.subgraph import Subgraph
 from kgqa.retrieval.tables import EntityTable, RelationTable
 
@@ -175,7 +173,7 @@ def plan_reach(probabilities: Tensor, plans: Plans, num_nodes: int) -> Tensor:
     """[N, 2] with columns :data:`PLAN_FEATURES`: the probability of the best plan that ends at
     each entity, and the summed probability of all plans that do (zeros where none ends)."""
     ends = probabilities[plans.end_plan]
-    best = _scatter_max(ends, plans.end_entity, num_nodes)
+    best = scatter_max(ends, plans.end_entity, num_nodes)
     mass = probabilities.new_zeros(num_nodes).index_add_(0, plans.end_entity, ends).clamp(max=1.0)
     return torch.stack([best, mass], dim=1)
 
@@ -228,7 +226,7 @@ class PlannerConfig(MlpConfig):
             raise ConfigError(f"PlannerConfig: max_steps must be >= 1, got {self.max_steps}")
 
 
-class PlanScorer(_Checkpointable):
+class PlanScorer(Checkpointable):
     """MLP on ``[v_1 .. v_V || per step: (r_i, r_i * v_1 .. r_i * v_V, present_i, backward_i)]``
     -> one logit per plan, where ``v`` are the :data:`QUESTION_VIEWS` question embeddings.
 
@@ -244,7 +242,7 @@ class PlanScorer(_Checkpointable):
         super().__init__(config)
         d, views = config.emb_dim, QUESTION_VIEWS
         self.first = nn.Linear(views * d + config.max_steps * ((views + 1) * d + 2), config.hidden)
-        self.mlp = _mlp_tail(config.hidden, layers=config.layers, dropout=config.dropout)
+        self.mlp = mlp_tail(config.hidden, layers=config.layers, dropout=config.dropout)
 
     def forward(self, views: Tensor, relation_emb: Tensor, steps: Tensor) -> Tensor:
         """Logits [P], with the first layer factorised as in the triple scorer.
@@ -346,9 +344,8 @@ def plan_guided_scores(probabilities: Tensor, ranked: RankedPlans, sub: Subgraph
     """FloatTensor [E] in [0, 1]: the mean of each triple's probability and its plan support.
 
     A triple on a likely plan's walk outranks every triple off the plans, and within the walks the
-    scorer still orders. On MetaQA 3-hop the scorer alone spends its top 100 on strong first and
-    second hops of other relation paths; with the walks of a planner reading the whole question
-    only, answer recall@100 went 0.939 -> 0.982 on 300 held-out questions (2-hop stayed at 1.000).
+    scorer still orders, so the scorer's strong first and second hops of other relation paths no
+    longer crowd out a long question's answer (docs/decisions.md).
     """
     return (probabilities + ranked.triple_support(sub)) / 2
 
@@ -359,9 +356,8 @@ def rank_plans(
     """Enumerate the plans ``prepared``'s subgraph can walk and rate them with ``planner``.
 
     Plans are at most as long as the question's hops (``prepared.hops``), capped at the planner's
-    ``max_steps``: a 2-hop subgraph also holds 3-step walks (to entities it reaches by a shorter
-    route), and on MetaQA 2-hop a quarter of the planner's misses were such a 3-step plan
-    continuing the gold one.
+    ``max_steps``, not exactly as long: a 2-hop subgraph also holds 3-step walks (to entities it
+    reaches by a shorter route), and the planner must be able to rank them below the gold plan.
     """
     sub = prepared.subgraph
     plans = enumerate_plans(sub, min(prepared.hops, planner.config.max_steps))

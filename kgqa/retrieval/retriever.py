@@ -1,11 +1,11 @@
-"""Question -> scored triples (and, with no LLM, extracted answers): the retrieval half of SubgraphRAG.
+"""Question -> scored triples: the retrieval half of SubgraphRAG.
 
 ``Retriever`` links the question, pulls the candidate subgraph, encodes it (DDE), scores every
 triple with the trained scorer (and its second pass, when the checkpoint has one), optionally
 rates the relation paths the question may follow (:mod:`kgqa.retrieval.plans`, when the
 checkpoint has a planner), ranks the triples (``rescoring``: lifting the walks of the likeliest
-plans, by the scorer alone, or by each triple's best path from a topic) and, on request, ranks
-candidate answer entities with the extractive reader. Every stage is timed.
+plans, by the scorer alone, or by each triple's best path from a topic). Every stage is timed.
+The extractive reader that reads answers off a retrieval is :mod:`kgqa.reasoning.extractive`.
 """
 
 from __future__ import annotations
@@ -22,16 +22,18 @@ from kgqa.embed.protocol import Embedder
 from kgqa.errors import CheckpointError
 from kgqa.link import link, strip_brackets
 from kgqa.retrieval.disambiguation import Disambiguation, rank_topics
-from kgqa.retrieval.features import PreparedQuestion, SubgraphSettings, prepare, to_batch
+from kgqa.retrieval.features import PreparedQuestion, SubgraphSettings, prepare
 from kgqa.retrieval.path_context import triple_probabilities
 from kgqa.retrieval.path_pooling import path_rescore
 from kgqa.retrieval.plans import PlanScorer, RankedPlans, plan_guided_scores, question_views, rank_plans
-from kgqa.retrieval.scorer import EntityReader, TripleScorer
+from kgqa.retrieval.scorer import TripleScorer
 from kgqa.retrieval.tables import EntityTable, RelationTable
 from kgqa.store.protocol import GraphStore
 from kgqa.types import LinkedEntity
 
+#: ``kind`` and ``format_version`` of the checkpoint file ``kgqa train`` writes (:func:`load_bundle`).
 CHECKPOINT_KIND = "kgqa_retriever"
+CHECKPOINT_FORMAT_VERSION = 1
 Rescoring = Literal["plan", "path", "none"]
 #: Likeliest relation paths shown with a retrieval.
 SHOWN_PLANS = 3
@@ -54,24 +56,6 @@ class ScoredTriple:
             "tail": self.tail,
             "score": round(self.score, 6),
             "rel_eid": self.rel_eid,
-        }
-
-
-@dataclass(frozen=True, slots=True)
-class ExtractedAnswer:
-    """A candidate answer entity from the extractive reader, with the triples that support it."""
-
-    id: str
-    name: str
-    score: float
-    support: tuple[ScoredTriple, ...]
-
-    def to_dict(self) -> dict[str, Any]:
-        return {
-            "id": self.id,
-            "name": self.name,
-            "score": round(self.score, 6),
-            "support": [t.to_dict() for t in self.support],
         }
 
 
@@ -133,16 +117,38 @@ class Retrieval:
         return out
 
 
+def load_bundle(path: Path, embedder_model_id: str) -> dict[str, Any]:
+    """The checkpoint file ``kgqa train`` writes (scorers, planner, reader, subgraph caps), checked.
+
+    Raises:
+        CheckpointError: the file is missing, is not a retriever checkpoint, or was trained with
+            another embedder.
+    """
+    if not Path(path).is_file():
+        raise CheckpointError(f"checkpoint {path} does not exist", hint="train one with 'kgqa train'")
+    data = torch.load(path, map_location="cpu", weights_only=True)
+    if not isinstance(data, dict) or data.get("kind") != CHECKPOINT_KIND:
+        raise CheckpointError(
+            f"{path} is not a kgqa retriever checkpoint", hint="use a file from 'kgqa train'"
+        )
+    if data["embedder_model_id"] != embedder_model_id:
+        raise CheckpointError(
+            f"{path} was trained with embedder '{data['embedder_model_id']}', not '{embedder_model_id}'",
+            hint=f"set embedder.model = '{data['embedder_model_id']}'",
+        )
+    return data
+
+
 class Retriever:
-    """Link -> extract -> DDE -> score, plus the extractive reader.
+    """Link -> extract -> DDE -> score.
 
     Args:
         store: graph store holding the embedded KB.
         embedder: the store's embedding model (questions are embedded with it).
-        scorer: trained triple scorer; ``reader``: trained entity reader (optional).
+        scorer: trained triple scorer.
         path_scorer: second-pass scorer (:mod:`kgqa.retrieval.path_context`), optional.
-        planner: relation-path planner (:mod:`kgqa.retrieval.plans`), optional; the reader of a
-            checkpoint with a planner needs it.
+        planner: relation-path planner (:mod:`kgqa.retrieval.plans`), optional; the extractive
+            reader of a checkpoint with a planner needs it.
         subgraph: caps and DDE rounds.
         rescoring: ``plan`` ranks triples with :func:`plan_guided_scores` (by the scorer alone
             without a planner), ``path`` with :func:`path_rescore`, ``none`` by the scorer alone.
@@ -153,7 +159,6 @@ class Retriever:
         store: GraphStore,
         embedder: Embedder | Callable[[], Embedder],
         scorer: TripleScorer,
-        reader: EntityReader | None = None,
         *,
         path_scorer: TripleScorer | None = None,
         planner: PlanScorer | None = None,
@@ -166,7 +171,6 @@ class Retriever:
         self.scorer = scorer.eval()
         self.path_scorer = path_scorer.eval() if path_scorer is not None else None
         self.planner = planner.eval() if planner is not None else None
-        self.reader = reader.eval() if reader is not None else None
         self.subgraph = subgraph or SubgraphSettings()
         self.tables = (EntityTable(store, scorer.config.emb_dim), RelationTable(store))
 
@@ -186,21 +190,9 @@ class Retriever:
         subgraph: SubgraphSettings | None = None,
         rescoring: Rescoring = "plan",
     ) -> Retriever:
-        """Load the scorer and reader written by ``kgqa train`` (``subgraph`` overrides its caps)."""
-        if not Path(path).is_file():
-            raise CheckpointError(f"checkpoint {path} does not exist", hint="train one with 'kgqa train'")
-        data = torch.load(path, map_location="cpu", weights_only=True)
-        if not isinstance(data, dict) or data.get("kind") != CHECKPOINT_KIND:
-            raise CheckpointError(
-                f"{path} is not a kgqa retriever checkpoint", hint="use a file from 'kgqa train'"
-            )
-        if data["embedder_model_id"] != embedder.model_id:
-            raise CheckpointError(
-                f"{path} was trained with embedder '{data['embedder_model_id']}', not '{embedder.model_id}'",
-                hint=f"set embedder.model = '{data['embedder_model_id']}'",
-            )
+        """Load the scorers and planner written by ``kgqa train`` (``subgraph`` overrides its caps)."""
+        data = load_bundle(path, embedder.model_id)
         scorer = TripleScorer.from_checkpoint(data["scorer"], embedder_model_id=embedder.model_id)
-        reader = EntityReader.from_checkpoint(data["reader"], embedder_model_id=embedder.model_id)
         path_scorer = planner = None
         if data.get("path_scorer") is not None:
             path_scorer = TripleScorer.from_checkpoint(
@@ -213,7 +205,6 @@ class Retriever:
             store,
             embedder,
             scorer,
-            reader,
             path_scorer=path_scorer,
             planner=planner,
             subgraph=subgraph,
@@ -298,50 +289,6 @@ class Retriever:
             timings["rescore"] = (time.perf_counter() - rescored_at) * 1e3
         names = self.tables[0].names
         return Retrieval(question, topics, prepared, scores, probabilities, names, timings, plans)
-
-    def extract_answers(
-        self,
-        retrieval: Retrieval,
-        *,
-        top_n: int = 5,
-        support: int = 3,
-        candidates: torch.Tensor | None = None,
-    ) -> list[ExtractedAnswer]:
-        """Rank non-topic entities with the extractive reader; each with its best incident triples.
-
-        Args:
-            candidates: BoolTensor [N], the entities allowed as answers (e.g. those the evidence
-                shows); every entity when ``None``. Topics are never answers.
-
-        Raises:
-            CheckpointError: the retriever was built without a reader.
-        """
-        if self.reader is None:
-            raise CheckpointError("no extractive reader loaded", hint="load a checkpoint from 'kgqa train'")
-        started = time.perf_counter()
-        sub = retrieval.prepared.subgraph
-        allowed = sub.candidate_mask() if candidates is None else candidates & sub.candidate_mask()
-        with torch.inference_mode():
-            batch = to_batch(retrieval.prepared, self.tables)
-            plans = None if retrieval.plans is None else retrieval.plans.reach(sub.num_entities)
-            logits = self.reader(batch, retrieval.probabilities, sub.topic, plans)
-            probs = torch.sigmoid(logits.masked_fill(~allowed, float("-inf")))
-            best = torch.topk(probs, min(top_n, int(allowed.sum())))
-        answers = []
-        for entity, prob in zip(best.indices.tolist(), best.values.tolist(), strict=True):
-            incident = ((sub.head == entity) | (sub.tail == entity)).nonzero().flatten()
-            ranked = incident[torch.argsort(retrieval.scores[incident], descending=True)][:support]
-            entity_id = sub.entity_ids[entity]
-            answers.append(
-                ExtractedAnswer(
-                    entity_id,
-                    retrieval.names.get(entity_id, entity_id),
-                    prob,
-                    tuple(retrieval.triple(i) for i in ranked.tolist()),
-                )
-            )
-        retrieval.timings_ms["read"] = (time.perf_counter() - started) * 1e3
-        return answers
 
 
 def _best_topic_triple(retrieval: Retrieval) -> float:

@@ -1,91 +1,27 @@
-"""Triple scorer (SubgraphRAG 3.1) and the extractive reader's entity scorer.
+"""Triple scorer (SubgraphRAG 3.1) and its input batch.
 
 :class:`TripleScorer` is an MLP on ``[z_q || z_h || z_r || z_t || z_tau]`` giving one logit per
 triple. Its first layer is factorised: ``W [q, h, r, t, tau] = W_q q + W_h h + W_r r + W_t t +
 W_tau tau``, so each distinct entity and relation is projected once per question and triples
 only gather and add rows, which is far cheaper than building the [E, 4d + 2D] concatenation.
 
-:class:`EntityReader` scores candidate answer entities from the question, the entity's text
-embedding, its DDE and pooled scores of the triples incident to it (no LLM involved).
-
-Both models save and load through one checkpoint scheme (``checkpoint()`` /
-``from_checkpoint()``): a plain dict with ``format_version``, ``kind``, ``config``,
-``embedder_model_id``, ``kgqa_version`` and ``state_dict``, loaded with ``weights_only=True``.
+The scorer saves and loads through the checkpoint scheme of :mod:`kgqa.retrieval.nn`;
+:class:`ScorerBatch` also feeds the extractive reader (:mod:`kgqa.reasoning.extractive`).
 """
 
 from __future__ import annotations
 
 import dataclasses
-import os
-from collections.abc import Mapping
 from dataclasses import dataclass
-from pathlib import Path
-from typing import Any, ClassVar, Self
 
 import torch
 import torch.nn.functional as F
 from torch import Tensor, nn
 
-import kgqa
-from kgqa.errors import CheckpointError, ConfigError
 from kgqa.retrieval.dde import triple_features
-from kgqa.retrieval.path_pooling import hop_distance, path_reach
-
-FORMAT_VERSION = 1
-_RESERVED_KEYS = frozenset(
-    {"format_version", "kind", "config", "embedder_model_id", "kgqa_version", "state_dict"}
-)
-
+from kgqa.retrieval.nn import Checkpointable, MlpConfig, mlp_tail
 
 # --------------------------------------------------------------------------- configs
-
-
-@dataclass(frozen=True, slots=True)
-class MlpConfig:
-    """Shape of an MLP model in this module; :class:`ScorerConfig` and :class:`ReaderConfig` differ
-    only in their defaults.
-
-    Attributes:
-        emb_dim: d, width of the question/entity/relation text embeddings (1024 for gte-large).
-        dde_dim: D, width of one entity's DDE (10 for 2 forward + 2 reverse rounds).
-        hidden: width of each hidden layer.
-        layers: number of hidden layers (Linear + ReLU), >= 1; a final Linear gives the logit.
-        dropout: dropout after each hidden activation, in [0, 1).
-    """
-
-    emb_dim: int
-    dde_dim: int = 10
-    hidden: int = 1024
-    layers: int = 1
-    dropout: float = 0.0
-
-    def __post_init__(self) -> None:
-        """Reject shapes no model can be built with."""
-        name = type(self).__name__
-        if self.emb_dim <= 0 or self.hidden <= 0 or self.dde_dim < 0:
-            raise ConfigError(
-                f"{name}: emb_dim and hidden must be positive and dde_dim >= 0, "
-                f"got emb_dim={self.emb_dim}, hidden={self.hidden}, dde_dim={self.dde_dim}"
-            )
-        if self.layers < 1:
-            raise ConfigError(f"{name}: layers (hidden layers) must be >= 1, got {self.layers}")
-        if not 0.0 <= self.dropout < 1.0:
-            raise ConfigError(f"{name}: dropout must be in [0, 1), got {self.dropout}")
-
-    def to_dict(self) -> dict[str, Any]:
-        return dataclasses.asdict(self)
-
-    @classmethod
-    def from_dict(cls, data: Mapping[str, Any]) -> Self:
-        """Inverse of :meth:`to_dict`; raises ``ConfigError`` on unknown, missing or invalid keys."""
-        names = {f.name for f in dataclasses.fields(cls)}
-        unknown = sorted(set(data) - names)
-        if unknown:
-            raise ConfigError(f"{cls.__name__}: unknown keys {unknown}", hint=f"valid keys: {sorted(names)}")
-        try:
-            return cls(**data)
-        except TypeError as exc:
-            raise ConfigError(f"{cls.__name__}: {exc}", hint=f"valid keys: {sorted(names)}") from exc
 
 
 @dataclass(frozen=True, slots=True)
@@ -93,25 +29,12 @@ class ScorerConfig(MlpConfig):
     """Shape of a :class:`TripleScorer`: SubgraphRAG's reference is hidden 1024, one hidden layer."""
 
 
-@dataclass(frozen=True, slots=True)
-class ReaderConfig(MlpConfig):
-    """Shape of an :class:`EntityReader` (a smaller, deeper MLP by default).
-
-    ``plan_dim`` is the width of the per-entity plan columns the reader takes
-    (:func:`kgqa.retrieval.plans.plan_reach`, 2), 0 for a reader trained without a planner.
-    """
-
-    hidden: int = 256
-    layers: int = 2
-    plan_dim: int = 0
-
-
 # --------------------------------------------------------------------------- batch
 
 
 @dataclass(frozen=True, slots=True)
 class ScorerBatch:
-    """One question's subgraph, ready for :class:`TripleScorer` and :class:`EntityReader`.
+    """One question's subgraph, ready for :class:`TripleScorer` and the extractive reader.
 
     N = local entities, E = triples, R = local relations, d = embedding width, D = DDE width.
 
@@ -175,19 +98,6 @@ class ScorerBatch:
 # --------------------------------------------------------------------------- shared pieces
 
 
-def _mlp_tail(hidden: int, *, layers: int, dropout: float) -> nn.Sequential:
-    """Everything after the first Linear: ReLU (+dropout), ``layers - 1`` more hidden layers, logit."""
-    mods: list[nn.Module] = []
-    for i in range(layers):
-        if i > 0:
-            mods.append(nn.Linear(hidden, hidden))
-        mods.append(nn.ReLU(inplace=True))
-        if dropout > 0:
-            mods.append(nn.Dropout(dropout))
-    mods.append(nn.Linear(hidden, 1))
-    return nn.Sequential(*mods)
-
-
 def _distinct(ids: Tensor, num_nodes: int) -> tuple[Tensor, Tensor]:
     """(the distinct ids ascending, each element's index among them): ``torch.unique`` with
     ``return_inverse``, by a presence mask over the N local ids instead of a sort."""
@@ -213,125 +123,15 @@ def _project(batch: ScorerBatch, no_text: Tensor, entities: Tensor, w_x: Tensor,
     return out
 
 
-def _entity_inputs(batch: ScorerBatch, no_text: Tensor) -> Tensor:
+def entity_inputs(batch: ScorerBatch, no_text: Tensor) -> Tensor:
     """[N, d] entity embeddings with every no-text row replaced by the shared ``no_text`` vector."""
     return torch.where(batch.has_text[:, None], batch.entity_emb, no_text.expand_as(batch.entity_emb))
-
-
-class _Checkpointable(nn.Module):
-    """Checkpoint save/load shared by the models in this module.
-
-    Subclasses set ``KIND`` (the checkpoint's ``kind``) and ``CONFIG`` (their config dataclass),
-    store their config as ``self.config`` and take it as the only constructor argument.
-    """
-
-    KIND: ClassVar[str]
-    CONFIG: ClassVar[type[Any]]
-
-    def __init__(self, config: Any) -> None:
-        super().__init__()
-        self.config = config
-
-    def checkpoint(self, *, embedder_model_id: str, extra: dict[str, Any] | None = None) -> dict[str, Any]:
-        """A self-describing dict for ``torch.save``; ``from_checkpoint`` rebuilds the model from it.
-
-        Args:
-            embedder_model_id: the embedder whose vectors the model was trained on; loading
-                with another embedder is meaningless, so the pipeline checks it.
-            extra: additional entries (e.g. ``epoch``, ``val_recall``); plain Python/tensor
-                values only, so the file loads with ``weights_only=True``.
-
-        Returns:
-            ``{"format_version", "kind", "config", "embedder_model_id", "kgqa_version",
-            "state_dict", **extra}`` with the state dict on CPU.
-
-        Raises:
-            ValueError: if ``extra`` uses a reserved key.
-        """
-        extra = extra or {}
-        clash = sorted(_RESERVED_KEYS & set(extra))
-        if clash:
-            raise ValueError(f"checkpoint extra keys {clash} are reserved")
-        return {
-            "format_version": FORMAT_VERSION,
-            "kind": self.KIND,
-            "config": self.config.to_dict(),
-            "embedder_model_id": embedder_model_id,
-            "kgqa_version": kgqa.__version__,
-            "state_dict": {k: v.detach().cpu() for k, v in self.state_dict().items()},
-            **extra,
-        }
-
-    @classmethod
-    def from_checkpoint(
-        cls,
-        path_or_dict: str | os.PathLike[str] | Mapping[str, Any],
-        *,
-        embedder_model_id: str | None = None,
-    ) -> Self:
-        """Rebuild a model (on CPU, in eval mode) from a file written by ``torch.save(checkpoint())``.
-
-        Args:
-            path_or_dict: path to the file, or the already-loaded dict.
-            embedder_model_id: when given, the checkpoint must have been trained with this embedder.
-
-        Raises:
-            CheckpointError: missing or unreadable file, another ``kind`` or ``format_version``,
-                an invalid config, a different embedder, or weights that do not fit the config.
-        """
-        source = "<dict>"
-        if isinstance(path_or_dict, Mapping):
-            ckpt: Any = path_or_dict
-        else:
-            path = Path(path_or_dict)
-            source = str(path)
-            if not path.is_file():
-                raise CheckpointError(
-                    f"{cls.KIND} checkpoint not found: {path}",
-                    hint="train one first (retriever_training) or fix the path in the config",
-                )
-            try:
-                ckpt = torch.load(path, map_location="cpu", weights_only=True)
-            except Exception as exc:  # torch raises several types for corrupt/unsafe files
-                raise CheckpointError(
-                    f"cannot read checkpoint {path}: {exc}",
-                    hint="the file is corrupt or not a kgqa checkpoint; re-train or re-download it",
-                ) from exc
-        if not isinstance(ckpt, Mapping):
-            raise CheckpointError(f"checkpoint {source} is a {type(ckpt).__name__}, not a dict")
-        if ckpt.get("kind") != cls.KIND:
-            raise CheckpointError(
-                f"checkpoint {source} holds a {ckpt.get('kind')!r}, expected {cls.KIND!r}",
-                hint="point the config at the right checkpoint file",
-            )
-        if ckpt.get("format_version") != FORMAT_VERSION:
-            raise CheckpointError(
-                f"checkpoint {source} has format_version {ckpt.get('format_version')!r}, "
-                f"this kgqa {kgqa.__version__} reads {FORMAT_VERSION}",
-                hint="re-train the model with this kgqa version",
-            )
-        if embedder_model_id is not None and ckpt.get("embedder_model_id") != embedder_model_id:
-            raise CheckpointError(
-                f"checkpoint {source} was trained on embedder {ckpt.get('embedder_model_id')!r}, "
-                f"but the configured embedder is {embedder_model_id!r}",
-                hint="set embedder.model to the checkpoint's embedder or re-train",
-            )
-        try:
-            config = cls.CONFIG.from_dict(ckpt["config"])
-            model = cls(config)
-            model.load_state_dict(ckpt["state_dict"])
-        except (KeyError, TypeError, AttributeError, ConfigError, RuntimeError) as exc:
-            raise CheckpointError(
-                f"checkpoint {source} does not fit {cls.__name__}: {exc}",
-                hint="the file was written by incompatible code; re-train the model",
-            ) from exc
-        return model.eval()
 
 
 # --------------------------------------------------------------------------- triple scorer
 
 
-class TripleScorer(_Checkpointable):
+class TripleScorer(Checkpointable):
     """MLP on ``[z_q || z_h || z_r || z_t || z_tau]`` -> one logit per triple (SubgraphRAG 3.1).
 
     ``z_tau = [dde_head || dde_tail]``. Entities without text share the learned vector
@@ -348,7 +148,7 @@ class TripleScorer(_Checkpointable):
         # Same scale as an L2-normalised text embedding.
         self.no_text = nn.Parameter(torch.randn(d) * d**-0.5)
         self.first = nn.Linear(self.in_dim, config.hidden)
-        self.mlp = _mlp_tail(config.hidden, layers=config.layers, dropout=config.dropout)
+        self.mlp = mlp_tail(config.hidden, layers=config.layers, dropout=config.dropout)
 
     def _first_layer_blocks(self) -> tuple[Tensor, Tensor, Tensor, Tensor, Tensor, Tensor]:
         """Split ``first.weight`` [hidden, 4d + 2D] into W_q, W_h, W_r, W_t, W_tau_head, W_tau_tail."""
@@ -363,8 +163,8 @@ class TripleScorer(_Checkpointable):
         ``W_t x_e + W_tau_t s_e`` once per entity that tails one (in a tree-like subgraph most
         entities take only one role, so projecting both roles for every entity would double the
         main cost), ``W_r x_r + W_q q + b`` once per relation, then per triple only gathers and
-        adds: O((H + T) d h + R d h + E h) instead of O(E d h). Measured on a 4,619-triple MetaQA
-        3-hop subgraph (2 CPU threads, hidden 256): about 7 ms against 30 ms for ``forward_concat``.
+        adds: O((H + T) d h + R d h + E h) instead of O(E d h) for ``forward_concat``
+        (timings: docs/decisions.md).
         """
         w_q, w_h, w_r, w_t, w_th, w_tt = self._first_layer_blocks()
         heads, head_of = _distinct(batch.head, batch.num_entities)
@@ -388,7 +188,7 @@ class TripleScorer(_Checkpointable):
 
     def forward_concat(self, batch: ScorerBatch) -> Tensor:
         """Logits [E] from the explicit per-triple concatenation [E, 4d + 2D] (reference form)."""
-        x = _entity_inputs(batch, self.no_text)
+        x = entity_inputs(batch, self.no_text)
         e = batch.num_triples
         z = torch.cat(
             [
@@ -400,150 +200,4 @@ class TripleScorer(_Checkpointable):
             ],
             dim=1,
         )
-        return self.mlp(self.first(z)).squeeze(-1)
-
-
-# --------------------------------------------------------------------------- entity reader
-
-#: Columns of :func:`incident_score_features`.
-INCIDENT_FEATURES = ("max_incident", "mean_incident", "max_as_tail", "max_as_head")
-
-
-def _scatter_max(src: Tensor, index: Tensor, num_nodes: int) -> Tensor:
-    """out[v] = max of src[i] with index[i] == v, 0 where no i maps to v: [N]."""
-    return src.new_zeros(num_nodes).scatter_reduce(0, index, src, reduce="amax", include_self=False)
-
-
-def incident_score_features(triple_scores: Tensor, head: Tensor, tail: Tensor, num_nodes: int) -> Tensor:
-    """Pool per-triple scores onto entities: how strongly the retriever points at each entity.
-
-    Args:
-        triple_scores: [E] triple probabilities in [0, 1].
-        head: LongTensor [E] local head ids.
-        tail: LongTensor [E] local tail ids.
-        num_nodes: N.
-
-    Returns:
-        [N, 4] with columns :data:`INCIDENT_FEATURES`: max over the triples incident to the entity
-        (either end), their mean (a self-loop counts once), max over triples where it is the tail,
-        max over triples where it is the head. Zeros where no such triple exists.
-    """
-    either = torch.cat([head, tail])
-    max_any = _scatter_max(torch.cat([triple_scores, triple_scores]), either, num_nodes)
-    # The tail end of a self-loop is the same incidence as its head end: weight it 0.
-    tail_w = (tail != head).to(triple_scores.dtype)
-    zeros = triple_scores.new_zeros(num_nodes)
-    total = zeros.index_add(0, either, torch.cat([triple_scores, triple_scores * tail_w]))
-    count = zeros.index_add(0, either, torch.cat([torch.ones_like(tail_w), tail_w]))
-    mean_any = total / count.clamp(min=1)
-    max_tail = _scatter_max(triple_scores, tail, num_nodes)
-    max_head = _scatter_max(triple_scores, head, num_nodes)
-    return torch.stack([max_any, mean_any, max_tail, max_head], dim=1)
-
-
-def incident_relation_context(triple_scores: Tensor, batch: ScorerBatch) -> Tensor:
-    """Score-weighted mean embedding of the relations that point at / leave each entity.
-
-    The answer to "who directed X" is the tail of a high-scoring DIRECTED_BY triple; the incident
-    score features alone cannot say which relation that was, so the reader also sees it.
-
-    Returns:
-        [N, 2d]: mean over triples where the entity is the tail, then where it is the head, each
-        weighted by the triple's score; zeros where no such triple exists.
-    """
-    n, d = batch.num_entities, batch.relation_emb.size(1)
-    weighted = batch.relation_emb[batch.rel] * triple_scores.unsqueeze(1)  # [E, d]
-    parts = []
-    for end in (batch.tail, batch.head):
-        total = weighted.new_zeros(n, d).index_add_(0, end, weighted)
-        norm = triple_scores.new_zeros(n).index_add_(0, end, triple_scores).clamp(min=1e-6)
-        parts.append(total / norm.unsqueeze(1))
-    return torch.cat(parts, dim=1)
-
-
-#: Columns of :func:`path_features`.
-PATH_FEATURES = ("path_reach", "log_path_reach", "max_inward", "max_outward")
-_LOG_REACH_FLOOR = 1e-6
-
-
-def reach_columns(triple_scores: Tensor, head: Tensor, tail: Tensor, topic: Tensor, num_nodes: int) -> Tensor:
-    """[N, 2]: :func:`~kgqa.retrieval.path_pooling.path_reach` and its log rescaled to [0, 1]."""
-    reach = path_reach(triple_scores, head, tail, topic, num_nodes)
-    floor = torch.tensor(_LOG_REACH_FLOOR, dtype=reach.dtype)
-    log_reach = 1 - torch.log(reach.clamp(min=_LOG_REACH_FLOOR)) / torch.log(floor)
-    return torch.stack([reach, log_reach], dim=1)
-
-
-def path_features(triple_scores: Tensor, batch: ScorerBatch, topic: Tensor) -> Tensor:
-    """[N, 4] with columns :data:`PATH_FEATURES`: where the retrieved reasoning paths end.
-
-    - ``path_reach``: :func:`~kgqa.retrieval.path_pooling.path_reach`, the best product of
-      triple scores along a path from a topic; ``log_path_reach`` its log rescaled to [0, 1],
-      which separates the small products of long paths (three hops at 0.3 is 0.027).
-    - ``max_inward`` / ``max_outward``: the best score of the entity's triples whose other end is
-      nearer to / farther from the topics (hop distance). An answer is where a strong path
-      arrives and none goes on; on 3-hop questions the reader otherwise picked the first-hop
-      writer or director, reached as strongly as the answer but with the path carrying on.
-    """
-    n = batch.num_entities
-    reach = reach_columns(triple_scores, batch.head, batch.tail, topic, n)
-    dist = hop_distance(batch.head, batch.tail, topic, n)
-    head_nearer = dist[batch.head] < dist[batch.tail]
-    tail_nearer = dist[batch.tail] < dist[batch.head]
-    inward = _scatter_max(triple_scores[head_nearer], batch.tail[head_nearer], n).maximum(
-        _scatter_max(triple_scores[tail_nearer], batch.head[tail_nearer], n)
-    )
-    outward = _scatter_max(triple_scores[head_nearer], batch.head[head_nearer], n).maximum(
-        _scatter_max(triple_scores[tail_nearer], batch.tail[tail_nearer], n)
-    )
-    return torch.cat([reach, torch.stack([inward, outward], dim=1)], dim=1)
-
-
-class EntityReader(_Checkpointable):
-    """Extractive reader: MLP on ``[q || x_e || dde_e || incident scores || relation context ||
-    path features || plan columns]``.
-
-    ``x_e`` is the shared ``no_text`` vector for entities without text; the relation context is
-    :func:`incident_relation_context`, the path features :func:`path_features`, the plan columns
-    :func:`kgqa.retrieval.plans.plan_reach` (only when ``plan_dim > 0``). Train with a
-    softmax or BCE loss over the candidate entities against the answer labels. (The path-pooled
-    incident scores were tried as well: MetaQA held-out Hit@1 moved +0.01 / 0.00 / -0.07 on
-    1/2/3-hop, so they were left out.)
-    """
-
-    KIND = "entity_reader"
-    CONFIG = ReaderConfig
-
-    def __init__(self, config: ReaderConfig) -> None:
-        super().__init__(config)
-        d = config.emb_dim
-        self.in_dim = 4 * d + config.dde_dim + len(INCIDENT_FEATURES) + len(PATH_FEATURES) + config.plan_dim
-        # Same scale as an L2-normalised text embedding.
-        self.no_text = nn.Parameter(torch.randn(d) * d**-0.5)
-        self.first = nn.Linear(self.in_dim, config.hidden)
-        self.mlp = _mlp_tail(config.hidden, layers=config.layers, dropout=config.dropout)
-
-    def forward(
-        self, batch: ScorerBatch, triple_scores: Tensor, topic: Tensor, plans: Tensor | None = None
-    ) -> Tensor:
-        """Logits [N], one per local entity.
-
-        Args:
-            batch: the question's subgraph.
-            triple_scores: [E] triple probabilities in [0, 1] (e.g. ``sigmoid`` of the
-                scorer's logits, usually detached).
-            topic: LongTensor [T] local ids of the topic entities.
-            plans: [N, plan_dim] plan columns, required exactly when ``config.plan_dim > 0``.
-        """
-        n = batch.num_entities
-        width = 0 if plans is None else plans.shape[1]
-        if width != self.config.plan_dim:
-            raise ValueError(f"this reader takes {self.config.plan_dim} plan columns, got {width}")
-        feats = incident_score_features(triple_scores, batch.head, batch.tail, n)
-        context = incident_relation_context(triple_scores, batch)
-        paths = path_features(triple_scores, batch, topic)
-        question = batch.question.expand(n, -1)
-        entity = _entity_inputs(batch, self.no_text)
-        parts = [question, entity, batch.dde, feats, context, paths]
-        z = torch.cat(parts if plans is None else [*parts, plans.to(paths.dtype)], dim=1)
         return self.mlp(self.first(z)).squeeze(-1)

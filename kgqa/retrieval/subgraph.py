@@ -14,6 +14,7 @@ from dataclasses import dataclass
 
 import torch
 
+from kgqa.config import RETRIEVAL_DEFAULTS
 from kgqa.store import queries
 from kgqa.store.protocol import GraphStore
 
@@ -77,9 +78,9 @@ def extract_subgraph(
     store: GraphStore,
     topic_ids: Sequence[str],
     *,
-    hops: int = 2,
-    max_triples: int = 5000,
-    max_degree: int = 1000,
+    hops: int = RETRIEVAL_DEFAULTS.hops,
+    max_triples: int = RETRIEVAL_DEFAULTS.max_triples,
+    max_degree: int = RETRIEVAL_DEFAULTS.max_degree,
 ) -> Subgraph:
     """Collect the triples within ``hops`` hops of the topics, both directions, with caps.
 

@@ -105,7 +105,7 @@ class FuzzyNameIndex:
         """Index words within ``edits`` of ``term``, with their distance."""
         if edits == 0:
             return [(term, 0)] if term in self._postings else []
-        found = []
+        found: list[tuple[str, int]] = []
         for length in range(len(term) - edits, len(term) + edits + 1):
             words = self._by_length.get(length)
             if words:

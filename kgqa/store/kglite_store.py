@@ -135,7 +135,7 @@ class KgliteStore:
         return query.body, given
 
     def _read(self, text: str, params: dict[str, Any]) -> list[dict[str, Any]]:
-        result = self.graph.cypher(text, params=params)
+        result: Any = self.graph.cypher(text, params=params)  # a ResultView without to_df/explain
         rows = result.to_list()
         for warning in result.warnings:
             log.debug("%s", warning)

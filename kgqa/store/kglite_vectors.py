@@ -1,9 +1,9 @@
 """Vector indexes for the embedded store, served by exact search instead of kglite's HNSW.
 
 Why: kglite builds an HNSW graph for every ``CREATE VECTOR INDEX`` and rebuilds it each time the
-graph file is opened. Measured on this project's 2-core machine with the 42,873 MetaQA entities
-(384 dims): ~37 s to build, and the same again at every ``kgqa`` start. An exact cosine scan of
-the same vectors as one matrix product takes a few milliseconds. So on kglite:
+graph file is opened, which costs tens of seconds at every ``kgqa`` start on a full KB, while an
+exact cosine scan of the same vectors as one matrix product takes milliseconds
+(docs/decisions.md). So on kglite:
 
 - ``CREATE VECTOR INDEX name FOR (n:Label) ON (n.prop) OPTIONS ...`` records the index as a
   ``(:KgqaVectorIndex)`` node (name, label, property, dimensions, similarity) instead;

@@ -191,9 +191,11 @@ def map_store_errors(query: Query | None = None, *, uri: str | None = None) -> I
                 f"{where}Neo4j at {server} has no such database: {exc.message}",
                 hint="set KGQA_STORE__NEO4J_DATABASE (Community edition has only 'neo4j')",
             ) from exc
-        hint = "this kernel writes: run it through store.write()" if exc.code == _WRITE_IN_READ_MODE else None
+        write_hint = (
+            "this kernel writes: run it through store.write()" if exc.code == _WRITE_IN_READ_MODE else None
+        )
         raise QueryError(
-            f"{where}Neo4j rejected the query ({exc.code}): {exc.message}", query=name, hint=hint
+            f"{where}Neo4j rejected the query ({exc.code}): {exc.message}", query=name, hint=write_hint
         ) from exc
     except exceptions.Neo4jError as exc:
         raise QueryError(f"{where}Neo4j failed ({exc.code}): {exc.message}", query=name) from exc

@@ -28,7 +28,7 @@ class Query:
     """One parsed kernel.
 
     Attributes:
-        name: file stem, e.g. ``subgraph_khop``.
+        name: file stem, e.g. ``subgraph_hop``.
         text: the whole file (header comments included; both backends accept them).
         params: declared parameter name -> declared type (``list<string>``, ``int``, ...).
         returns: declared result column names, in order.

@@ -20,7 +20,8 @@ def _run_bench(name: str, out: Path, *args: str) -> str:
     proc = subprocess.run(
         [
             sys.executable,
-            str(REPO / "bench" / f"{name}.py"),
+            "-m",
+            f"bench.{name}",
             "--size",
             "tiny",
             "--repeat",

@@ -62,10 +62,6 @@ CASES: dict[str, tuple[dict[str, Any], bool]] = {
     "stats_labels": ({}, False),
     "stats_relationship_types": ({}, False),
     "subgraph_hop": ({"frontier_ids": ["Tom Hanks"], "max_degree": 100, "max_triples": 100}, False),
-    "paths_shortest": (
-        {"source_ids": ["Tom Hanks"], "target_ids": ["Robert Zemeckis"], "max_hops": 2, "limit": 10},
-        False,
-    ),
     "typed_expand": (
         {"source_ids": ["Tom Hanks"], "labels": [], "rel_types": ["STARRED_ACTORS"], "limit": 10},
         False,
@@ -138,12 +134,6 @@ def test_subgraph_hop_caps_triples(toy_kg: KgliteStore) -> None:
     assert len(toy_kg.run(queries.get("subgraph_hop"), params)[0]["r_eids"]) == 2
 
 
-def test_paths_shortest_finds_both_two_hop_paths(toy_kg: KgliteStore) -> None:
-    rows = toy_kg.run(queries.get("paths_shortest"), CASES["paths_shortest"][0])
-    assert sorted(r["node_ids"][1] for r in rows) == ["Cast Away", "Forrest Gump"]
-    assert all(r["rel_types"] == ["STARRED_ACTORS", "DIRECTED_BY"] for r in rows)
-
-
 def test_typed_expand_filters_by_relationship_type_and_label(toy_kg: KgliteStore) -> None:
     toy_kg.write(
         [Statement(queries.get("ingest_entity_labels"), {"label": "Movie", "ids": ["Jaws", "Cast Away"]})]
@@ -182,7 +172,7 @@ def test_question_evidence_returns_saved_relationships(toy_kg: KgliteStore) -> N
     }
 
 
-def test_saved_question_links_never_enter_subgraphs_or_paths(toy_kg: KgliteStore) -> None:
+def test_saved_question_links_never_enter_subgraphs(toy_kg: KgliteStore) -> None:
     toy_kg.write([Statement(queries.get("question_save"), CASES["question_save"][0])])
     toy_kg.write(
         [
@@ -196,9 +186,3 @@ def test_saved_question_links_never_enter_subgraphs_or_paths(toy_kg: KgliteStore
         queries.get("subgraph_hop"), {"frontier_ids": ["Jaws"], "max_degree": 2, "max_triples": 9}
     )[0]
     assert set(row["r_types"]) == {"DIRECTED_BY", "HAS_GENRE"}  # TOPIC neither returned nor counted
-    paths = toy_kg.run(
-        queries.get("paths_shortest"),
-        {"source_ids": ["Jaws"], "target_ids": ["Tom Hanks"], "max_hops": 4, "limit": 10},
-    )
-    # never the 2-hop shortcut via q1 (Neo4j finds the 3-hop paths; kglite filters after its search)
-    assert all("q1" not in p["node_ids"] and len(p["node_ids"]) == 4 for p in paths)

@@ -14,6 +14,7 @@ from kgqa.errors import ConfigError
 from kgqa.eval.run import evaluate
 from kgqa.pipeline import Asker
 from kgqa.reasoning import LLMReader
+from kgqa.reasoning.extractive import ExtractiveReader
 from kgqa.reasoning.readers import make_llm_client
 from kgqa.reasoning.readers.transformers_client import TransformersClient
 from kgqa.retrieval.retriever import Retriever
@@ -24,10 +25,10 @@ from kgqa.store import queries
 @pytest.mark.parametrize("organisation", ["triples", "chains", "paths"])
 @pytest.mark.parametrize("pooling", ["none", "dijkstra"])
 def test_ask_answers_from_evidence_with_every_organisation(
-    trained: Retriever, organisation: str, pooling: str
+    trained: Retriever, organisation: str, pooling: str, extractive: ExtractiveReader
 ) -> None:
     settings = AnswerSettings(organisation=organisation, pooling=pooling, evidence_k=6, flow_theta=0.0)
-    answer = Asker(trained, settings).ask("who directed [Jaws]")
+    answer = Asker(trained, settings, extractive=extractive).ask("who directed [Jaws]")
     assert answer.answers[0].name == "Steven Spielberg"
     assert answer.answers[0].grounded and answer.reader == "extractive"
     texts = [line.text for line in answer.evidence]
@@ -39,15 +40,21 @@ def test_ask_answers_from_evidence_with_every_organisation(
     assert {"link", "extract", "score", "organise", "read"} <= set(answer.timings_ms)
 
 
-def test_ask_only_answers_with_entities_the_evidence_shows(trained: Retriever) -> None:
+def test_ask_only_answers_with_entities_the_evidence_shows(
+    trained: Retriever, extractive: ExtractiveReader
+) -> None:
     # With a single evidence triple, every answer must be an entity of that triple.
-    answer = Asker(trained, AnswerSettings(evidence_k=1, pooling="none")).ask("who directed [Jaws]")
+    answer = Asker(trained, AnswerSettings(evidence_k=1, pooling="none"), extractive=extractive).ask(
+        "who directed [Jaws]"
+    )
     shown = {answer.evidence[0].triples[0].head, answer.evidence[0].triples[0].tail}
     assert answer.answers and {a.name for a in answer.answers} <= shown - {"Jaws"}
 
 
-def test_saved_answer_reads_back_with_its_evidence(trained: Retriever) -> None:
-    answer = Asker(trained, AnswerSettings(evidence_k=3)).ask("who directed [Cast Away]")
+def test_saved_answer_reads_back_with_its_evidence(trained: Retriever, extractive: ExtractiveReader) -> None:
+    answer = Asker(trained, AnswerSettings(evidence_k=3), extractive=extractive).ask(
+        "who directed [Cast Away]"
+    )
     saved = save_answer(trained.store, answer, question_id="q-test-1")
     assert saved.question_id == "q-test-1"
     back = load_saved(trained.store, "q-test-1")
@@ -70,8 +77,10 @@ def test_show_of_unknown_question_names_the_id(trained: Retriever) -> None:
         load_saved(trained.store, "q-missing")
 
 
-def test_evaluate_resumes_from_its_log(trained: Retriever, tmp_path: Path) -> None:
-    asker = Asker(trained, AnswerSettings())
+def test_evaluate_resumes_from_its_log(
+    trained: Retriever, tmp_path: Path, extractive: ExtractiveReader
+) -> None:
+    asker = Asker(trained, AnswerSettings(), extractive=extractive)
     log = tmp_path / "eval.jsonl"
     first = evaluate(asker, toy_examples()[:3], log_path=log, hops_of=lambda e: 2, fingerprint="run-a")
     assert (first.n, first.resumed) == (3, 0)
@@ -87,8 +96,10 @@ def test_evaluate_resumes_from_its_log(trained: Retriever, tmp_path: Path) -> No
     )
 
 
-def test_evaluate_refuses_a_log_from_other_settings(trained: Retriever, tmp_path: Path) -> None:
-    asker = Asker(trained, AnswerSettings())
+def test_evaluate_refuses_a_log_from_other_settings(
+    trained: Retriever, tmp_path: Path, extractive: ExtractiveReader
+) -> None:
+    asker = Asker(trained, AnswerSettings(), extractive=extractive)
     log = tmp_path / "eval.jsonl"
     evaluate(asker, toy_examples()[:1], log_path=log, hops_of=lambda e: 2, fingerprint="run-a")
     with pytest.raises(ConfigError, match="other settings"):
@@ -99,8 +110,15 @@ def test_evaluate_refuses_a_log_from_other_settings(trained: Retriever, tmp_path
     assert (restarted.n, restarted.resumed) == (2, 0)
 
 
-def test_evaluate_reports_grounding_and_evidence_recall(trained: Retriever, tmp_path: Path) -> None:
-    summary = evaluate(Asker(trained, AnswerSettings()), toy_examples(), log_path=None, hops_of=lambda e: 2)
+def test_evaluate_reports_grounding_and_evidence_recall(
+    trained: Retriever, tmp_path: Path, extractive: ExtractiveReader
+) -> None:
+    summary = evaluate(
+        Asker(trained, AnswerSettings(), extractive=extractive),
+        toy_examples(),
+        log_path=None,
+        hops_of=lambda e: 2,
+    )
     assert summary.reader["evidence_answer_recall"] == 1.0
     assert summary.reader["ungrounded"] == 0.0 and summary.reader["abstained"] == 0.0
     # Every gold answer is in the KG, so Score_h = 100 * (mean term + 1) / 2, mean term = 2*precision - 1

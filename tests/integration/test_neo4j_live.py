@@ -256,14 +256,6 @@ def test_subgraph_hop_returns_parallel_arrays(store: Any, graph: dict[str, Any])
     assert capped["h_ids"] == []  # p2 has degree 2 > max_degree: a hub is not expanded
 
 
-@covers("paths_shortest")
-def test_paths_shortest_crosses_the_shared_actor(store: Any, graph: dict[str, Any]) -> None:
-    rows = run(store, "paths_shortest", source_ids=["m2"], target_ids=["p1"], max_hops=4, limit=10)
-    assert [r["node_ids"] for r in rows] == [["m2", "p2", "m1", "p1"]]
-    assert rows[0]["rel_types"] == ["STARRED_ACTORS", "STARRED_ACTORS", "DIRECTED_BY"]
-    assert run(store, "paths_shortest", source_ids=["m2"], target_ids=["p1"], max_hops=2, limit=10) == []
-
-
 @covers("question_get", "question_evidence")
 def test_saved_question_shows_its_evidence(store: Any, graph: dict[str, Any]) -> None:
     [question] = run(store, "question_get", id="q1")

@@ -12,6 +12,7 @@ from conftest import QUESTIONS, toy_examples
 from kgqa.config import AnswerSettings
 from kgqa.eval.run import evaluate
 from kgqa.pipeline import Asker
+from kgqa.reasoning.extractive import ExtractiveReader
 from kgqa.retrieval.features import SubgraphSettings
 from kgqa.retrieval.retriever import Retriever
 from kgqa.retrieval.tables import EntityTable, RelationTable
@@ -31,13 +32,15 @@ def test_training_is_deterministic_for_a_seed(toy_kg: KgliteStore, fake_embedder
         assert torch.equal(x, y), name
 
 
-def test_retriever_ranks_the_answer_path_first_and_reads_the_answer(trained: Retriever) -> None:
+def test_retriever_ranks_the_answer_path_first_and_reads_the_answer(
+    trained: Retriever, extractive: ExtractiveReader
+) -> None:
     result = trained.retrieve("who directed [Jaws]")
     assert [t.id for t in result.topics] == ["Jaws"]
     top = [(t.head, t.relation, t.tail) for t in result.top(2)]
     assert ("Jaws", "DIRECTED_BY", "Steven Spielberg") in top  # the one shortest-path triple
     assert set(result.timings_ms) >= {"link", "extract", "dde", "score"}
-    answers = trained.extract_answers(result)
+    answers = extractive.extract_answers(result)
     assert answers[0].id == "Steven Spielberg"
     assert ("Jaws", "DIRECTED_BY", "Steven Spielberg") in [
         (t.head, t.relation, t.tail) for t in answers[0].support
@@ -76,8 +79,10 @@ def test_retrieval_probabilities_come_from_the_second_pass_over_the_first(traine
     assert not torch.allclose(first, both)
 
 
-def test_the_planner_rates_the_asked_relation_first_and_feeds_the_reader(trained: Retriever) -> None:
-    assert trained.planner is not None and trained.reader is not None
+def test_the_planner_rates_the_asked_relation_first_and_feeds_the_reader(
+    trained: Retriever, extractive: ExtractiveReader
+) -> None:
+    assert trained.planner is not None and extractive.model is not None
     result = trained.retrieve("when was [Cast Away] released")
     assert result.plans is not None and "plan" in result.timings_ms
     best = result.to_dict()["plans"][0]
@@ -86,8 +91,8 @@ def test_the_planner_rates_the_asked_relation_first_and_feeds_the_reader(trained
     reach = result.plans.reach(sub.num_entities)
     year = sub.entity_ids.index("2000")
     assert reach[year, 0] == reach[:, 0].max()  # the answer ends the likeliest plan
-    assert trained.reader.config.plan_dim == reach.shape[1]
-    assert trained.extract_answers(result)[0].id == "2000"
+    assert extractive.model.config.plan_dim == reach.shape[1]
+    assert extractive.extract_answers(result)[0].id == "2000"
 
 
 def test_retrieval_ranks_by_plan_guided_scores_by_default(trained: Retriever) -> None:
@@ -100,9 +105,16 @@ def test_retrieval_ranks_by_plan_guided_scores_by_default(trained: Retriever) ->
     assert (result.top(1)[0].relation, result.top(1)[0].tail) == ("RELEASE_YEAR", "2000")
 
 
-def test_evaluate_writes_log_and_scores_training_questions(trained: Retriever, tmp_path: Path) -> None:
+def test_evaluate_writes_log_and_scores_training_questions(
+    trained: Retriever, tmp_path: Path, extractive: ExtractiveReader
+) -> None:
     log = tmp_path / "eval.jsonl"
-    summary = evaluate(Asker(trained, AnswerSettings()), toy_examples(), log_path=log, hops_of=lambda e: 2)
+    summary = evaluate(
+        Asker(trained, AnswerSettings(), extractive=extractive),
+        toy_examples(),
+        log_path=log,
+        hops_of=lambda e: 2,
+    )
     assert summary.n == len(QUESTIONS) and summary.failed == 0
     assert summary.answer_recall[25] == 1.0
     assert summary.path_triple_recall[25] == 1.0
@@ -116,7 +128,7 @@ def test_evaluate_writes_log_and_scores_training_questions(trained: Retriever, t
 
 
 def test_evaluate_scores_gold_path_triples_where_the_question_names_its_path(
-    trained: Retriever, tmp_path: Path
+    trained: Retriever, tmp_path: Path, extractive: ExtractiveReader
 ) -> None:
     from dataclasses import replace
 
@@ -125,22 +137,26 @@ def test_evaluate_scores_gold_path_triples_where_the_question_names_its_path(
         replace(e, relation_paths=(next(p for word, p in paths.items() if word in e.question),))
         for e in toy_examples()
     ]
-    summary = evaluate(Asker(trained, AnswerSettings()), examples, log_path=None, hops_of=lambda e: 2)
+    summary = evaluate(
+        Asker(trained, AnswerSettings(), extractive=extractive), examples, log_path=None, hops_of=lambda e: 2
+    )
     assert summary.gold_path_triple_recall[25] == 1.0
     assert summary.plan_hit_at_1 == 1.0  # the planner learnt the toy questions' relations
     assert "planner: the likeliest plan is gold for 1.0000" in summary.render()
     # "what films did Tom Hanks act in": its three STARRED_ACTORS triples are the gold path.
     hanks = [e for e in examples if "Tom Hanks" in e.topic_ids]
-    one = evaluate(Asker(trained, AnswerSettings()), hanks, log_path=None, hops_of=lambda e: 2)
+    one = evaluate(
+        Asker(trained, AnswerSettings(), extractive=extractive), hanks, log_path=None, hops_of=lambda e: 2
+    )
     assert one.gold_path_triple_recall == {25: 1.0, 50: 1.0, 100: 1.0, 200: 1.0}
 
 
 def test_evaluate_free_text_links_each_question_and_reports_linking_top1(
-    trained: Retriever, tmp_path: Path
+    trained: Retriever, tmp_path: Path, extractive: ExtractiveReader
 ) -> None:
     from dataclasses import replace
 
-    asker = Asker(trained, AnswerSettings())
+    asker = Asker(trained, AnswerSettings(), extractive=extractive)
     lowered = [replace(e, question=e.question.lower()) for e in toy_examples()]
     bracketed = evaluate(asker, lowered, log_path=None, hops_of=lambda e: 2)
     assert math.isnan(bracketed.linking_top1)  # the file's topics were used: nothing was linked
@@ -156,9 +172,11 @@ def test_evaluate_free_text_links_each_question_and_reports_linking_top1(
     assert one.reader["hit_at_1"] == 1.0 and math.isnan(one.linking_top1)
 
 
-def test_evaluate_counts_unknown_topic_as_failed(trained: Retriever, tmp_path: Path) -> None:
+def test_evaluate_counts_unknown_topic_as_failed(
+    trained: Retriever, tmp_path: Path, extractive: ExtractiveReader
+) -> None:
     bad = QAExample("toy:x", "who directed Nowhere", ("Nowhere",), ("x",), line=0)
-    asker = Asker(trained, AnswerSettings())
+    asker = Asker(trained, AnswerSettings(), extractive=extractive)
     summary = evaluate(asker, [bad], log_path=tmp_path / "e.jsonl", hops_of=lambda e: 2)
     assert summary.failed == 1 and summary.n == 0
 

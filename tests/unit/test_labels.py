@@ -8,9 +8,9 @@ import networkx as nx
 import torch
 from subgraphs import make_subgraph, random_case
 
+from kgqa.retrieval.labels import relation_path_labels, shortest_path_labels, weak_labels
 from kgqa.retrieval.subgraph import Subgraph
 from kgqa.types import QAExample
-from retriever_training.labels import relation_path_labels, shortest_path_labels, weak_labels
 
 # A MetaQA-like 3-hop case, topic movie e0, question "languages of films sharing directors with e0":
 #   0 e0 -DIRECTED_BY-> e1 (director)      3 e0 -HAS_TAGS-> e4 (tag)

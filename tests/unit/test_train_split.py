@@ -2,8 +2,8 @@
 
 from __future__ import annotations
 
+from kgqa.eval.splits import SplitSettings, hops_for
 from kgqa.types import QAExample
-from retriever_training.run import SplitSettings, hops_for
 
 
 def _q(i: int, **kw: object) -> QAExample:

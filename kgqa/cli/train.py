@@ -1,0 +1,127 @@
+"""``kgqa train``: train the triple scorer(s), the planner and the extractive reader."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import click
+
+from kgqa.cli import CliState, pass_state
+from kgqa.cli.common import (
+    QUESTION_FORMATS,
+    auto_hops_option,
+    emit_json,
+    json_option,
+    resolve,
+    store_options,
+    store_overrides,
+)
+
+
+@click.command()
+@click.argument(
+    "files", nargs=-1, required=True, type=click.Path(exists=True, dir_okay=False, path_type=Path)
+)
+@click.option(
+    "--format", "fmt", type=click.Choice(QUESTION_FORMATS), required=True, help="Question file format."
+)
+@click.option("--out", type=click.Path(dir_okay=False, path_type=Path), help="Checkpoint to write.")
+@click.option(
+    "--limit",
+    type=int,
+    help="Use a fixed pseudo-random sample of N training (and N validation) questions per file.",
+)
+@click.option("--epochs", type=int, default=20, show_default=True)
+@click.option("--patience", type=int, default=4, show_default=True, help="Early-stopping patience (epochs).")
+@click.option("--hidden", type=int, default=256, show_default=True, help="MLP width (paper: 1024).")
+@click.option("--seed", type=int, default=0, show_default=True)
+@click.option(
+    "--heldout-fraction",
+    type=float,
+    default=0.2,
+    show_default=True,
+    help="Share of each file kept out of training and validation (for eval --heldout).",
+)
+@click.option("--val-fraction", type=float, default=0.1, show_default=True)
+@click.option(
+    "--path-scorer/--no-path-scorer",
+    default=True,
+    show_default=True,
+    help="Also train the second-pass scorer that sees each entity's best path from a topic.",
+)
+@click.option(
+    "--planner/--no-planner",
+    default=True,
+    show_default=True,
+    help="Also train the planner that rates whole relation paths for the reader.",
+)
+@auto_hops_option
+@store_options
+@json_option
+@pass_state
+def train(
+    state: CliState,
+    files: tuple[Path, ...],
+    fmt: str,
+    out: Path | None,
+    limit: int | None,
+    epochs: int,
+    patience: int,
+    hidden: int,
+    seed: int,
+    heldout_fraction: float,
+    val_fraction: float,
+    path_scorer: bool,
+    planner: bool,
+    hops: str,
+    backend: str | None,
+    data_dir: str | None,
+    as_json: bool,
+) -> None:
+    """Train the triple scorer(s) and the extractive reader on question FILES.
+
+    Weak labels are the triples on the gold relation path where the file names it (MetaQA
+    qtype, PathQuestion/WC2014 paths, JSONL relation_paths), else on shortest topic -> answer paths.
+    """
+    loaded = resolve(state, {"store": store_overrides(backend, data_dir), "retrieval": {"checkpoint": out}})
+    from dataclasses import replace
+
+    from kgqa.eval.splits import SplitSettings
+    from kgqa.pipeline import subgraph_settings
+    from retriever_training.run import run_training
+    from retriever_training.train import TrainSettings
+
+    subgraph = subgraph_settings(loaded.settings)
+    auto = hops == "auto"
+    if not auto:
+        subgraph = replace(subgraph, hops=int(hops))
+    report = run_training(
+        loaded.settings,
+        [(f, fmt) for f in files],
+        loaded.settings.checkpoint_path,
+        subgraph=subgraph,
+        auto_hops=auto,
+        split=SplitSettings(heldout_fraction, val_fraction, seed),
+        train_settings=TrainSettings(
+            epochs=epochs,
+            patience=patience,
+            scorer_hidden=hidden,
+            reader_hidden=hidden,
+            seed=seed,
+            path_scorer=path_scorer,
+            planner=planner,
+        ),
+        limit=limit,
+        progress=not as_json,
+    )
+    if as_json:
+        emit_json(report.to_dict())
+        return
+    s, r = report.scorer_history, report.reader_history
+    click.echo(f"questions {report.questions}, examples {report.examples}")
+    click.echo(f"triple scorer: best {s['metric']} {max(s['val_metric']):.4f} at epoch {s['best_epoch']}")
+    for name, h in (("path scorer", report.path_scorer_history), ("planner", report.planner_history)):
+        if h:
+            click.echo(f"{name}: best {h['metric']} {max(h['val_metric']):.4f} at epoch {h['best_epoch']}")
+    click.echo(f"extractive reader: best hit@1 {max(r['val_metric']):.4f} at epoch {r['best_epoch']}")
+    click.echo(f"checkpoint: {report.out}  ({', '.join(f'{k} {v:.0f}s' for k, v in report.seconds.items())})")

@@ -1,0 +1,253 @@
+"""The extractive reader: answers read off a retrieval by a trained entity scorer, no LLM involved.
+
+:class:`EntityReader` scores candidate answer entities from the question, the entity's text
+embedding, its DDE, pooled scores of the triples incident to it, the relations that lead there,
+where the retrieved reasoning paths end and (with a planner) where the likeliest relation paths
+end. :class:`ExtractiveReader` runs it on a :class:`~kgqa.retrieval.retriever.Retrieval` and
+returns ranked answers with the triples that support them. It sits beside the LLM reader
+(:mod:`kgqa.reasoning.llm_reader`); both read the same retrieval.
+"""
+
+from __future__ import annotations
+
+import time
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import torch
+from torch import Tensor, nn
+
+from kgqa.retrieval.features import to_batch
+from kgqa.retrieval.nn import Checkpointable, MlpConfig, mlp_tail, scatter_max
+from kgqa.retrieval.path_context import reach_columns
+from kgqa.retrieval.path_pooling import hop_distance
+from kgqa.retrieval.retriever import Retrieval, ScoredTriple, load_bundle
+from kgqa.retrieval.scorer import ScorerBatch, entity_inputs
+from kgqa.retrieval.tables import EntityTable, RelationTable
+
+
+@dataclass(frozen=True, slots=True)
+class ReaderConfig(MlpConfig):
+    """Shape of an :class:`EntityReader` (a smaller, deeper MLP by default).
+
+    ``plan_dim`` is the width of the per-entity plan columns the reader takes
+    (:func:`kgqa.retrieval.plans.plan_reach`, 2), 0 for a reader trained without a planner.
+    """
+
+    hidden: int = 256
+    layers: int = 2
+    plan_dim: int = 0
+
+
+#: Columns of :func:`incident_score_features`.
+INCIDENT_FEATURES = ("max_incident", "mean_incident", "max_as_tail", "max_as_head")
+
+
+def incident_score_features(triple_scores: Tensor, head: Tensor, tail: Tensor, num_nodes: int) -> Tensor:
+    """Pool per-triple scores onto entities: how strongly the retriever points at each entity.
+
+    Args:
+        triple_scores: [E] triple probabilities in [0, 1].
+        head: LongTensor [E] local head ids.
+        tail: LongTensor [E] local tail ids.
+        num_nodes: N.
+
+    Returns:
+        [N, 4] with columns :data:`INCIDENT_FEATURES`: max over the triples incident to the entity
+        (either end), their mean (a self-loop counts once), max over triples where it is the tail,
+        max over triples where it is the head. Zeros where no such triple exists.
+    """
+    either = torch.cat([head, tail])
+    max_any = scatter_max(torch.cat([triple_scores, triple_scores]), either, num_nodes)
+    # The tail end of a self-loop is the same incidence as its head end: weight it 0.
+    tail_w = (tail != head).to(triple_scores.dtype)
+    zeros = triple_scores.new_zeros(num_nodes)
+    total = zeros.index_add(0, either, torch.cat([triple_scores, triple_scores * tail_w]))
+    count = zeros.index_add(0, either, torch.cat([torch.ones_like(tail_w), tail_w]))
+    mean_any = total / count.clamp(min=1)
+    max_tail = scatter_max(triple_scores, tail, num_nodes)
+    max_head = scatter_max(triple_scores, head, num_nodes)
+    return torch.stack([max_any, mean_any, max_tail, max_head], dim=1)
+
+
+def incident_relation_context(triple_scores: Tensor, batch: ScorerBatch) -> Tensor:
+    """Score-weighted mean embedding of the relations that point at / leave each entity.
+
+    The answer to "who directed X" is the tail of a high-scoring DIRECTED_BY triple; the incident
+    score features alone cannot say which relation that was, so the reader also sees it.
+
+    Returns:
+        [N, 2d]: mean over triples where the entity is the tail, then where it is the head, each
+        weighted by the triple's score; zeros where no such triple exists.
+    """
+    n, d = batch.num_entities, batch.relation_emb.size(1)
+    weighted = batch.relation_emb[batch.rel] * triple_scores.unsqueeze(1)  # [E, d]
+    parts = []
+    for end in (batch.tail, batch.head):
+        total = weighted.new_zeros(n, d).index_add_(0, end, weighted)
+        norm = triple_scores.new_zeros(n).index_add_(0, end, triple_scores).clamp(min=1e-6)
+        parts.append(total / norm.unsqueeze(1))
+    return torch.cat(parts, dim=1)
+
+
+#: Columns of :func:`path_features`.
+PATH_FEATURES = ("path_reach", "log_path_reach", "max_inward", "max_outward")
+
+
+def path_features(triple_scores: Tensor, batch: ScorerBatch, topic: Tensor) -> Tensor:
+    """[N, 4] with columns :data:`PATH_FEATURES`: where the retrieved reasoning paths end.
+
+    - ``path_reach``: :func:`~kgqa.retrieval.path_pooling.path_reach`, the best product of
+      triple scores along a path from a topic; ``log_path_reach`` its log rescaled to [0, 1],
+      which separates the small products of long paths (three hops at 0.3 is 0.027).
+    - ``max_inward`` / ``max_outward``: the best score of the entity's triples whose other end is
+      nearer to / farther from the topics (hop distance). An answer is where a strong path
+      arrives and none goes on; on 3-hop questions the reader otherwise picked the first-hop
+      writer or director, reached as strongly as the answer but with the path carrying on.
+    """
+    n = batch.num_entities
+    reach = reach_columns(triple_scores, batch.head, batch.tail, topic, n)
+    dist = hop_distance(batch.head, batch.tail, topic, n)
+    head_nearer = dist[batch.head] < dist[batch.tail]
+    tail_nearer = dist[batch.tail] < dist[batch.head]
+    inward = scatter_max(triple_scores[head_nearer], batch.tail[head_nearer], n).maximum(
+        scatter_max(triple_scores[tail_nearer], batch.head[tail_nearer], n)
+    )
+    outward = scatter_max(triple_scores[head_nearer], batch.head[head_nearer], n).maximum(
+        scatter_max(triple_scores[tail_nearer], batch.tail[tail_nearer], n)
+    )
+    return torch.cat([reach, torch.stack([inward, outward], dim=1)], dim=1)
+
+
+class EntityReader(Checkpointable):
+    """Extractive reader: MLP on ``[q || x_e || dde_e || incident scores || relation context ||
+    path features || plan columns]``.
+
+    ``x_e`` is the shared ``no_text`` vector for entities without text; the relation context is
+    :func:`incident_relation_context`, the path features :func:`path_features`, the plan columns
+    :func:`kgqa.retrieval.plans.plan_reach` (only when ``plan_dim > 0``). Train with a
+    softmax or BCE loss over the candidate entities against the answer labels.
+    """
+
+    KIND = "entity_reader"
+    CONFIG = ReaderConfig
+
+    def __init__(self, config: ReaderConfig) -> None:
+        super().__init__(config)
+        d = config.emb_dim
+        self.in_dim = 4 * d + config.dde_dim + len(INCIDENT_FEATURES) + len(PATH_FEATURES) + config.plan_dim
+        # Same scale as an L2-normalised text embedding.
+        self.no_text = nn.Parameter(torch.randn(d) * d**-0.5)
+        self.first = nn.Linear(self.in_dim, config.hidden)
+        self.mlp = mlp_tail(config.hidden, layers=config.layers, dropout=config.dropout)
+
+    def forward(
+        self, batch: ScorerBatch, triple_scores: Tensor, topic: Tensor, plans: Tensor | None = None
+    ) -> Tensor:
+        """Logits [N], one per local entity.
+
+        Args:
+            batch: the question's subgraph.
+            triple_scores: [E] triple probabilities in [0, 1] (e.g. ``sigmoid`` of the
+                scorer's logits, usually detached).
+            topic: LongTensor [T] local ids of the topic entities.
+            plans: [N, plan_dim] plan columns, required exactly when ``config.plan_dim > 0``.
+        """
+        n = batch.num_entities
+        width = 0 if plans is None else plans.shape[1]
+        if width != self.config.plan_dim:
+            raise ValueError(f"this reader takes {self.config.plan_dim} plan columns, got {width}")
+        feats = incident_score_features(triple_scores, batch.head, batch.tail, n)
+        context = incident_relation_context(triple_scores, batch)
+        paths = path_features(triple_scores, batch, topic)
+        question = batch.question.expand(n, -1)
+        entity = entity_inputs(batch, self.no_text)
+        parts = [question, entity, batch.dde, feats, context, paths]
+        z = torch.cat(parts if plans is None else [*parts, plans.to(paths.dtype)], dim=1)
+        return self.mlp(self.first(z)).squeeze(-1)
+
+
+@dataclass(frozen=True, slots=True)
+class ExtractedAnswer:
+    """A candidate answer entity from the extractive reader, with the triples that support it."""
+
+    id: str
+    name: str
+    score: float
+    support: tuple[ScoredTriple, ...]
+
+    def to_dict(self) -> dict[str, Any]:
+        return {
+            "id": self.id,
+            "name": self.name,
+            "score": round(self.score, 6),
+            "support": [t.to_dict() for t in self.support],
+        }
+
+
+class ExtractiveReader:
+    """Ranks a retrieval's candidate answer entities with a trained :class:`EntityReader`.
+
+    Args:
+        model: the trained entity scorer (put in eval mode here).
+        tables: the retriever's embedding tables (``Retriever.tables``), which a retrieval's rows
+            index.
+    """
+
+    def __init__(self, model: EntityReader, tables: tuple[EntityTable, RelationTable]) -> None:
+        self.model = model.eval()
+        self.tables = tables
+
+    @classmethod
+    def from_checkpoint(
+        cls, path: Path, tables: tuple[EntityTable, RelationTable], *, embedder_model_id: str
+    ) -> ExtractiveReader:
+        """The reader in the checkpoint ``kgqa train`` wrote (the one the retriever loads).
+
+        Raises:
+            CheckpointError: see :func:`~kgqa.retrieval.retriever.load_bundle` and
+                :meth:`EntityReader.from_checkpoint`.
+        """
+        data = load_bundle(path, embedder_model_id)
+        model = EntityReader.from_checkpoint(data["reader"], embedder_model_id=embedder_model_id)
+        return cls(model, tables)
+
+    def extract_answers(
+        self,
+        retrieval: Retrieval,
+        *,
+        top_n: int = 5,
+        support: int = 3,
+        candidates: torch.Tensor | None = None,
+    ) -> list[ExtractedAnswer]:
+        """Rank non-topic entities with the extractive reader; each with its best incident triples.
+
+        Args:
+            candidates: BoolTensor [N], the entities allowed as answers (e.g. those the evidence
+                shows); every entity when ``None``. Topics are never answers.
+        """
+        started = time.perf_counter()
+        sub = retrieval.prepared.subgraph
+        allowed = sub.candidate_mask() if candidates is None else candidates & sub.candidate_mask()
+        with torch.inference_mode():
+            batch = to_batch(retrieval.prepared, self.tables)
+            plans = None if retrieval.plans is None else retrieval.plans.reach(sub.num_entities)
+            logits = self.model(batch, retrieval.probabilities, sub.topic, plans)
+            probs = torch.sigmoid(logits.masked_fill(~allowed, float("-inf")))
+            best = torch.topk(probs, min(top_n, int(allowed.sum())))
+        answers = []
+        for entity, prob in zip(best.indices.tolist(), best.values.tolist(), strict=True):
+            incident = ((sub.head == entity) | (sub.tail == entity)).nonzero().flatten()
+            ranked = incident[torch.argsort(retrieval.scores[incident], descending=True)][:support]
+            entity_id = sub.entity_ids[entity]
+            answers.append(
+                ExtractedAnswer(
+                    entity_id,
+                    retrieval.names.get(entity_id, entity_id),
+                    prob,
+                    tuple(retrieval.triple(i) for i in ranked.tolist()),
+                )
+            )
+        retrieval.timings_ms["read"] = (time.perf_counter() - started) * 1e3
+        return answers
