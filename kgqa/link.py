@@ -86,6 +86,7 @@ class LinkResult:
 
     candidates: tuple[LinkedEntity, ...]
     chosen: tuple[LinkedEntity, ...] | None = None
+    ties: tuple[LinkedEntity, ...] | None = None
 
     @property
     def topics(self) -> tuple[LinkedEntity, ...]:
@@ -116,15 +117,20 @@ class LinkResult:
         return self.candidates[0].method if self.candidates else ""
 
     def contenders(self, margin: float = CONTENDER_MARGIN, limit: int = MAX_CONTENDERS) -> list[LinkedEntity]:
-        """The first topic and the other candidates scored within ``margin`` of it (at most
-        ``limit`` in all, best first): the entities disambiguation weighs as the question's topic.
+        """The entities disambiguation weighs as the question's topic (at most ``limit``, the
+        first topic first).
 
-        Other topics (other mentions of the question) never compete; explicit topic ids and
-        brackets have no contenders.
+        Where the name step set ``ties``, they are the first topic's twins: the same mention
+        matched as well, with no cue in the question's text to tell them apart (a person and its
+        tag twin in a lower-case question). Otherwise, the candidates scored within ``margin`` of
+        the first topic. Other topics (other mentions of the question) never compete; explicit
+        topic ids and brackets have no contenders.
         """
         topics = self.topics
         if not topics or topics[0].method in ("topic", "bracket"):
             return list(topics[:1])
+        if self.ties is not None:
+            return list(self.ties[:limit])
         others = {t.id for t in topics[1:]}
         close = [
             c
@@ -302,7 +308,7 @@ def _link_brackets(store: GraphStore, spans: Sequence[str]) -> tuple[LinkedEntit
             row = by_id[span]
             found.append([_entity(row, SCORE_BRACKET, span, "bracket")])
             continue
-        rows = _rank_rows(by_norm.get(normalise_name(span), []), span)
+        rows = [row for row, _ in _rank_rows(by_norm.get(normalise_name(span), []), span)]
         if not rows:
             missing.append(span)
         found.append([_entity(r, SCORE_BRACKET, span, "bracket") for r in rows])
@@ -330,9 +336,9 @@ def _link_names(
     spans = _ngrams(question, tokens, max_ngram=max_ngram)
     rows_by_norm = _exact_rows(store, {s.norm for s in spans})
     matches = [
-        _Match(span, row, 1.0)
+        _Match(span, row, 1.0, cue)
         for span in spans
-        for row in _rank_rows(
+        for row, cue in _rank_rows(
             rows_by_norm.get(span.norm, []),
             span.text,
             raw=span.raw,
@@ -372,8 +378,16 @@ def _link_names(
             lone = _interleave([[_candidate(m) for m in group] for group in chosen])
             partial = _link_fulltext(store, tokens, limit=fulltext_limit)
             ranked = tuple(sorted(_unique((*lone, *partial)), key=_lone_word_rank))
-            return LinkResult(ranked, chosen=ranked[:1])
-    return LinkResult(_interleave([[_candidate(m) for m in group] for group in chosen]))
+            top = ranked[0]
+            ties = tuple(
+                c for c in ranked if (c.mention, c.method, c.score) == (top.mention, top.method, top.score)
+            )
+            return LinkResult(ranked, chosen=ranked[:1], ties=ties)
+    if not chosen:
+        return LinkResult(())
+    first = chosen[0]
+    ties = tuple(_candidate(m) for m in first if (m.quality, m.cue) == (first[0].quality, first[0].cue))
+    return LinkResult(_interleave([[_candidate(m) for m in group] for group in chosen]), ties=_unique(ties))
 
 
 @dataclass(frozen=True, slots=True)
@@ -383,6 +397,7 @@ class _Match:
     span: _Span
     row: dict[str, Any]
     quality: float
+    cue: tuple[bool, ...]  # see _rank_rows: equal cues and quality = twins the text cannot separate
 
 
 def _candidate(match: _Match) -> LinkedEntity:
@@ -419,15 +434,16 @@ def _fuzzy_matches(
         return []
     rows = store.run(queries.get("link_fulltext"), {"query": " ".join(terms), "limit": limit})
     usable = [s for s in spans if fuzzy.intersection(range(s.start, s.end))]
-    names = [(row, normalise_name(row["name"] or row["id"])) for row in _rank_rows(rows, "", uncased=uncased)]
-    known = {word for _, name_norm in names for word in name_norm.split()}
+    ranked = _rank_rows(rows, "", uncased=uncased)
+    names = [normalise_name(row["name"] or row["id"]) for row, _ in ranked]
+    known = {word for name_norm in names for word in name_norm.split()}
     matches = []
-    for row, name_norm in names:
+    for (row, cue), name_norm in zip(ranked, names, strict=True):
         if not name_norm:
             continue
         best = _best_span(name_norm, usable, known)
         if best is not None:
-            matches.append(_Match(best[0], row, best[1]))
+            matches.append(_Match(best[0], row, best[1], cue))
     return matches
 
 
@@ -522,8 +538,10 @@ def _exact_rows(store: GraphStore, norms: Iterable[str]) -> dict[str, list[dict[
 
 def _rank_rows(
     rows: Sequence[dict[str, Any]], mention: str, *, raw: str = "", uncased: bool = False, article: str = ""
-) -> list[dict[str, Any]]:
-    """Order the entities sharing one normalised name by how closely their name matches the mention.
+) -> list[tuple[dict[str, Any], tuple[bool, ...]]]:
+    """Order the entities sharing one normalised name by how closely their name matches the mention,
+    each with its cue: the part of the order the question's text decides, so rows with equal cues
+    are twins the text cannot tell apart (disambiguation weighs them).
 
     Identical text first, edge punctuation included ("Moulin Rouge!" over "Moulin Rouge" in
     "who directed Moulin Rouge!", the reverse in "who directed Moulin Rouge?"),
@@ -534,7 +552,8 @@ def _rank_rows(
     mention's case says nothing, and names with capitals or digits come first ("tom hanks" ->
     the person; the tag is the runner-up that disambiguation weighs). Where the word before the
     mention is an ``article``, names that start with it come next ("the girl" -> The Girl, not
-    Girl; "the haunted house" -> The Haunted House, not A Haunted House).
+    Girl; "the haunted house" -> The Haunted House, not A Haunted House). In an uncased question
+    only the article is a cue.
     """
     full, bare = _case_key(mention), _case_key(mention, bare=True)
 
@@ -553,7 +572,8 @@ def _rank_rows(
             row["id"],
         )
 
-    return sorted(rows, key=key)
+    keyed = sorted(((key(row), row) for row in rows), key=lambda kr: kr[0])
+    return [(row, k[1:2] if uncased else k[1:-2]) for k, row in keyed]
 
 
 def _lone_word_rank(cand: LinkedEntity) -> tuple[bool, bool, int, float]:
