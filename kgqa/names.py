@@ -2,12 +2,14 @@
 
 from __future__ import annotations
 
+import hashlib
 import re
 import unicodedata
 
 _NON_WORD = re.compile(r"[^0-9a-z]+")
 _ARTICLES = re.compile(r"^(the|a|an) ")
-_TYPE_INVALID = re.compile(r"[^0-9A-Za-z_]+")
+_PLAIN_RELATION = re.compile(r"[^\W\d_]\w*\Z")
+_NON_TYPE = re.compile(r"\W+")
 
 
 def normalise_name(name: str) -> str:
@@ -24,20 +26,29 @@ def normalise_name(name: str) -> str:
 
 
 def relationship_type(source_name: str) -> str:
-    """A valid Neo4j relationship type for a source relation name.
+    """The relationship type of a source relation name: readable, and distinct for distinct names.
 
-    ``directed_by`` -> ``DIRECTED_BY``; ``people.person.nationality`` -> ``PEOPLE_PERSON_NATIONALITY``.
-    The verbatim name is kept on the ``RelationType`` node.
+    A lower-case name made of (Unicode) letters, digits and underscores, starting with a letter,
+    is upper-cased: ``directed_by`` -> ``DIRECTED_BY``, ``ümlaut_rel`` -> ``ÜMLAUT_REL``,
+    ``导演`` -> ``导演``. Upper-casing is one-to-one on such names because lower-casing the result
+    gives the name back. Any other name (``has genre``, ``has.genre``, ``HAS_GENRE``, ``---``)
+    is also upper-cased with other characters as ``_``, plus ``_h`` and a hash of the verbatim
+    name: ``has genre`` -> ``HAS_GENRE_h…``. The lower-case ``h`` never occurs in an upper-cased
+    name, so the two kinds never meet, and the hash keeps names that look alike apart. Kernels
+    pass the type as a parameter, so any text is a valid type; the verbatim name stays on the
+    ``RelationType`` node.
     """
-    upper = _TYPE_INVALID.sub("_", source_name.strip()).strip("_").upper()
-    if not upper:
-        raise ValueError(f"relation name {source_name!r} has no letters or digits")
-    return upper if not upper[0].isdigit() else f"R_{upper}"
+    upper = source_name.upper()
+    if _PLAIN_RELATION.match(source_name) and upper.lower() == source_name:
+        return upper
+    base = _NON_TYPE.sub("_", upper).strip("_") or "REL"
+    digest = hashlib.blake2b(source_name.encode("utf-8"), digest_size=5).hexdigest()
+    return f"{base}_h{digest}"
 
 
 def label_name(type_name: str) -> str:
-    """A valid Neo4j label (PascalCase) for a source node type: ``gene/protein`` -> ``GeneProtein``."""
-    parts = [p for p in _TYPE_INVALID.sub(" ", type_name).split() if p]
+    """A Neo4j label (PascalCase, Unicode letters kept) for a source node type: ``gene/protein`` -> ``GeneProtein``."""
+    parts = [p for p in _NON_TYPE.sub(" ", type_name).split() if p]
     if not parts:
         raise ValueError(f"node type {type_name!r} has no letters or digits")
     label = "".join(p[:1].upper() + p[1:] for p in parts)
