@@ -177,3 +177,27 @@ def test_relation_types_stay_distinct_for_distinct_source_names(kglite_store: Kg
         {"frontier_ids": [f"m{i}" for i in range(len(names))], "max_degree": 10, "max_triples": 100},
     )[0]
     assert sorted(graph["r_types"]) == sorted(by_source.values())
+
+
+def test_corrupt_gzip_loads_nothing_even_with_on_error_skip(kglite_store: KgliteStore, tmp_path: Path) -> None:
+    import gzip
+
+    from ingest.readers import get_reader
+
+    body = "".join(f"Film {i}|has_genre|Drama\n" for i in range(2_000)).encode()
+    packed = bytearray(gzip.compress(body, compresslevel=0))
+    packed[len(packed) // 2] ^= 0x55  # garbage text; only the CRC at the end notices
+    source = tmp_path / "kb.txt.gz"
+    source.write_bytes(bytes(packed))
+    with pytest.raises(IngestError, match="truncated or corrupt"):
+        load(
+            kglite_store,
+            get_reader("metaqa")(source),
+            source=str(source),
+            fmt="metaqa",
+            source_key="k",
+            batch_size=10,
+            on_error="skip",
+        )
+    assert kglite_store.run(queries.get("relation_types_list")) == []
+    assert kglite_store.run(queries.get("ingest_progress_get"), {"source_key": "k"}) == []
