@@ -122,7 +122,7 @@ class ReaderSettings(_Section):
     model: str | None = None
     base_url: str = "http://localhost:8000/v1"
     api_key: SecretStr | None = None
-    timeout_s: float = Field(60.0, gt=0)
+    timeout_s: float = Field(30.0, gt=0)  # total deadline of one LLM call, retries included
     max_retries: int = Field(4, ge=0)
     retry_backoff_s: float = Field(1.0, ge=0)  # first wait between retries; doubles up to 30 s
     concurrency: int = Field(4, ge=1)

@@ -6,6 +6,10 @@ and 5xx, connection errors and timeouts. A 400/401/404 is the user's to fix, so 
 once. When the last try fails the caller gets :class:`~kgqa.errors.LLMUnavailableError` naming
 the endpoint, the model and the last cause.
 
+``timeout_s`` is a total deadline for one :meth:`OpenAIClient.complete`, every try and wait
+included. httpx's timeouts bound each socket operation only, so a server that sends one byte a
+second would never time out; :class:`DeadlineTransport` also bounds the whole exchange.
+
 Token counts come from the server's ``usage``. Before sending, :meth:`OpenAIClient.count_tokens`
 can only estimate (the server's tokenizer is not here): with ``tiktoken`` installed and its
 encoding available offline it uses ``cl100k_base``; otherwise about 4 characters per token, plus
@@ -15,15 +19,25 @@ English, so prompts built to the estimate fit.
 
 from __future__ import annotations
 
+import json
 import logging
 import math
-from collections.abc import Callable, Sequence
+import time
+from collections.abc import Callable, Iterator, Sequence
 from typing import TYPE_CHECKING, Any
 from urllib.parse import urlparse
 
-from tenacity import Retrying, retry_if_exception_type, stop_after_attempt, wait_exponential_jitter, wait_none
+import httpx2
+from tenacity import (
+    Retrying,
+    retry_if_exception_type,
+    stop_after_attempt,
+    stop_before_delay,
+    wait_exponential_jitter,
+    wait_none,
+)
 
-from kgqa.errors import LLMTransientError, LLMUnavailableError, ReaderError, RetryableError
+from kgqa.errors import ConfigError, LLMTransientError, LLMUnavailableError, ReaderError, RetryableError
 from kgqa.reasoning.readers.protocol import Completion, Message
 
 if TYPE_CHECKING:
@@ -43,6 +57,64 @@ def is_local_url(url: str) -> bool:
     """Whether ``url`` points at this machine (no API key is expected there)."""
     host = urlparse(url).hostname or ""
     return host in _LOCAL_HOSTS or host.startswith("127.")
+
+
+def check_base_url(url: str) -> None:
+    """Refuse a ``reader.base_url`` that is not an http(s) URL with a host, before any request.
+
+    Raises:
+        ConfigError: naming the value and the expected shape.
+    """
+    parsed = urlparse(url)
+    try:
+        valid = parsed.scheme in ("http", "https") and bool(parsed.hostname) and parsed.port != 0
+    except ValueError:  # a port that is not a number
+        valid = False
+    if not valid:
+        raise ConfigError(
+            f"reader.base_url {url!r} is not an http(s) URL with a host",
+            hint="set reader.base_url like http://localhost:8000/v1",
+        )
+
+
+class _DeadlineStream(httpx2.SyncByteStream):
+    """A response body that raises ``ReadTimeout`` once its request's deadline has passed."""
+
+    def __init__(self, inner: httpx2.SyncByteStream, deadline: float, request: httpx2.Request) -> None:
+        self._inner = inner
+        self._deadline = deadline
+        self._request = request
+
+    def __iter__(self) -> Iterator[bytes]:
+        for chunk in self._inner:
+            if time.monotonic() > self._deadline:
+                raise httpx2.ReadTimeout("the reply did not complete in time", request=self._request)
+            yield chunk
+
+    def close(self) -> None:
+        self._inner.close()
+
+
+class DeadlineTransport(httpx2.BaseTransport):
+    """HTTP transport whose per-request timeout bounds the whole exchange, not each read.
+
+    Every socket operation waits at most the request's timeout, and the body must be complete
+    within it, counted from when the request starts.
+    """
+
+    def __init__(self) -> None:
+        self._inner = httpx2.HTTPTransport()
+
+    def handle_request(self, request: httpx2.Request) -> httpx2.Response:
+        budget = request.extensions.get("timeout", {}).get("read")
+        response = self._inner.handle_request(request)
+        if budget is not None:
+            assert isinstance(response.stream, httpx2.SyncByteStream)
+            response.stream = _DeadlineStream(response.stream, time.monotonic() + budget, request)
+        return response
+
+    def close(self) -> None:
+        self._inner.close()
 
 
 def _tiktoken_encoder() -> Callable[[str], int] | None:
@@ -76,7 +148,7 @@ class OpenAIClient:
         *,
         base_url: str,
         api_key: str | None = None,
-        timeout_s: float = 60.0,
+        timeout_s: float = 30.0,
         max_retries: int = 4,
         context_tokens: int = 8192,
         backoff_s: float = 1.0,
@@ -88,18 +160,23 @@ class OpenAIClient:
             model: the served model name (``/v1/models`` on the server lists them).
             base_url: the endpoint including ``/v1``.
             api_key: the key; ``None`` sends a placeholder, which local servers accept.
-            timeout_s: per-request limit (connect, read, write), in seconds.
+            timeout_s: total deadline of one :meth:`complete`, tries and waits included, in seconds.
             max_retries: retries after the first try, for transient failures only.
             context_tokens: the model's context window, used for prompt budgeting.
             backoff_s: first wait between tries in seconds (exponential with jitter); 0 disables it.
             backoff_max_s: cap on one wait, in seconds.
+
+        Raises:
+            ConfigError: ``base_url`` is not an http(s) URL.
         """
         import openai
 
+        check_base_url(base_url)
         self._openai = openai
         self.model_id = model
         self.context_tokens = context_tokens
         self.base_url = base_url
+        self._timeout_s = timeout_s
         self._max_retries = max_retries
         self._wait = (
             wait_exponential_jitter(initial=backoff_s, max=backoff_max_s) if backoff_s > 0 else wait_none()
@@ -109,7 +186,10 @@ class OpenAIClient:
                 "no OPENAI_API_KEY set for non-local endpoint %s; sending a placeholder key", base_url
             )
         self._client = openai.OpenAI(
-            api_key=api_key or PLACEHOLDER_API_KEY, base_url=base_url, timeout=timeout_s, max_retries=0
+            api_key=api_key or PLACEHOLDER_API_KEY,
+            base_url=base_url,
+            max_retries=0,
+            http_client=httpx2.Client(transport=DeadlineTransport()),
         )
         self._encode = _tiktoken_encoder()
 
@@ -122,30 +202,43 @@ class OpenAIClient:
     ) -> Completion:
         """Send one chat completion, retrying transient failures.
 
+        All tries together end within ``timeout_s``: each gets what is left of it.
+
         Raises:
             LLMUnavailableError: every try failed transiently (down, overloaded, too slow).
-            ReaderError: the server rejected the request (key, model name, prompt too long).
+            ReaderError: the server rejected the request (key, model name, prompt too long) or
+                answered with something that is not a chat completion.
         """
+        deadline = time.monotonic() + self._timeout_s
         retrying = Retrying(
             retry=retry_if_exception_type(RetryableError),
-            stop=stop_after_attempt(self._max_retries + 1),
+            stop=stop_after_attempt(self._max_retries + 1) | stop_before_delay(self._timeout_s),
             wait=self._wait,
             reraise=True,
         )
         try:
-            return retrying(self._complete_once, messages, temperature, max_tokens, seed)
+            return retrying(self._complete_once, messages, temperature, max_tokens, seed, deadline)
         except LLMTransientError as exc:
+            tries = retrying.statistics.get("attempt_number", 1)
             raise LLMUnavailableError(
-                f"LLM endpoint {self.base_url} (model {self.model_id!r}) failed "
-                f"{self._max_retries + 1} times; last error: {exc}",
+                f"LLM endpoint {self.base_url} (model {self.model_id!r}) gave no chat completion "
+                f"within reader.timeout_s = {self._timeout_s:g} s (tries: {tries}); last error: {exc}",
                 hint="check that the server is up and serving this model, or raise reader.timeout_s "
                 "/ reader.max_retries",
             ) from exc
 
     def _complete_once(
-        self, messages: Sequence[Message], temperature: float, max_tokens: int, seed: int | None
+        self,
+        messages: Sequence[Message],
+        temperature: float,
+        max_tokens: int,
+        seed: int | None,
+        deadline: float,
     ) -> Completion:
         openai = self._openai
+        left = deadline - time.monotonic()
+        if left <= 0:
+            raise LLMTransientError("no time left for another try")
         try:
             response = self._client.chat.completions.create(
                 model=self.model_id,
@@ -153,11 +246,17 @@ class OpenAIClient:
                 temperature=temperature,
                 max_tokens=max_tokens,
                 seed=seed,
+                timeout=left,
             )
         except openai.APIConnectionError as exc:  # includes APITimeoutError
             raise LLMTransientError(f"{type(exc).__name__}: {exc}") from exc
         except openai.APIStatusError as exc:
             raise self._status_error(exc) from exc
+        except (json.JSONDecodeError, openai.APIResponseValidationError) as exc:
+            raise ReaderError(
+                f"LLM endpoint {self.base_url} answered, but not with chat-completions JSON: {exc}",
+                hint="check that reader.base_url points at an OpenAI-compatible API (usually ending in /v1)",
+            ) from exc
         return self._completion(response, messages)
 
     def _status_error(self, exc: openai.APIStatusError) -> ReaderError:
