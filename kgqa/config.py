@@ -43,8 +43,9 @@ class StoreSettings(_Section):
     neo4j_password: SecretStr | None = None
     neo4j_database: str = "neo4j"
     neo4j_max_pool_size: int = 16
-    neo4j_connection_timeout_s: float = 10.0
-    retry_attempts: int = 5
+    neo4j_connection_timeout_s: float = Field(10.0, gt=0)  # one connection try, Bolt handshake included
+    neo4j_retry_deadline_s: float = Field(30.0, gt=0)  # all tries of one call end within this
+    retry_attempts: int = Field(5, ge=1)
 
 
 class EmbedderSettings(_Section):
