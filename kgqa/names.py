@@ -47,7 +47,7 @@ def relationship_type(source_name: str) -> str:
 
 
 def label_name(type_name: str) -> str:
-    """A Neo4j label (PascalCase, Unicode letters kept) for a source node type: ``gene/protein`` -> ``GeneProtein``."""
+    """A PascalCase Neo4j label, Unicode letters kept: ``gene/protein`` -> ``GeneProtein``."""
     parts = [p for p in _NON_TYPE.sub(" ", type_name).split() if p]
     if not parts:
         raise ValueError(f"node type {type_name!r} has no letters or digits")

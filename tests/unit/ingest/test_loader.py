@@ -148,7 +148,11 @@ def test_relation_types_keep_the_verbatim_source_name(kglite_store: KgliteStore)
     assert report.relation_types == 1
     rows = kglite_store.run(queries.get("relation_types_list"))
     assert [(r["name"], r["source_name"], r["text"]) for r in rows] == [
-        (relationship_type("people.person.nationality"), "people.person.nationality", "people person nationality")
+        (
+            relationship_type("people.person.nationality"),
+            "people.person.nationality",
+            "people person nationality",
+        )
     ]
 
 
@@ -163,7 +167,8 @@ def test_fingerprint_changes_with_content_not_path(tmp_path: Path) -> None:
 
 
 def test_relation_types_stay_distinct_for_distinct_source_names(kglite_store: KgliteStore) -> None:
-    names = ["has genre", "has-genre", "has.genre", "HAS_GENRE", "has_genre", "ümlaut_rel", "导演", "---"]
+    names = ["has genre", "has-genre", "has.genre", "HAS_GENRE", "has_genre", "ümlaut_rel", "导演"]
+    names.append("---")
     items = [TripleRecord(f"m{i}", name, f"g{i}", line=i + 1) for i, name in enumerate(names)]
     report = load(kglite_store, items, source="s", fmt="t", source_key="k", on_error="skip")
     assert report.relation_types == len(names) and report.bad_lines == 0
@@ -179,7 +184,9 @@ def test_relation_types_stay_distinct_for_distinct_source_names(kglite_store: Kg
     assert sorted(graph["r_types"]) == sorted(by_source.values())
 
 
-def test_corrupt_gzip_loads_nothing_even_with_on_error_skip(kglite_store: KgliteStore, tmp_path: Path) -> None:
+def test_corrupt_gzip_loads_nothing_even_with_on_error_skip(
+    kglite_store: KgliteStore, tmp_path: Path
+) -> None:
     import gzip
 
     from ingest.readers import get_reader

@@ -186,7 +186,9 @@ def test_openai_client_raises_reader_error_when_reply_is_not_json() -> None:
             client.complete(MESSAGES, temperature=0.0, max_tokens=8, seed=None)
 
 
-@pytest.mark.parametrize("url", ["not a url", "localhost:8000/v1", "http://localhost:notaport/v1", "ftp://x/v1"])
+@pytest.mark.parametrize(
+    "url", ["not a url", "localhost:8000/v1", "http://localhost:notaport/v1", "ftp://x/v1"]
+)
 def test_openai_client_refuses_base_url_that_is_not_http(url: str) -> None:
     with pytest.raises(ConfigError, match="is not an http"):
         OpenAIClient("m", base_url=url)

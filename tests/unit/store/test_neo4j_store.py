@@ -635,7 +635,9 @@ def _serve(reply: bytes | None) -> tuple[socket.socket, threading.Event, threadi
 @pytest.mark.parametrize(
     "reply", [None, b"HTTP/1.1 400 Bad Request\r\nContent-Length: 0\r\n\r\n"], ids=["silent", "http"]
 )
-def test_from_settings_gives_up_within_the_retry_deadline_when_the_port_is_not_bolt(reply: bytes | None) -> None:
+def test_from_settings_gives_up_within_the_retry_deadline_when_the_port_is_not_bolt(
+    reply: bytes | None,
+) -> None:
     listener, stop, thread = _serve(reply)
     uri = f"bolt://127.0.0.1:{listener.getsockname()[1]}"
     start = time.monotonic()
