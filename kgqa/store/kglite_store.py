@@ -22,6 +22,7 @@ import logging
 import re
 import warnings
 from collections.abc import Iterator, Mapping, Sequence
+from dataclasses import fields
 from pathlib import Path
 from typing import Any
 
@@ -45,6 +46,7 @@ _RECORD_VECTOR_INDEX = (
     "SET i.label = $label, i.prop = $prop, i.dimensions = $dimensions, i.similarity = $similarity"
 )
 _DROP_VECTOR_INDEX = f"MATCH (i:{vectors.INDEX_NODE} {{name: $name}}) DELETE i"
+_COUNTERS = tuple(f.name for f in fields(WriteSummary))
 
 
 @contextlib.contextmanager
@@ -85,12 +87,7 @@ def _index_params(index: vectors.VectorIndex) -> dict[str, Any]:
 def _summary(stats: Mapping[str, int] | None) -> WriteSummary:
     if not stats:
         return WriteSummary()
-    return WriteSummary(
-        nodes_created=stats.get("nodes_created", 0),
-        relationships_created=stats.get("relationships_created", 0),
-        properties_set=stats.get("properties_set", 0),
-        labels_added=stats.get("labels_added", 0),
-    )
+    return WriteSummary(**{name: int(stats.get(name, 0)) for name in _COUNTERS})
 
 
 class KgliteStore:

@@ -25,6 +25,7 @@ import contextlib
 import logging
 import re
 from collections.abc import Callable, Iterator, Mapping, Sequence
+from dataclasses import fields
 from typing import TYPE_CHECKING, Any, TypeVar
 from urllib.parse import urlsplit
 
@@ -251,10 +252,7 @@ def _plain(value: Any) -> Any:
 
 def _summary(counters: neo4j.SummaryCounters) -> WriteSummary:
     return WriteSummary(
-        nodes_created=counters.nodes_created,
-        relationships_created=counters.relationships_created,
-        properties_set=counters.properties_set,
-        labels_added=counters.labels_added,
+        **{f.name: getattr(counters, f.name) for f in fields(WriteSummary) if f.name != "properties_removed"}
     )
 
 

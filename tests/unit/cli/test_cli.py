@@ -258,3 +258,37 @@ def test_retrieve_without_checkpoint_explains_how_to_train(tmp_path: Path) -> No
     _run("ingest", str(FIXTURES / "metaqa_kb_excerpt.txt"), "--format", "metaqa", "--data-dir", data)
     code, _, err = _run("retrieve", "who directed [Cast Away]", "--data-dir", data)
     assert code == 1 and "retriever.pt does not exist" in err and "kgqa train" in err
+
+
+def _kernel(tmp_path: Path, body: str) -> str:
+    path = tmp_path / "by_hand.cypher"
+    path.write_text(f"// by_hand: a kernel written by hand.\n// returns: nothing\n{body}\n", encoding="utf-8")
+    return str(path)
+
+
+def test_cypher_write_refuses_a_delete_without_yes_and_reports_deletions_with_it(tmp_path: Path) -> None:
+    data = str(tmp_path / "d")
+    _run(
+        "ingest",
+        str(FIXTURES / "metaqa_kb_excerpt.txt"),
+        "--format",
+        "metaqa",
+        "--data-dir",
+        data,
+        "--no-embed",
+    )
+    kernel = _kernel(tmp_path, "MATCH (n) DETACH DELETE n")
+    code, _, err = _run("cypher", kernel, "--write", "--data-dir", data)
+    assert code == 2 and "DETACH DELETE" in err and "--yes" in err
+    _, out, _ = _run("stats", "--data-dir", data, "--json")
+    nodes = json.loads(out)["labels"]["Entity"]
+    assert nodes > 0
+    code, out, _ = _run("cypher", kernel, "--write", "--yes", "--data-dir", data, "--json")
+    (summary,) = json.loads(out)
+    assert code == 0 and summary["nodes_deleted"] >= nodes and summary["relationships_deleted"] == 20
+
+
+def test_cypher_rejects_an_integer_parameter_beyond_64_bits(tmp_path: Path) -> None:
+    kernel = Path(__file__).resolve().parents[3] / "cypher" / "entities_get.cypher"
+    code, _, err = _run("cypher", str(kernel), "-p", f"ids=[{10**30}]", "--data-dir", str(tmp_path / "d"))
+    assert code == 2 and "64-bit" in err
