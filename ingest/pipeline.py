@@ -10,12 +10,13 @@ from typing import Any
 
 from tqdm import tqdm
 
-from ingest.embedding import EmbedReport, count_pending_entities, embed_store
+from ingest.embedding import EmbedReport, embed_store
 from ingest.loader import IngestReport, fingerprint, load
 from ingest.readers import get_reader, source_paths
 from kgqa.config import Settings
 from kgqa.store import open_store
 from kgqa.store.protocol import GraphStore
+from kgqa.store.schema import count_pending_entities
 
 
 @dataclass(slots=True)

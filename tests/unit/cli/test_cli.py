@@ -292,3 +292,17 @@ def test_cypher_rejects_an_integer_parameter_beyond_64_bits(tmp_path: Path) -> N
     kernel = Path(__file__).resolve().parents[3] / "cypher" / "entities_get.cypher"
     code, _, err = _run("cypher", str(kernel), "-p", f"ids=[{10**30}]", "--data-dir", str(tmp_path / "d"))
     assert code == 2 and "64-bit" in err
+
+
+def test_link_refuses_a_store_embedded_with_another_model(tmp_path: Path) -> None:
+    from kgqa.store import queries
+    from kgqa.store.kglite_store import KgliteStore
+    from kgqa.store.protocol import Statement
+
+    data = tmp_path / "d"
+    _run("ingest", str(FIXTURES / "metaqa_kb_excerpt.txt"), "--format", "metaqa", "--data-dir", str(data))
+    other = {"model_id": "other-model", "dimension": 384, "similarity": "cosine", "schema_version": 1}
+    with KgliteStore(data / "graph.kgl") as store:
+        store.write([Statement(queries.get("meta_set"), other)])
+    code, _, err = _run("link", "zzzxqv qqqq wwwv", "--data-dir", str(data))
+    assert code == 1 and "was embedded with 'other-model'" in err
