@@ -42,7 +42,7 @@ class StoreSettings(_Section):
     neo4j_user: str = "neo4j"
     neo4j_password: SecretStr | None = None
     neo4j_database: str = "neo4j"
-    neo4j_max_pool_size: int = 16
+    neo4j_max_pool_size: int = Field(16, ge=1)
     neo4j_connection_timeout_s: float = Field(10.0, gt=0)  # one connection try, Bolt handshake included
     neo4j_retry_deadline_s: float = Field(30.0, gt=0)  # all tries of one call end within this
     retry_attempts: int = Field(5, ge=1)
@@ -54,14 +54,14 @@ class EmbedderSettings(_Section):
     model: str = DEFAULT_EMBED_MODEL
     device: str = "auto"
     dtype: Literal["auto", "float32", "bfloat16"] = "auto"
-    batch_size: int = 64
-    max_length: int = 256
+    batch_size: int = Field(64, ge=1)
+    max_length: int = Field(256, ge=1)
 
 
 class IngestSettings(_Section):
     """How ``kgqa ingest`` batches and treats bad input."""
 
-    batch_size: int = 20_000
+    batch_size: int = Field(20_000, ge=1)
     on_error: Literal["skip", "fail"] = "fail"
     embed: bool = True
 
@@ -79,10 +79,10 @@ class RetrievalSettings(_Section):
     """
 
     checkpoint: Path | None = None  # default: <store.data_dir>/retriever.pt
-    hops: int = 2
-    max_triples: int = 5000
-    max_degree: int = 100
-    top_k: int = 100
+    hops: int = Field(2, ge=1)
+    max_triples: int = Field(5000, ge=1)
+    max_degree: int = Field(100, ge=1)
+    top_k: int = Field(100, ge=1)
     rescoring: Literal["plan", "path", "none"] = "plan"
 
 
