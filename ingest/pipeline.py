@@ -79,7 +79,7 @@ def ingest_source(
     settings: Settings, source: Path, fmt: str, *, options: dict[str, Any], force: bool, progress: bool
 ) -> IngestResult:
     """Load ``source`` in format ``fmt`` into the configured store; embed unless disabled."""
-    reader = get_reader(fmt, **options)
+    items = get_reader(fmt, **options)(source)  # checks the path (file, not directory) before fingerprinting
     paths = source_paths(fmt, source, **options)
     key = fingerprint(fmt, paths, {k: str(v) for k, v in options.items() if k != "edges"})
     with open_store(settings.store) as store:
@@ -90,7 +90,7 @@ def ingest_source(
 
             report = load(
                 store,
-                reader(source),
+                items,
                 source=str(source),
                 fmt=fmt,
                 source_key=key,

@@ -306,3 +306,17 @@ def test_link_refuses_a_store_embedded_with_another_model(tmp_path: Path) -> Non
         store.write([Statement(queries.get("meta_set"), other)])
     code, _, err = _run("link", "zzzxqv qqqq wwwv", "--data-dir", str(data))
     assert code == 1 and "was embedded with 'other-model'" in err
+
+
+def test_ingest_of_a_directory_for_a_file_format_is_a_clear_error(tmp_path: Path) -> None:
+    code, _, err = _run("ingest", str(tmp_path), "--format", "metaqa", "--data-dir", str(tmp_path / "d"))
+    assert code == 1 and "expected a file, got a directory" in err
+
+
+def test_ingest_of_an_empty_file_is_an_error(tmp_path: Path) -> None:
+    empty = tmp_path / "kb.txt"
+    empty.write_text("")
+    code, _, err = _run(
+        "ingest", str(empty), "--format", "metaqa", "--data-dir", str(tmp_path / "d"), "--no-embed"
+    )
+    assert code == 1 and "the source is empty" in err
