@@ -514,15 +514,17 @@ def test_read_typed_csv_raises_ingest_error_when_edges_header_lacks_column(tmp_p
 def test_read_typed_csv_raises_ingest_error_when_sibling_edges_file_is_missing(tmp_path: Path) -> None:
     nodes = _write(tmp_path / "mag_nodes.csv", "id,type,name\n")
 
-    with pytest.raises(IngestError, match="'mag_edges.csv' not found"):
+    with pytest.raises(IngestError, match="'mag_edges.csv' not found") as caught:
         read_typed_csv(nodes)
+    assert "--edges PATH" in (caught.value.hint or "")
 
 
 def test_read_typed_csv_raises_ingest_error_when_edges_name_cannot_be_inferred(tmp_path: Path) -> None:
     nodes = _write(tmp_path / "papers.csv", "id,type,name\n")
 
-    with pytest.raises(IngestError, match="cannot infer the edges file"):
+    with pytest.raises(IngestError, match="cannot infer the edges file") as caught:
         read_typed_csv(nodes)
+    assert "--edges PATH" in (caught.value.hint or "")
 
 
 def test_read_typed_csv_raises_ingest_error_when_directory_lacks_nodes(tmp_path: Path) -> None:
