@@ -82,7 +82,7 @@ def ingest_source(
     items = get_reader(fmt, **options)(source)  # checks the path (file, not directory) before fingerprinting
     paths = source_paths(fmt, source, **options)
     key = fingerprint(fmt, paths, {k: str(v) for k, v in options.items() if k != "edges"})
-    with open_store(settings.store) as store:
+    with open_store(settings.store, create=True) as store:
         with _bar(progress, desc=f"loading {source.name}", unit="lines") as bar:
 
             def advance(line: int) -> None:

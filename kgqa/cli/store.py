@@ -93,6 +93,7 @@ def cypher(
 
     query = queries.load_file(file)
     values = dict(_parse_param(p) for p in params)
+    query.check_params(values)  # before opening the store: a wrong call needs no data dir
     if query.destructive_clauses and not yes:
         raise click.UsageError(
             f"{file} deletes or removes data ({', '.join(query.destructive_clauses)}); "

@@ -320,3 +320,11 @@ def test_ingest_of_an_empty_file_is_an_error(tmp_path: Path) -> None:
         "ingest", str(empty), "--format", "metaqa", "--data-dir", str(tmp_path / "d"), "--no-embed"
     )
     assert code == 1 and "the source is empty" in err
+
+
+@pytest.mark.parametrize("command", [["stats"], ["link", "who directed Jaws"]])
+def test_read_commands_refuse_a_data_dir_without_a_store(tmp_path: Path, command: list[str]) -> None:
+    typo = tmp_path / "kgqa-dta"
+    code, _, err = _run(*command, "--data-dir", str(typo))
+    assert code == 1 and f"no graph store at {typo}" in err
+    assert not typo.exists()
