@@ -55,6 +55,9 @@ def test_ingest_then_stats_then_rerun_writes_nothing(tmp_path: Path) -> None:
     assert sum(stats["relationship_types"].values()) == 20
     assert "entity_embedding" in {i["name"] for i in stats["store"]["indexes"]}
     assert report["embedding"]["entities_embedded"] == stats["labels"]["Entity"]
+    assert stats["embedded_entities"] == stats["labels"]["Entity"]
+    _, text, _ = _run("stats", "--data-dir", data)
+    assert f"{stats['labels']['Entity']} of {stats['labels']['Entity']} entities embedded" in text
     code, out, _ = _run(
         "ingest", str(FIXTURES / "metaqa_kb_excerpt.txt"), "--format", "metaqa", "--data-dir", data, "--json"
     )
@@ -328,3 +331,24 @@ def test_read_commands_refuse_a_data_dir_without_a_store(tmp_path: Path, command
     code, _, err = _run(*command, "--data-dir", str(typo))
     assert code == 1 and f"no graph store at {typo}" in err
     assert not typo.exists()
+
+
+def test_show_hint_names_a_cypher_kernel_that_runs(tmp_path: Path) -> None:
+    data = str(tmp_path / "d")
+    _run(
+        "ingest",
+        str(FIXTURES / "metaqa_kb_excerpt.txt"),
+        "--format",
+        "metaqa",
+        "--data-dir",
+        data,
+        "--no-embed",
+    )
+    code, _, err = _run("show", "q-missing", "--data-dir", data)
+    assert code == 1 and "kgqa cypher questions.cypher" in err
+    kernel = tmp_path / "questions.cypher"
+    kernel.write_text(
+        "// questions: saved questions.\n// returns: id, text\nMATCH (q:Question) RETURN q.id AS id, q.text AS text\n"
+    )
+    code, _, err = _run("cypher", str(kernel), "--data-dir", data)
+    assert code == 0 and "(0 rows)" in err
