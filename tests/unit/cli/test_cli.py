@@ -347,8 +347,7 @@ def test_show_hint_names_a_cypher_kernel_that_runs(tmp_path: Path) -> None:
     code, _, err = _run("show", "q-missing", "--data-dir", data)
     assert code == 1 and "kgqa cypher questions.cypher" in err
     kernel = tmp_path / "questions.cypher"
-    kernel.write_text(
-        "// questions: saved questions.\n// returns: id, text\nMATCH (q:Question) RETURN q.id AS id, q.text AS text\n"
-    )
+    header = "// questions: saved questions.\n// returns: id, text\n"
+    kernel.write_text(header + "MATCH (q:Question) RETURN q.id AS id, q.text AS text\n")
     code, _, err = _run("cypher", str(kernel), "--data-dir", data)
     assert code == 0 and "(0 rows)" in err
