@@ -222,6 +222,24 @@ def test_train_retrieve_eval_on_the_bundled_slice(tmp_path: Path) -> None:
     assert summary["n"] + summary["failed"] == 10
     assert len(log.read_text().splitlines()) == 10
     assert set(summary["answer_recall"]) == {"25", "50", "100", "200"}
+    # the same log, another selection: the summary counts this run's questions only
+    code, out, err = _run(
+        "eval",
+        str(examples / "questions.txt"),
+        "--format",
+        "metaqa",
+        "--data-dir",
+        data,
+        "--heldout",
+        "--limit",
+        "3",
+        "--log",
+        str(log),
+        "--json",
+    )
+    assert code == 0, err
+    resumed = json.loads(out)
+    assert resumed["n"] + resumed["failed"] == 3 and resumed["resumed"] <= 3
     # ask -> save -> show
     code, out, err = _run("ask", "who directed [Cast Away]", "--data-dir", data, "--save", "--json")
     assert code == 0, err
@@ -351,3 +369,14 @@ def test_show_hint_names_a_cypher_kernel_that_runs(tmp_path: Path) -> None:
     kernel.write_text(header + "MATCH (q:Question) RETURN q.id AS id, q.text AS text\n")
     code, _, err = _run("cypher", str(kernel), "--data-dir", data)
     assert code == 0 and "(0 rows)" in err
+
+
+def test_eval_of_an_empty_question_file_is_an_error_not_a_table_of_nan(tmp_path: Path) -> None:
+    empty = tmp_path / "qa.txt"
+    empty.write_text("")
+    log = tmp_path / "e.jsonl"
+    code, out, err = _run(
+        "eval", str(empty), "--format", "metaqa", "--data-dir", str(tmp_path), "--log", str(log)
+    )
+    assert code == 1 and "no questions to evaluate" in err and "nan" not in out
+    assert not log.exists()
