@@ -8,7 +8,7 @@ the endpoint, the model and the last cause.
 
 ``timeout_s`` is a total deadline for one :meth:`OpenAIClient.complete`, every try and wait
 included. httpx's timeouts bound each socket operation only, so a server that sends one byte a
-second would never time out; :class:`DeadlineTransport` also bounds the whole exchange.
+second would never time out; :class:`DeadlineTransport` bounds the whole exchange.
 
 Token counts come from the server's ``usage``. Before sending, :meth:`OpenAIClient.count_tokens`
 can only estimate (the server's tokenizer is not here): with ``tiktoken`` installed and its
@@ -19,9 +19,12 @@ English, so prompts built to the estimate fit.
 
 from __future__ import annotations
 
+import contextlib
 import json
 import logging
 import math
+import socket
+import threading
 import time
 from collections.abc import Callable, Iterator, Sequence
 from typing import TYPE_CHECKING, Any
@@ -77,40 +80,97 @@ def check_base_url(url: str) -> None:
         )
 
 
-class _DeadlineStream(httpx2.SyncByteStream):
-    """A response body that raises ``ReadTimeout`` once its request's deadline has passed."""
+class _Watchdog:
+    """Shuts a request's socket down when its deadline passes, which ends any read or write on it.
 
-    def __init__(self, inner: httpx2.SyncByteStream, deadline: float, request: httpx2.Request) -> None:
+    httpcore reports the socket of each new connection through the request's ``trace``
+    extension; the transport opens one connection per request, so it is this request's.
+    """
+
+    def __init__(self, budget_s: float) -> None:
+        self.budget_s = budget_s
+        self.fired = False
+        self._socket: socket.socket | None = None
+        self._lock = threading.Lock()
+        self._timer = threading.Timer(budget_s, self._fire)
+        self._timer.daemon = True
+        self._timer.start()
+
+    def trace(self, event: str, info: dict[str, Any]) -> None:
+        if event == "connection.connect_tcp.complete":
+            with self._lock:
+                self._socket = info["return_value"].get_extra_info("socket")
+                fired = self.fired
+            if fired:
+                self._fire()
+
+    def _fire(self) -> None:
+        with self._lock:
+            self.fired = True
+            sock = self._socket
+        if sock is not None:
+            with contextlib.suppress(OSError):
+                sock.shutdown(socket.SHUT_RDWR)
+
+    def cancel(self) -> None:
+        self._timer.cancel()
+
+    @contextlib.contextmanager
+    def translated(self, request: httpx2.Request) -> Iterator[None]:
+        """Report a transport error caused by the shutdown as the timeout it is."""
+        try:
+            yield
+        except httpx2.TransportError as exc:
+            if self.fired:
+                raise httpx2.ReadTimeout(
+                    f"no complete reply within {self.budget_s:.3g} s", request=request
+                ) from exc
+            raise
+
+
+class _WatchedStream(httpx2.SyncByteStream):
+    """A response body read under its request's watchdog, which stops when the body is closed."""
+
+    def __init__(self, inner: httpx2.SyncByteStream, watchdog: _Watchdog, request: httpx2.Request) -> None:
         self._inner = inner
-        self._deadline = deadline
+        self._watchdog = watchdog
         self._request = request
 
     def __iter__(self) -> Iterator[bytes]:
-        for chunk in self._inner:
-            if time.monotonic() > self._deadline:
-                raise httpx2.ReadTimeout("the reply did not complete in time", request=self._request)
-            yield chunk
+        with self._watchdog.translated(self._request):
+            yield from self._inner
 
     def close(self) -> None:
+        self._watchdog.cancel()
         self._inner.close()
 
 
 class DeadlineTransport(httpx2.BaseTransport):
     """HTTP transport whose per-request timeout bounds the whole exchange, not each read.
 
-    Every socket operation waits at most the request's timeout, and the body must be complete
-    within it, counted from when the request starts.
+    httpx's timeouts bound each socket operation, so a server that sends a byte at a time
+    (headers or body) would never time out. Here a watchdog shuts the request's connection
+    down when the timeout has passed since the request started. Connections are not kept
+    alive, so each request has a connection of its own to shut down.
     """
 
     def __init__(self) -> None:
-        self._inner = httpx2.HTTPTransport()
+        self._inner = httpx2.HTTPTransport(limits=httpx2.Limits(max_keepalive_connections=0))
 
     def handle_request(self, request: httpx2.Request) -> httpx2.Response:
         budget = request.extensions.get("timeout", {}).get("read")
-        response = self._inner.handle_request(request)
-        if budget is not None:
-            assert isinstance(response.stream, httpx2.SyncByteStream)
-            response.stream = _DeadlineStream(response.stream, time.monotonic() + budget, request)
+        if budget is None:
+            return self._inner.handle_request(request)
+        watchdog = _Watchdog(budget)
+        request.extensions["trace"] = watchdog.trace
+        try:
+            with watchdog.translated(request):
+                response = self._inner.handle_request(request)
+        except BaseException:
+            watchdog.cancel()
+            raise
+        assert isinstance(response.stream, httpx2.SyncByteStream)
+        response.stream = _WatchedStream(response.stream, watchdog, request)
         return response
 
     def close(self) -> None:

@@ -152,6 +152,16 @@ def _drip_body(conn: socket.socket, stop: threading.Event) -> None:
         conn.sendall(b" ")
 
 
+def _drip_headers(conn: socket.socket, stop: threading.Event) -> None:
+    """The status line, then one byte of a header every 0.1 s; hangs up after 10 s."""
+    _read_request(conn)
+    conn.sendall(b"HTTP/1.1 200 OK\r\n")
+    for _ in range(100):
+        if stop.wait(0.1):
+            return
+        conn.sendall(b"X")
+
+
 def _never_answer(conn: socket.socket, stop: threading.Event) -> None:
     _read_request(conn)
     stop.wait(10)
@@ -164,7 +174,9 @@ def _not_json(conn: socket.socket, stop: threading.Event) -> None:
     conn.sendall(head.encode() + body)
 
 
-@pytest.mark.parametrize("serve", [_drip_body, _never_answer], ids=["drip", "silent"])
+@pytest.mark.parametrize(
+    "serve", [_drip_body, _drip_headers, _never_answer], ids=["drip-body", "drip-headers", "silent"]
+)
 def test_openai_client_gives_up_within_its_total_deadline_when_server_stalls(
     serve: Callable[[socket.socket, threading.Event], None],
 ) -> None:
