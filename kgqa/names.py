@@ -8,7 +8,7 @@ import unicodedata
 
 _NON_WORD = re.compile(r"[^0-9a-z]+")
 _ARTICLES = re.compile(r"^(the|a|an) ")
-_PLAIN_RELATION = re.compile(r"[^\W\d_]\w*\Z")
+_PLAIN_RELATION = re.compile(r"[^\W\d_]\w*(?:\.\w+)*\Z")
 _NON_TYPE = re.compile(r"\W+")
 
 
@@ -28,14 +28,16 @@ def normalise_name(name: str) -> str:
 def relationship_type(source_name: str) -> str:
     """The relationship type of a source relation name: readable, and distinct for distinct names.
 
-    A lower-case name made of (Unicode) letters, digits and underscores, starting with a letter,
-    is upper-cased: ``directed_by`` -> ``DIRECTED_BY``, ``ümlaut_rel`` -> ``ÜMLAUT_REL``,
-    ``导演`` -> ``导演``. Upper-casing is one-to-one on such names because lower-casing the result
-    gives the name back. Any other name (``has genre``, ``has.genre``, ``HAS_GENRE``, ``---``)
-    is also upper-cased with other characters as ``_``, plus ``_h`` and a hash of the verbatim
-    name: ``has genre`` -> ``HAS_GENRE_h…``. The lower-case ``h`` never occurs in an upper-cased
-    name, so the two kinds never meet, and the hash keeps names that look alike apart. Kernels
-    pass the type as a parameter, so any text is a valid type; the verbatim name stays on the
+    A lower-case name of (Unicode) letters, digits and underscores, starting with a letter, in
+    dot-separated parts or one, is upper-cased: ``directed_by`` -> ``DIRECTED_BY``,
+    ``people.person.nationality`` -> ``PEOPLE.PERSON.NATIONALITY``, ``ümlaut_rel`` ->
+    ``ÜMLAUT_REL``, ``导演`` -> ``导演``. Upper-casing is one-to-one on such names because
+    lower-casing the result gives the name back. Any other name (``has genre``, ``has-genre``,
+    ``HAS_GENRE``, ``---``) is upper-cased with other characters as ``_``, plus ``_h`` and a hash
+    of the verbatim name: ``has genre`` -> ``HAS_GENRE_h…``. The lower-case ``h`` never occurs in
+    an upper-cased name, so the two kinds never meet, and the hash keeps names that look alike
+    apart. Kernels pass the type as a parameter, so any text is a valid type (typed by hand in
+    Cypher, one with a dot or a space needs backticks); the verbatim name stays on the
     ``RelationType`` node.
     """
     upper = source_name.upper()
