@@ -87,12 +87,6 @@ def _embed_pages(
     return done
 
 
-def count_pending_entities(store: GraphStore, model_id: str) -> int:
-    """Entities without an embedding from ``model_id`` (the progress bar's total)."""
-    rows = store.run(queries.get("embed_count_pending_entities"), {"model_id": model_id})
-    return int(rows[0]["pending"]) if rows else 0
-
-
 def embed_store(
     store: GraphStore,
     embedder: Embedder,

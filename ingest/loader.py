@@ -202,7 +202,7 @@ def load(
         on_batch: called with the last line of each committed batch (progress bars).
 
     Raises:
-        IngestError: a malformed line with ``on_error="fail"``.
+        IngestError: a malformed line with ``on_error="fail"``, or a source with no lines.
     """
     started = time.perf_counter()
     report = IngestReport(source=source, format=fmt, source_key=source_key)
@@ -228,6 +228,10 @@ def load(
         report.triple_records += len(triples)
         if on_batch:
             on_batch(last_line)
+    if last_line == 0:
+        raise IngestError(
+            "no records to load: the source is empty", path=source, hint="check the file and --format"
+        )
     store.write([_progress(source_key, source, last_line, complete=True)])
     report.lines = last_line
     report.relation_types = len(known_types) - types_before

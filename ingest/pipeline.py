@@ -10,12 +10,13 @@ from typing import Any
 
 from tqdm import tqdm
 
-from ingest.embedding import EmbedReport, count_pending_entities, embed_store
+from ingest.embedding import EmbedReport, embed_store
 from ingest.loader import IngestReport, fingerprint, load
 from ingest.readers import get_reader, source_paths
 from kgqa.config import Settings
 from kgqa.store import open_store
 from kgqa.store.protocol import GraphStore
+from kgqa.store.schema import count_pending_entities
 
 
 @dataclass(slots=True)
@@ -78,10 +79,10 @@ def ingest_source(
     settings: Settings, source: Path, fmt: str, *, options: dict[str, Any], force: bool, progress: bool
 ) -> IngestResult:
     """Load ``source`` in format ``fmt`` into the configured store; embed unless disabled."""
-    reader = get_reader(fmt, **options)
+    items = get_reader(fmt, **options)(source)  # checks the path (file, not directory) before fingerprinting
     paths = source_paths(fmt, source, **options)
     key = fingerprint(fmt, paths, {k: str(v) for k, v in options.items() if k != "edges"})
-    with open_store(settings.store) as store:
+    with open_store(settings.store, create=True) as store:
         with _bar(progress, desc=f"loading {source.name}", unit="lines") as bar:
 
             def advance(line: int) -> None:
@@ -89,7 +90,7 @@ def ingest_source(
 
             report = load(
                 store,
-                reader(source),
+                items,
                 source=str(source),
                 fmt=fmt,
                 source_key=key,

@@ -42,9 +42,10 @@ class StoreSettings(_Section):
     neo4j_user: str = "neo4j"
     neo4j_password: SecretStr | None = None
     neo4j_database: str = "neo4j"
-    neo4j_max_pool_size: int = 16
-    neo4j_connection_timeout_s: float = 10.0
-    retry_attempts: int = 5
+    neo4j_max_pool_size: int = Field(16, ge=1)
+    neo4j_connection_timeout_s: float = Field(10.0, gt=0)  # one connection try, Bolt handshake included
+    neo4j_retry_deadline_s: float = Field(30.0, gt=0)  # all tries of one call end within this
+    retry_attempts: int = Field(5, ge=1)
 
 
 class EmbedderSettings(_Section):
@@ -53,14 +54,14 @@ class EmbedderSettings(_Section):
     model: str = DEFAULT_EMBED_MODEL
     device: str = "auto"
     dtype: Literal["auto", "float32", "bfloat16"] = "auto"
-    batch_size: int = 64
-    max_length: int = 256
+    batch_size: int = Field(64, ge=1)
+    max_length: int = Field(256, ge=1)
 
 
 class IngestSettings(_Section):
     """How ``kgqa ingest`` batches and treats bad input."""
 
-    batch_size: int = 20_000
+    batch_size: int = Field(20_000, ge=1)
     on_error: Literal["skip", "fail"] = "fail"
     embed: bool = True
 
@@ -77,10 +78,10 @@ class RetrievalSettings(_Section):
     """
 
     checkpoint: Path | None = None  # default: <store.data_dir>/retriever.pt
-    hops: int = 2
-    max_triples: int = 5000
-    max_degree: int = 100
-    top_k: int = 100
+    hops: int = Field(2, ge=1)
+    max_triples: int = Field(5000, ge=1)
+    max_degree: int = Field(100, ge=1)
+    top_k: int = Field(100, ge=1)
     rescoring: Literal["plan", "path", "none"] = "plan"
 
 
@@ -125,7 +126,7 @@ class ReaderSettings(_Section):
     model: str | None = None
     base_url: str = "http://localhost:8000/v1"
     api_key: SecretStr | None = None
-    timeout_s: float = Field(60.0, gt=0)
+    timeout_s: float = Field(30.0, gt=0)  # total deadline of one LLM call, retries included
     max_retries: int = Field(4, ge=0)
     retry_backoff_s: float = Field(1.0, ge=0)  # first wait between retries; doubles up to 30 s
     concurrency: int = Field(4, ge=1)

@@ -3,6 +3,7 @@
 
 from __future__ import annotations
 
+import hashlib
 import re
 import string
 import unicodedata
@@ -12,6 +13,8 @@ _ARTICLES = re.compile(r"^(the|a|an) ")
 _TYPE_INVALID = re.compile(r"[^0-9A-Za-z_]+")
 _PUNCT = str.maketrans("", "", string.punctuation)
 _ANSWER_ARTICLES = re.compile(r"\b(a|an|the)\b")
+_PLAIN_RELATION = re.compile(r"[^\W\d_]\w*(?:\.\w+)*\Z")
+_NON_TYPE = re.compile(r"\W+")
 
 #: A ``[bracketed]`` span (MetaQA's topic-entity convention); group 1 is the text inside.
 BRACKET = re.compile(r"\[([^\[\]]*)\]")
@@ -31,20 +34,31 @@ def normalise_name(name: str) -> str:
 
 
 def relationship_type(source_name: str) -> str:
-    """A valid Neo4j relationship type for a source relation name.
+    """The relationship type of a source relation name: readable, and distinct for distinct names.
 
-    ``directed_by`` -> ``DIRECTED_BY``; ``people.person.nationality`` -> ``PEOPLE_PERSON_NATIONALITY``.
-    The verbatim name is kept on the ``RelationType`` node.
+    A lower-case name of (Unicode) letters, digits and underscores, starting with a letter, in
+    dot-separated parts or one, is upper-cased: ``directed_by`` -> ``DIRECTED_BY``,
+    ``people.person.nationality`` -> ``PEOPLE.PERSON.NATIONALITY``, ``ümlaut_rel`` ->
+    ``ÜMLAUT_REL``, ``导演`` -> ``导演``. Upper-casing is one-to-one on such names because
+    lower-casing the result gives the name back. Any other name (``has genre``, ``has-genre``,
+    ``HAS_GENRE``, ``---``) is upper-cased with other characters as ``_``, plus ``_h`` and a hash
+    of the verbatim name: ``has genre`` -> ``HAS_GENRE_h…``. The lower-case ``h`` never occurs in
+    an upper-cased name, so the two kinds never meet, and the hash keeps names that look alike
+    apart. Kernels pass the type as a parameter, so any text is a valid type (typed by hand in
+    Cypher, one with a dot or a space needs backticks); the verbatim name stays on the
+    ``RelationType`` node.
     """
-    upper = _TYPE_INVALID.sub("_", source_name.strip()).strip("_").upper()
-    if not upper:
-        raise ValueError(f"relation name {source_name!r} has no letters or digits")
-    return upper if not upper[0].isdigit() else f"R_{upper}"
+    upper = source_name.upper()
+    if _PLAIN_RELATION.match(source_name) and upper.lower() == source_name:
+        return upper
+    base = _NON_TYPE.sub("_", upper).strip("_") or "REL"
+    digest = hashlib.blake2b(source_name.encode("utf-8"), digest_size=5).hexdigest()
+    return f"{base}_h{digest}"
 
 
 def label_name(type_name: str) -> str:
-    """A valid Neo4j label (PascalCase) for a source node type: ``gene/protein`` -> ``GeneProtein``."""
-    parts = [p for p in _TYPE_INVALID.sub(" ", type_name).split() if p]
+    """A PascalCase Neo4j label, Unicode letters kept: ``gene/protein`` -> ``GeneProtein``."""
+    parts = [p for p in _NON_TYPE.sub(" ", type_name).split() if p]
     if not parts:
         raise ValueError(f"node type {type_name!r} has no letters or digits")
     label = "".join(p[:1].upper() + p[1:] for p in parts)

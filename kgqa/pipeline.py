@@ -24,7 +24,7 @@ from kgqa.retrieval.features import SubgraphSettings
 from kgqa.retrieval.organise import Evidence, organise
 from kgqa.retrieval.retriever import Retrieval, Retriever
 from kgqa.store import open_store
-from kgqa.store.schema import check_embedding_meta
+from kgqa.store.schema import check_query_embedder
 from kgqa.types import EmbeddingMeta
 
 if TYPE_CHECKING:
@@ -43,7 +43,7 @@ def open_retriever(settings: Settings) -> Iterator[Retriever]:
     embedder = make_embedder(settings.embedder)
     meta = EmbeddingMeta(embedder.model_id, embedder.dimension)
     with open_store(settings.store) as store:
-        check_embedding_meta(store, meta)
+        check_query_embedder(store, meta)
         # Neo4j builds indexes in the background: make sure they are ONLINE and sized for the embedder.
         check_indexes = getattr(store, "check_search_indexes", None)
         if check_indexes is not None:

@@ -87,8 +87,9 @@ def load_saved(store: GraphStore, question_id: str) -> SavedQuestion:
     if not rows:
         raise QuestionNotFoundError(
             f"no saved question with id {question_id!r}",
-            hint="ids are printed by 'kgqa ask --save'; list them with "
-            'kgqa cypher "MATCH (q:Question) RETURN q.id, q.text"',
+            hint="ids are printed by 'kgqa ask --save'; to list them, put "
+            "'MATCH (q:Question) RETURN q.id AS id, q.text AS text' under a '// questions: ...' and "
+            "'// returns: id, text' header in questions.cypher and run 'kgqa cypher questions.cypher'",
         )
     row = rows[0]
     evidence = store.run(queries.get("question_evidence"), {"id": question_id})

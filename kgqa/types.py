@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from dataclasses import asdict, dataclass, field
+from dataclasses import asdict, astuple, dataclass, field
 from typing import Any
 
 SCHEMA_VERSION = 1
@@ -50,20 +50,28 @@ SourceItem = EntityRecord | TripleRecord | BadLine
 
 @dataclass(frozen=True, slots=True)
 class WriteSummary:
-    """What a write transaction changed (counts straight from the backend)."""
+    """What a write transaction changed (counts straight from the backend).
+
+    Every counter either backend reports, deletions included, so a destructive write shows what
+    it destroyed. Neo4j counts a removed property in ``properties_set``; kglite counts it in
+    ``properties_removed`` and reports no label counters.
+    """
 
     nodes_created: int = 0
     relationships_created: int = 0
     properties_set: int = 0
     labels_added: int = 0
+    nodes_deleted: int = 0
+    relationships_deleted: int = 0
+    properties_removed: int = 0
+    labels_removed: int = 0
+    indexes_added: int = 0
+    indexes_removed: int = 0
+    constraints_added: int = 0
+    constraints_removed: int = 0
 
     def __add__(self, other: WriteSummary) -> WriteSummary:
-        return WriteSummary(
-            self.nodes_created + other.nodes_created,
-            self.relationships_created + other.relationships_created,
-            self.properties_set + other.properties_set,
-            self.labels_added + other.labels_added,
-        )
+        return WriteSummary(*(a + b for a, b in zip(astuple(self), astuple(other), strict=True)))
 
     def to_dict(self) -> dict[str, int]:
         return asdict(self)
@@ -71,7 +79,7 @@ class WriteSummary:
     @property
     def total(self) -> int:
         """Number of changes of any kind; 0 means the write was a no-op."""
-        return self.nodes_created + self.relationships_created + self.properties_set + self.labels_added
+        return sum(astuple(self))
 
 
 @dataclass(frozen=True, slots=True)

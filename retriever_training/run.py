@@ -24,7 +24,7 @@ from kgqa.retrieval.features import SubgraphSettings
 from kgqa.retrieval.retriever import CHECKPOINT_FORMAT_VERSION, CHECKPOINT_KIND
 from kgqa.retrieval.tables import EntityTable, RelationTable
 from kgqa.store import open_store
-from kgqa.store.schema import check_embedding_meta
+from kgqa.store.schema import check_query_embedder
 from kgqa.types import EmbeddingMeta, QAExample
 from retriever_training.examples import TrainingExample, build_examples
 from retriever_training.train import (
@@ -97,7 +97,7 @@ def run_training(
     embedder = make_embedder(settings.embedder)
     started = time.perf_counter()
     with open_store(settings.store) as store:
-        check_embedding_meta(store, EmbeddingMeta(embedder.model_id, embedder.dimension))
+        check_query_embedder(store, EmbeddingMeta(embedder.model_id, embedder.dimension))
         tables = (EntityTable(store, embedder.dimension), RelationTable(store))
         train = _examples_by_hops(
             store,

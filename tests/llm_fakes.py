@@ -7,9 +7,10 @@ shadow tests/conftest.py there. Test modules import from here and declare their 
 from __future__ import annotations
 
 import json
+import socket
 import threading
 import time
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any
@@ -123,3 +124,48 @@ class ChatServer:
     def __exit__(self, *exc: object) -> None:
         self.httpd.shutdown()
         self.httpd.server_close()
+
+
+class RawServer:
+    """A TCP server on 127.0.0.1 that hands each connection to ``serve(conn, stop)`` in a thread.
+
+    For misbehaving endpoints (dripping bytes, never answering, speaking another protocol).
+    ``serve`` must return once ``stop`` is set; leaving the ``with`` block sets it and closes all.
+    """
+
+    def __init__(self, serve: Callable[[socket.socket, threading.Event], None]) -> None:
+        self._serve = serve
+        self.stop = threading.Event()
+        self._listener = socket.create_server(("127.0.0.1", 0))
+        self._listener.settimeout(0.05)
+        self.port = self._listener.getsockname()[1]
+        self._threads: list[threading.Thread] = []
+        self._thread = threading.Thread(target=self._accept, daemon=True)
+
+    def _accept(self) -> None:
+        while not self.stop.is_set():
+            try:
+                conn, _ = self._listener.accept()
+            except TimeoutError:
+                continue
+            thread = threading.Thread(target=self._handle, args=(conn,), daemon=True)
+            self._threads.append(thread)
+            thread.start()
+
+    def _handle(self, conn: socket.socket) -> None:
+        with conn:
+            try:
+                self._serve(conn, self.stop)
+            except OSError:  # the client hung up
+                pass
+
+    def __enter__(self) -> RawServer:
+        self._thread.start()
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.stop.set()
+        self._thread.join(timeout=5)
+        for thread in self._threads:
+            thread.join(timeout=5)
+        self._listener.close()

@@ -42,17 +42,34 @@ def require_file(path: str | Path) -> Path:
     """Check, before any reading starts, that ``path`` is an existing regular file.
 
     Readers call this eagerly so that a wrong path fails when the reader is created, not after the
-    loader has opened a store transaction.
+    loader has opened a store transaction. A ``.gz`` file is decompressed once here to check it:
+    gzip verifies its CRC only at the end of the stream, so a corrupt file first decompresses to
+    garbage lines that a load would commit, batch after batch, before the error shows.
 
     Raises:
-        IngestError: the path does not exist or is a directory.
+        IngestError: the path does not exist, is a directory, or is a corrupt or truncated ``.gz``.
     """
     resolved = Path(path)
     if not resolved.exists():
         raise IngestError("source file not found", path=str(resolved), hint="check the path and its suffix")
     if resolved.is_dir():
         raise IngestError("expected a file, got a directory", path=str(resolved))
+    if is_gzip(resolved):
+        _check_gzip(resolved)
     return resolved
+
+
+def _check_gzip(path: Path) -> None:
+    try:
+        with gzip.open(path, "rb") as packed:
+            while packed.read(1 << 24):
+                pass
+    except _READ_ERRORS as exc:
+        raise IngestError(
+            f"source file is truncated or corrupt: {exc}",
+            path=str(path),
+            hint="re-download or re-compress the file; nothing was read from it",
+        ) from exc
 
 
 def open_source(path: Path) -> TextIO:
@@ -231,5 +248,6 @@ def _read_error(path: Path, line: int, exc: BaseException) -> IngestError:
         f"source file is truncated or corrupt: {exc}",
         path=str(path),
         line=line,
-        hint="re-download or re-compress the file; items before this line were read normally",
+        hint="the file changed or failed while being read; batches committed before this line are "
+        "kept and the same command resumes after them",
     )

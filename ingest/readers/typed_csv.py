@@ -74,7 +74,7 @@ def resolve_paths(source: str | Path, *, edges: str | Path | None = None) -> tup
         raise IngestError(
             "cannot infer the edges file: the nodes file name does not contain 'nodes'",
             path=str(nodes_path),
-            hint="pass the edges file explicitly (edges=PATH)",
+            hint="pass the edges file explicitly (--edges PATH)",
         )
     head, _, tail = nodes_path.name.rpartition("nodes")
     sibling = nodes_path.with_name(f"{head}edges{tail}")
@@ -82,7 +82,7 @@ def resolve_paths(source: str | Path, *, edges: str | Path | None = None) -> tup
         raise IngestError(
             f"edges file {sibling.name!r} not found next to the nodes file",
             path=str(nodes_path),
-            hint="pass the edges file explicitly (edges=PATH)",
+            hint="pass the edges file explicitly (--edges PATH)",
         )
     return nodes_path, sibling
 
@@ -95,7 +95,7 @@ def _in_directory(directory: Path, stem: str) -> Path:
     raise IngestError(
         f"directory has no {stem}.csv or {stem}.csv.gz",
         path=str(directory),
-        hint="name the files nodes.csv and edges.csv, or pass the nodes file and edges=PATH",
+        hint="name the files nodes.csv and edges.csv, or pass the nodes file and --edges PATH",
     )
 
 

@@ -17,6 +17,7 @@ from kgqa.cli.common import (
 )
 
 if TYPE_CHECKING:
+    from kgqa.embed.protocol import Embedder
     from kgqa.link import LinkResult
     from kgqa.retrieval.disambiguation import Disambiguation
 
@@ -67,12 +68,18 @@ def link(
     from kgqa.embed import make_embedder
     from kgqa.link import link as link_question
     from kgqa.store import open_store
+    from kgqa.store.schema import check_query_embedder
+    from kgqa.types import EmbeddingMeta
 
     settings = loaded.settings
     with open_store(settings.store) as store:
-        result = link_question(
-            store, lambda: make_embedder(settings.embedder), question, topic_ids=topics, k=k
-        )
+
+        def checked_embedder() -> Embedder:  # loaded only if linking reaches the vector step
+            embedder = make_embedder(settings.embedder)
+            check_query_embedder(store, EmbeddingMeta(embedder.model_id, embedder.dimension))
+            return embedder
+
+        result = link_question(store, checked_embedder, question, topic_ids=topics, k=k)
     disambiguation = None
     if fit and len(result.contenders()) > 1 and settings.checkpoint_path.is_file():
         from kgqa.pipeline import open_retriever

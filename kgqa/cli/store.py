@@ -30,6 +30,17 @@ def stats(state: CliState, backend: str | None, data_dir: str | None, as_json: b
         click.echo(result.render())
 
 
+_INT64 = (-(2**63), 2**63 - 1)
+
+
+def _fits_int64(value: Any) -> bool:
+    if isinstance(value, list):
+        return all(_fits_int64(v) for v in value)
+    if isinstance(value, dict):
+        return all(_fits_int64(v) for v in value.values())
+    return not isinstance(value, int) or _INT64[0] <= value <= _INT64[1]
+
+
 def _parse_param(text: str) -> tuple[str, Any]:
     key, sep, raw = text.partition("=")
     if not sep or not key:
@@ -38,6 +49,8 @@ def _parse_param(text: str) -> tuple[str, Any]:
         value = json.loads(raw)
     except json.JSONDecodeError:
         value = raw
+    if not _fits_int64(value):  # both stores take 64-bit integers; a bigger one was an OverflowError
+        raise click.BadParameter(f"'{text}' holds an integer outside the 64-bit range", param_hint="--param")
     return key, value
 
 
@@ -51,6 +64,7 @@ def _parse_param(text: str) -> tuple[str, Any]:
     help="NAME=VALUE (VALUE parsed as JSON when it is JSON, else a string); repeatable.",
 )
 @click.option("--write", is_flag=True, help="Run as a write transaction (the kernel modifies the graph).")
+@click.option("--yes", is_flag=True, help="Run a kernel that deletes or removes data (DELETE, REMOVE, DROP).")
 @store_options
 @json_option
 @pass_state
@@ -59,11 +73,15 @@ def cypher(
     file: Path,
     params: tuple[str, ...],
     write: bool,
+    yes: bool,
     backend: str | None,
     data_dir: str | None,
     as_json: bool,
 ) -> None:
     """Run one Cypher kernel FILE (e.g. cypher/link_fulltext.cypher) by hand.
+
+    With --write it prints every counter of the write, deletions included. A kernel that
+    deletes or removes data runs only with --yes.
 
     \b
     Example:
@@ -75,6 +93,12 @@ def cypher(
 
     query = queries.load_file(file)
     values = dict(_parse_param(p) for p in params)
+    query.check_params(values)  # before opening the store: a wrong call needs no data dir
+    if query.destructive_clauses and not yes:
+        raise click.UsageError(
+            f"{file} deletes or removes data ({', '.join(query.destructive_clauses)}); "
+            "pass --yes to run it (back up the data dir first)"
+        )
     with open_store(loaded.settings.store) as store:
         if write:
             rows: list[dict[str, Any]] = [s.to_dict() for s in store.write([Statement(query, values)])]

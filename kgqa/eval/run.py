@@ -378,9 +378,13 @@ def evaluate(
 
     A question whose topic cannot be found, or whose reader fails for good (e.g. the LLM
     server stays down past its retries), counts as failed and is logged with the error; a
-    re-run retries it.
+    re-run retries it. The summary covers exactly ``examples``: logged answers to other
+    questions (a run over the whole file before a ``--heldout`` or ``--limit`` one) stay in
+    the log but are not counted.
     """
-    done = {} if restart or log_path is None else read_log(log_path, fingerprint)
+    examples = list(examples)
+    logged = {} if restart or log_path is None else read_log(log_path, fingerprint)
+    done = {e.qid: logged[e.qid] for e in examples if e.qid in logged}
     records = list(done.values())
     todo = [e for e in examples if e.qid not in done]
     if on_progress:

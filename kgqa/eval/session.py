@@ -10,6 +10,7 @@ import torch
 from tqdm import tqdm
 
 from kgqa.config import Settings
+from kgqa.errors import IngestError
 from kgqa.eval.datasets import read_line_numbers, read_questions, sample
 from kgqa.eval.run import EvalSummary, evaluate
 from kgqa.eval.splits import SplitSettings, hops_for
@@ -26,11 +27,26 @@ def heldout_part(examples: list[QAExample], checkpoint: Path) -> list[QAExample]
 def select(
     settings: Settings, path: Path, fmt: str, *, limit: int | None, lines_file: Path | None, heldout: bool
 ) -> list[QAExample]:
+    """The questions of ``path`` this run evaluates.
+
+    Raises:
+        IngestError: none are left (an empty file, or flags that select nothing), rather than a
+            summary of NaNs.
+    """
     lines = read_line_numbers(lines_file) if lines_file else None
     examples = list(read_questions(path, fmt, lines=lines))
+    if not examples:
+        raise IngestError("no questions to evaluate: the file holds none", path=str(path))
     if heldout:
         examples = heldout_part(examples, settings.checkpoint_path)
-    return sample(examples, limit)
+    selected = sample(examples, limit)
+    if not selected:
+        raise IngestError(
+            "no questions to evaluate: --heldout/--limit selected none",
+            path=str(path),
+            hint="drop or widen them",
+        )
+    return selected
 
 
 def run_fingerprint(settings: Settings, hops: str, *, free_text: bool = False) -> str:

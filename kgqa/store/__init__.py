@@ -8,19 +8,33 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
-from kgqa.errors import ConfigError
+from kgqa.errors import ConfigError, StoreError
 
 if TYPE_CHECKING:
     from kgqa.config import StoreSettings
     from kgqa.store.protocol import GraphStore
 
 
-def open_store(settings: StoreSettings) -> GraphStore:
-    """Open the store named by ``settings.backend`` ('embedded' or 'neo4j')."""
+def open_store(settings: StoreSettings, *, create: bool = False) -> GraphStore:
+    """Open the store named by ``settings.backend`` ('embedded' or 'neo4j').
+
+    Args:
+        create: create an embedded store that does not exist yet (``kgqa ingest``); otherwise a
+            missing one is an error, so a mistyped data dir is not silently a new, empty store.
+
+    Raises:
+        StoreError: ``create`` is false and the embedded store does not exist.
+    """
     if settings.backend == "embedded":
         from kgqa.store.kglite_store import KgliteStore
 
-        return KgliteStore(settings.data_dir / settings.graph_file)
+        path = settings.data_dir / settings.graph_file
+        if not create and not path.exists():
+            raise StoreError(
+                f"no graph store at {path}",
+                hint="check --data-dir / KGQA_DATA_DIR (store.data_dir), or load one with 'kgqa ingest'",
+            )
+        return KgliteStore(path)
     if settings.backend == "neo4j":
         from kgqa.store.neo4j_store import Neo4jStore
 

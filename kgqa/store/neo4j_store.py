@@ -10,7 +10,11 @@ What this adapter adds is what a server brings with it:
   fix instead of at the first query.
 - transient failures (server restarting, leader switch, deadlock) are retried with tenacity.
   The driver's own managed-transaction retry is turned off (``max_transaction_retry_time=0``) so
-  there is one retry policy with one budget (``store.retry_attempts``), not two stacked ones.
+  there is one retry policy with one budget (``store.retry_attempts`` tries, no new try once
+  ``store.neo4j_retry_deadline_s`` would pass), not two stacked ones.
+- every connection attempt, Bolt handshake included, ends within
+  ``store.neo4j_connection_timeout_s`` (the driver's ``connection_acquisition_timeout``, whose
+  60 s default otherwise bounds a handshake with a server that never answers).
 - schema DDL cannot share a transaction with data writes in Neo4j, so a lone DDL statement runs
   as an auto-commit query.
 """
@@ -21,6 +25,7 @@ import contextlib
 import logging
 import re
 from collections.abc import Callable, Iterator, Mapping, Sequence
+from dataclasses import fields
 from typing import TYPE_CHECKING, Any, TypeVar
 from urllib.parse import urlsplit
 
@@ -176,10 +181,12 @@ def map_store_errors(query: Query | None = None, *, uri: str | None = None) -> I
             message = f"{where}Neo4j reported a transient error ({exc.code}): {exc.message}"
             hint = "usually passes on retry; if not, check server load and memory (docker compose logs neo4j)"
         else:
-            message = f"{where}cannot reach Neo4j at {server}: {exc.message or exc}"
+            message = f"{where}cannot reach Neo4j at {server} (expected a Bolt server): {exc.message or exc}"
             hint = (
                 "start it with 'docker compose up -d neo4j' (needs NEO4J_PASSWORD), or point "
-                "KGQA_STORE__NEO4J_URI at your server (bolt://host:7687, neo4j+s://... for Aura)"
+                "KGQA_STORE__NEO4J_URI at your server's Bolt port (bolt://host:7687, neo4j+s://... "
+                "for Aura; 7474 is Neo4j Browser's HTTP port); store.neo4j_connection_timeout_s "
+                "bounds each try"
             )
         raise StoreUnavailableError(message, hint=hint) from exc
     except exceptions.ClientError as exc:
@@ -247,10 +254,7 @@ def _plain(value: Any) -> Any:
 
 def _summary(counters: neo4j.SummaryCounters) -> WriteSummary:
     return WriteSummary(
-        nodes_created=counters.nodes_created,
-        relationships_created=counters.relationships_created,
-        properties_set=counters.properties_set,
-        labels_added=counters.labels_added,
+        **{f.name: getattr(counters, f.name) for f in fields(WriteSummary) if f.name != "properties_removed"}
     )
 
 
@@ -266,6 +270,9 @@ class Neo4jStore:
         database: the database every session uses.
         retry_attempts: attempts per call for retryable failures (at least 1).
         retry_wait: tenacity wait strategy between attempts; tests pass ``wait_none()``.
+        retry_deadline_s: no new attempt starts when it could not finish within this many
+            seconds of the first one (an attempt may take up to ``attempt_timeout_s``).
+        attempt_timeout_s: the longest one connection attempt may take, in seconds.
 
     Raises:
         StoreUnavailableError: the server cannot be reached (after retries).
@@ -282,12 +289,16 @@ class Neo4jStore:
         database: str,
         retry_attempts: int = 5,
         retry_wait: tenacity.wait.wait_base | None = None,
+        retry_deadline_s: float = 30.0,
+        attempt_timeout_s: float = 10.0,
     ) -> None:
         self.uri = uri
         self.database = database
         self._driver: neo4j.Driver | None = driver
         self._retry_attempts = max(1, retry_attempts)
         self._retry_wait = retry_wait if retry_wait is not None else DEFAULT_RETRY_WAIT
+        self._retry_deadline_s = retry_deadline_s
+        self._last_start_s = max(0.0, retry_deadline_s - attempt_timeout_s)
         try:
             self._retrying(self._verify, what="connect")
         except BaseException:
@@ -312,7 +323,15 @@ class Neo4jStore:
                 hint="export NEO4J_PASSWORD=... (the environment or .env only; never in kgqa.toml)",
             )
         uri = settings.neo4j_uri
-        scheme = urlsplit(uri).scheme
+        parts = urlsplit(uri)
+        try:
+            parts.port  # noqa: B018 - the driver would raise a bare ValueError for a non-numeric port later
+        except ValueError as exc:
+            raise ConfigError(
+                f"store.neo4j_uri {uri!r} has a port that is not a number",
+                hint="set KGQA_STORE__NEO4J_URI=bolt://host:7687",
+            ) from exc
+        scheme = parts.scheme
         if scheme not in BOLT_SCHEMES:
             raise ConfigError(
                 f"store.neo4j_uri {uri!r} is not a Bolt URI (scheme {scheme or 'missing'!r})",
@@ -325,6 +344,7 @@ class Neo4jStore:
                 auth=(settings.neo4j_user, settings.neo4j_password.get_secret_value()),
                 max_connection_pool_size=settings.neo4j_max_pool_size,
                 connection_timeout=settings.neo4j_connection_timeout_s,
+                connection_acquisition_timeout=settings.neo4j_connection_timeout_s,
                 max_transaction_retry_time=0.0,  # tenacity in this module is the one retry policy
             )
         except (ValueError, driver_module.exceptions.ConfigurationError) as exc:
@@ -338,6 +358,8 @@ class Neo4jStore:
             database=settings.neo4j_database,
             retry_attempts=settings.retry_attempts,
             retry_wait=retry_wait,
+            retry_deadline_s=settings.neo4j_retry_deadline_s,
+            attempt_timeout_s=settings.neo4j_connection_timeout_s,
         )
 
     @property
@@ -359,7 +381,8 @@ class Neo4jStore:
             return call()
 
         retryer = tenacity.Retrying(
-            stop=tenacity.stop_after_attempt(self._retry_attempts),
+            stop=tenacity.stop_after_attempt(self._retry_attempts)
+            | tenacity.stop_before_delay(self._last_start_s),
             wait=self._retry_wait,
             retry=tenacity.retry_if_exception_type(RetryableError),
             reraise=True,
@@ -370,7 +393,11 @@ class Neo4jStore:
         except StoreUnavailableError as exc:
             if attempts <= 1:
                 raise
-            raise StoreUnavailableError(f"{exc} (gave up after {attempts} attempts)", hint=exc.hint) from exc
+            raise StoreUnavailableError(
+                f"{exc} (gave up after {attempts} attempts within store.neo4j_retry_deadline_s = "
+                f"{self._retry_deadline_s:g} s)",
+                hint=exc.hint,
+            ) from exc
 
     def _log_retry(self, state: tenacity.RetryCallState, what: str) -> None:
         error = state.outcome.exception() if state.outcome else None

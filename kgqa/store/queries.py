@@ -21,6 +21,9 @@ from kgqa.errors import QueryError
 _PARAM_DECL = re.compile(r"\$([A-Za-z_][A-Za-z0-9_]*)\s*:\s*([^—;\n]+?)\s*(?:—|;|$)", re.MULTILINE)
 _PARAM_USE = re.compile(r"\$([A-Za-z_][A-Za-z0-9_]*)")
 _RETURN_DECL = re.compile(r"([A-Za-z_][A-Za-z0-9_]*)\s*:")
+# Literals and comments, where a keyword is only text: strings, quoted names, // and /* */ comments.
+_NOT_CODE = re.compile(r"'(?:[^'\\]|\\.)*'|\"(?:[^\"\\]|\\.)*\"|`[^`]*`|//[^\n]*|/\*.*?\*/", re.S)
+_DESTRUCTIVE = re.compile(r"\b(?:DETACH\s+)?DELETE\b|\bREMOVE\b|\bDROP\b", re.I)
 
 
 @dataclass(frozen=True, slots=True)
@@ -45,6 +48,16 @@ class Query:
     def body(self) -> str:
         """The statement without its header comments."""
         return "\n".join(ln for ln in self.text.splitlines() if not ln.lstrip().startswith("//")).strip()
+
+    @property
+    def destructive_clauses(self) -> tuple[str, ...]:
+        """The clauses that delete data (``DELETE``, ``DETACH DELETE``, ``REMOVE``, ``DROP``), upper-cased.
+
+        Found in the statement's code, not in its strings or comments, so ``kgqa cypher`` can
+        ask for ``--yes`` before running one.
+        """
+        code = _NOT_CODE.sub(" ", self.body)
+        return tuple(dict.fromkeys(" ".join(m.group().upper().split()) for m in _DESTRUCTIVE.finditer(code)))
 
     def check_params(self, given: Mapping[str, Any]) -> None:
         """Raise QueryError unless ``given`` has exactly the declared parameter names."""

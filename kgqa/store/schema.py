@@ -56,11 +56,15 @@ def read_embedding_meta(store: GraphStore) -> EmbeddingMeta | None:
     return EmbeddingMeta(str(row["model_id"]), int(row["dimension"]), str(row["similarity"]))
 
 
-def check_embedding_meta(store: GraphStore, meta: EmbeddingMeta) -> None:
-    """Raise SchemaMismatchError if the store was embedded with another model or size."""
+def check_embedding_meta(store: GraphStore, meta: EmbeddingMeta) -> EmbeddingMeta | None:
+    """Raise SchemaMismatchError if the store was embedded with another model or size.
+
+    Returns:
+        The recorded model (None for a store never embedded).
+    """
     recorded = read_embedding_meta(store)
     if recorded is None or recorded == meta:
-        return
+        return recorded
     raise SchemaMismatchError(
         f"the store was embedded with '{recorded.model_id}' ({recorded.dimension} dims, "
         f"{recorded.similarity}) but the configured embedder is '{meta.model_id}' "
@@ -68,6 +72,33 @@ def check_embedding_meta(store: GraphStore, meta: EmbeddingMeta) -> None:
         hint=f"set embedder.model = '{recorded.model_id}' (KGQA_EMBEDDER__MODEL), or re-embed the "
         f"store with 'kgqa embed --reembed' (drops and rebuilds the vector indexes)",
     )
+
+
+def count_pending_entities(store: GraphStore, model_id: str) -> int:
+    """Entities without an embedding from ``model_id``."""
+    rows = store.run(queries.get("embed_count_pending_entities"), {"model_id": model_id})
+    return int(rows[0]["pending"]) if rows else 0
+
+
+def check_query_embedder(store: GraphStore, meta: EmbeddingMeta) -> None:
+    """For a command that embeds a query: the store is embedded with ``meta``'s model, completely.
+
+    Vectors of two models are not comparable, so a store whose (re-)embedding stopped part way
+    (a killed ``kgqa embed --reembed``) is refused rather than searched half in each space.
+
+    Raises:
+        SchemaMismatchError: another model, or entities still waiting for this one (the hint
+            says how to finish or roll back).
+    """
+    recorded = check_embedding_meta(store, meta)
+    pending = count_pending_entities(store, meta.model_id) if recorded is not None else 0
+    if pending:
+        raise SchemaMismatchError(
+            f"embedding the store with '{meta.model_id}' did not finish: {pending:,} entities have "
+            "no embedding from it yet",
+            hint=f"run 'kgqa embed --model {meta.model_id}' to finish (it resumes), or "
+            "'kgqa embed --reembed --model OTHER' to switch the whole store to another model",
+        )
 
 
 def record_embedding_meta(store: GraphStore, meta: EmbeddingMeta) -> None:

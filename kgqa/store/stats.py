@@ -7,22 +7,29 @@ from typing import Any
 
 from kgqa.store import queries
 from kgqa.store.protocol import GraphStore
+from kgqa.store.schema import count_pending_entities
 from kgqa.types import StoreInfo
 
 
 @dataclass(frozen=True, slots=True)
 class StoreStats:
-    """Counts plus the store's own description."""
+    """Counts plus the store's own description.
+
+    ``embedded_entities``: entities with an embedding from the recorded model (None when the
+    store has none), so an ONLINE vector index is not mistaken for a fully embedded store.
+    """
 
     info: StoreInfo
     labels: dict[str, int]
     relationship_types: dict[str, int]
+    embedded_entities: int | None = None
 
     def to_dict(self) -> dict[str, Any]:
         return {
             "store": self.info.to_dict(),
             "labels": self.labels,
             "relationship_types": self.relationship_types,
+            "embedded_entities": self.embedded_entities,
         }
 
     def render(self) -> str:
@@ -30,7 +37,10 @@ class StoreStats:
         lines = [f"store: {info.backend} at {info.location}"]
         if info.embedding:
             e = info.embedding
-            lines.append(f"embedding model: {e.model_id} ({e.dimension} dims, {e.similarity})")
+            lines.append(
+                f"embedding model: {e.model_id} ({e.dimension} dims, {e.similarity}); "
+                f"{self.embedded_entities or 0:,} of {self.labels.get('Entity', 0):,} entities embedded"
+            )
         else:
             lines.append("embedding model: none (run 'kgqa embed')")
         lines.append("nodes by label:")
@@ -49,4 +59,8 @@ def collect_stats(store: GraphStore) -> StoreStats:
     """Run the stats kernels and the store's info pre-flight."""
     labels = {r["label"]: int(r["count"]) for r in store.run(queries.get("stats_labels"))}
     types = {r["type"]: int(r["count"]) for r in store.run(queries.get("stats_relationship_types"))}
-    return StoreStats(store.info(), labels, types)
+    info = store.info()
+    embedded = None
+    if info.embedding is not None:
+        embedded = labels.get("Entity", 0) - count_pending_entities(store, info.embedding.model_id)
+    return StoreStats(info, labels, types, embedded)

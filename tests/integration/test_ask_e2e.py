@@ -96,6 +96,20 @@ def test_evaluate_resumes_from_its_log(
     )
 
 
+def test_evaluate_resumed_summary_counts_only_the_selected_questions(
+    trained: Retriever, tmp_path: Path, extractive: ExtractiveReader
+) -> None:
+    asker = Asker(trained, AnswerSettings(), extractive=extractive)
+    log = tmp_path / "eval.jsonl"
+    everything = evaluate(asker, toy_examples(), log_path=log, hops_of=lambda e: 2, fingerprint="run-a")
+    assert everything.n == len(toy_examples())
+    part = toy_examples()[2:4]  # e.g. the held-out part, or a --limit sample
+    again = evaluate(asker, part, log_path=log, hops_of=lambda e: 2, fingerprint="run-a")
+    assert (again.n, again.resumed, again.failed) == (2, 2, 0)
+    fresh = evaluate(asker, part, log_path=None, hops_of=lambda e: 2)
+    assert again.reader == fresh.reader and again.answer_recall == fresh.answer_recall
+
+
 def test_evaluate_refuses_a_log_from_other_settings(
     trained: Retriever, tmp_path: Path, extractive: ExtractiveReader
 ) -> None:

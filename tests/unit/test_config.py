@@ -62,3 +62,19 @@ def test_load_config_reports_invalid_toml(tmp_path: Path) -> None:
     path = _file(tmp_path, "[ingest\n")
     with pytest.raises(ConfigError, match="not valid TOML"):
         load_config(config_file=path, environ={})
+
+
+@pytest.mark.parametrize(
+    ("section", "key", "value"),
+    [
+        ("ingest", "batch_size", 0),
+        ("ingest", "batch_size", -1),
+        ("retrieval", "top_k", -5),
+        ("retrieval", "hops", 0),
+    ],
+)
+def test_load_config_rejects_counts_below_one_naming_the_key(section: str, key: str, value: int) -> None:
+    with pytest.raises(
+        ConfigError, match=rf"{section}\.{key} \(cli\): Input should be greater than or equal to 1"
+    ):
+        load_config({section: {key: value}}, environ={})

@@ -56,6 +56,9 @@ def test_ingest_then_stats_then_rerun_writes_nothing(tmp_path: Path) -> None:
     assert sum(stats["relationship_types"].values()) == 20
     assert "entity_embedding" in {i["name"] for i in stats["store"]["indexes"]}
     assert report["embedding"]["entities_embedded"] == stats["labels"]["Entity"]
+    assert stats["embedded_entities"] == stats["labels"]["Entity"]
+    _, text, _ = _run("stats", "--data-dir", data)
+    assert f"{stats['labels']['Entity']} of {stats['labels']['Entity']} entities embedded" in text
     code, out, _ = _run(
         "ingest", str(FIXTURES / "metaqa_kb_excerpt.txt"), "--format", "metaqa", "--data-dir", data, "--json"
     )
@@ -221,6 +224,24 @@ def test_train_retrieve_eval_on_the_bundled_slice(tmp_path: Path) -> None:
     assert len(log.read_text().splitlines()) == 10
     assert set(summary["answer_recall"]) == {"25", "50", "100", "200"}
     assert summary["linking_top1"] is None or math.isnan(summary["linking_top1"])  # topics given
+    # the same log, another selection: the summary counts this run's questions only
+    code, out, err = _run(
+        "eval",
+        str(examples / "questions.txt"),
+        "--format",
+        "metaqa",
+        "--data-dir",
+        data,
+        "--heldout",
+        "--limit",
+        "3",
+        "--log",
+        str(log),
+        "--json",
+    )
+    assert code == 0, err
+    resumed = json.loads(out)
+    assert resumed["n"] + resumed["failed"] == 3 and resumed["resumed"] <= 3
     code, out, err = _run(
         "eval",
         str(examples / "questions.txt"),
@@ -290,3 +311,104 @@ def test_retrieve_without_checkpoint_explains_how_to_train(tmp_path: Path) -> No
     _run("ingest", str(FIXTURES / "metaqa_kb_excerpt.txt"), "--format", "metaqa", "--data-dir", data)
     code, _, err = _run("retrieve", "who directed [Cast Away]", "--data-dir", data)
     assert code == 1 and "retriever.pt does not exist" in err and "kgqa train" in err
+
+
+def _kernel(tmp_path: Path, body: str) -> str:
+    path = tmp_path / "by_hand.cypher"
+    path.write_text(f"// by_hand: a kernel written by hand.\n// returns: nothing\n{body}\n", encoding="utf-8")
+    return str(path)
+
+
+def test_cypher_write_refuses_a_delete_without_yes_and_reports_deletions_with_it(tmp_path: Path) -> None:
+    data = str(tmp_path / "d")
+    _run(
+        "ingest",
+        str(FIXTURES / "metaqa_kb_excerpt.txt"),
+        "--format",
+        "metaqa",
+        "--data-dir",
+        data,
+        "--no-embed",
+    )
+    kernel = _kernel(tmp_path, "MATCH (n) DETACH DELETE n")
+    code, _, err = _run("cypher", kernel, "--write", "--data-dir", data)
+    assert code == 2 and "DETACH DELETE" in err and "--yes" in err
+    _, out, _ = _run("stats", "--data-dir", data, "--json")
+    nodes = json.loads(out)["labels"]["Entity"]
+    assert nodes > 0
+    code, out, _ = _run("cypher", kernel, "--write", "--yes", "--data-dir", data, "--json")
+    (summary,) = json.loads(out)
+    assert code == 0 and summary["nodes_deleted"] >= nodes and summary["relationships_deleted"] == 20
+
+
+def test_cypher_rejects_an_integer_parameter_beyond_64_bits(tmp_path: Path) -> None:
+    kernel = Path(__file__).resolve().parents[3] / "cypher" / "entities_get.cypher"
+    code, _, err = _run("cypher", str(kernel), "-p", f"ids=[{10**30}]", "--data-dir", str(tmp_path / "d"))
+    assert code == 2 and "64-bit" in err
+
+
+def test_link_refuses_a_store_embedded_with_another_model(tmp_path: Path) -> None:
+    from kgqa.store import queries
+    from kgqa.store.kglite_store import KgliteStore
+    from kgqa.store.protocol import Statement
+
+    data = tmp_path / "d"
+    _run("ingest", str(FIXTURES / "metaqa_kb_excerpt.txt"), "--format", "metaqa", "--data-dir", str(data))
+    other = {"model_id": "other-model", "dimension": 384, "similarity": "cosine", "schema_version": 1}
+    with KgliteStore(data / "graph.kgl") as store:
+        store.write([Statement(queries.get("meta_set"), other)])
+    code, _, err = _run("link", "zzzxqv qqqq wwwv", "--data-dir", str(data))
+    assert code == 1 and "was embedded with 'other-model'" in err
+
+
+def test_ingest_of_a_directory_for_a_file_format_is_a_clear_error(tmp_path: Path) -> None:
+    code, _, err = _run("ingest", str(tmp_path), "--format", "metaqa", "--data-dir", str(tmp_path / "d"))
+    assert code == 1 and "expected a file, got a directory" in err
+
+
+def test_ingest_of_an_empty_file_is_an_error(tmp_path: Path) -> None:
+    empty = tmp_path / "kb.txt"
+    empty.write_text("")
+    code, _, err = _run(
+        "ingest", str(empty), "--format", "metaqa", "--data-dir", str(tmp_path / "d"), "--no-embed"
+    )
+    assert code == 1 and "the source is empty" in err
+
+
+@pytest.mark.parametrize("command", [["stats"], ["link", "who directed Jaws"]])
+def test_read_commands_refuse_a_data_dir_without_a_store(tmp_path: Path, command: list[str]) -> None:
+    typo = tmp_path / "kgqa-dta"
+    code, _, err = _run(*command, "--data-dir", str(typo))
+    assert code == 1 and f"no graph store at {typo}" in err
+    assert not typo.exists()
+
+
+def test_show_hint_names_a_cypher_kernel_that_runs(tmp_path: Path) -> None:
+    data = str(tmp_path / "d")
+    _run(
+        "ingest",
+        str(FIXTURES / "metaqa_kb_excerpt.txt"),
+        "--format",
+        "metaqa",
+        "--data-dir",
+        data,
+        "--no-embed",
+    )
+    code, _, err = _run("show", "q-missing", "--data-dir", data)
+    assert code == 1 and "kgqa cypher questions.cypher" in err
+    kernel = tmp_path / "questions.cypher"
+    header = "// questions: saved questions.\n// returns: id, text\n"
+    kernel.write_text(header + "MATCH (q:Question) RETURN q.id AS id, q.text AS text\n")
+    code, _, err = _run("cypher", str(kernel), "--data-dir", data)
+    assert code == 0 and "(0 rows)" in err
+
+
+def test_eval_of_an_empty_question_file_is_an_error_not_a_table_of_nan(tmp_path: Path) -> None:
+    empty = tmp_path / "qa.txt"
+    empty.write_text("")
+    log = tmp_path / "e.jsonl"
+    code, out, err = _run(
+        "eval", str(empty), "--format", "metaqa", "--data-dir", str(tmp_path), "--log", str(log)
+    )
+    assert code == 1 and "no questions to evaluate" in err and "nan" not in out
+    assert not log.exists()

@@ -9,6 +9,7 @@ import pytest
 
 from ingest.loader import batches, fingerprint, load
 from kgqa.errors import IngestError, QueryError
+from kgqa.names import relationship_type
 from kgqa.store import queries
 from kgqa.store.kglite_store import KgliteStore
 from kgqa.store.protocol import Statement
@@ -147,7 +148,11 @@ def test_relation_types_keep_the_verbatim_source_name(kglite_store: KgliteStore)
     assert report.relation_types == 1
     rows = kglite_store.run(queries.get("relation_types_list"))
     assert [(r["name"], r["source_name"], r["text"]) for r in rows] == [
-        ("PEOPLE_PERSON_NATIONALITY", "people.person.nationality", "people person nationality")
+        (
+            relationship_type("people.person.nationality"),
+            "people.person.nationality",
+            "people person nationality",
+        )
     ]
 
 
@@ -159,3 +164,47 @@ def test_fingerprint_changes_with_content_not_path(tmp_path: Path) -> None:
     assert fingerprint("metaqa", [a]) == fingerprint("metaqa", [b])
     assert fingerprint("metaqa", [a]) != fingerprint("metaqa", [c])
     assert fingerprint("metaqa", [a]) != fingerprint("tsv", [a])
+
+
+def test_relation_types_stay_distinct_for_distinct_source_names(kglite_store: KgliteStore) -> None:
+    names = ["has genre", "has-genre", "has.genre", "HAS_GENRE", "has_genre", "ümlaut_rel", "导演"]
+    names.append("---")
+    items = [TripleRecord(f"m{i}", name, f"g{i}", line=i + 1) for i, name in enumerate(names)]
+    report = load(kglite_store, items, source="s", fmt="t", source_key="k", on_error="skip")
+    assert report.relation_types == len(names) and report.bad_lines == 0
+    rows = kglite_store.run(queries.get("relation_types_list"))
+    by_source = {r["source_name"]: r["name"] for r in rows}
+    assert set(by_source) == set(names) and len(set(by_source.values())) == len(names)
+    assert by_source["has_genre"] == "HAS_GENRE" and by_source["ümlaut_rel"] == "ÜMLAUT_REL"
+    assert by_source["导演"] == "导演" and by_source["has.genre"] == "HAS.GENRE"
+    graph = kglite_store.run(
+        queries.get("subgraph_hop"),
+        {"frontier_ids": [f"m{i}" for i in range(len(names))], "max_degree": 10, "max_triples": 100},
+    )[0]
+    assert sorted(graph["r_types"]) == sorted(by_source.values())
+
+
+def test_corrupt_gzip_loads_nothing_even_with_on_error_skip(
+    kglite_store: KgliteStore, tmp_path: Path
+) -> None:
+    import gzip
+
+    from ingest.readers import get_reader
+
+    body = "".join(f"Film {i}|has_genre|Drama\n" for i in range(2_000)).encode()
+    packed = bytearray(gzip.compress(body, compresslevel=0))
+    packed[len(packed) // 2] ^= 0x55  # garbage text; only the CRC at the end notices
+    source = tmp_path / "kb.txt.gz"
+    source.write_bytes(bytes(packed))
+    with pytest.raises(IngestError, match="truncated or corrupt"):
+        load(
+            kglite_store,
+            get_reader("metaqa")(source),
+            source=str(source),
+            fmt="metaqa",
+            source_key="k",
+            batch_size=10,
+            on_error="skip",
+        )
+    assert kglite_store.run(queries.get("relation_types_list")) == []
+    assert kglite_store.run(queries.get("ingest_progress_get"), {"source_key": "k"}) == []

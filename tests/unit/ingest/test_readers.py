@@ -133,18 +133,24 @@ def test_read_metaqa_raises_ingest_error_when_file_is_missing(tmp_path: Path) ->
     assert caught.value.path == str(tmp_path / "absent.txt")
 
 
-def test_read_metaqa_streams_items_before_reaching_a_corrupt_tail(tmp_path: Path) -> None:
+def test_read_metaqa_raises_before_any_item_when_gzip_is_truncated(tmp_path: Path) -> None:
     body = "".join(f"Film {i}|has_genre|Drama\n" for i in range(20_000)).encode()
     packed = gzip.compress(body)
     source = _write(tmp_path / "kb.txt.gz", packed[: len(packed) // 2])
 
-    items = read_metaqa(source)
-
-    assert inspect.isgenerator(items)
-    assert next(items) == TripleRecord("Film 0", "has_genre", "Drama", 1)
     with pytest.raises(IngestError, match="truncated or corrupt") as caught:
-        list(items)
-    assert caught.value.line is not None and caught.value.line > 1
+        read_metaqa(source)
+    assert caught.value.path == str(source) and "nothing was read" in (caught.value.hint or "")
+
+
+def test_read_metaqa_raises_before_any_item_when_gzip_decompresses_to_garbage(tmp_path: Path) -> None:
+    body = "".join(f"Film {i}|has_genre|Drama\n" for i in range(2_000)).encode()
+    packed = bytearray(gzip.compress(body, compresslevel=0))  # stored: a flipped byte is no zlib error
+    packed[len(packed) // 2] ^= 0x55
+    source = _write(tmp_path / "kb.txt.gz", bytes(packed))
+
+    with pytest.raises(IngestError, match="truncated or corrupt"):
+        read_metaqa(source)
 
 
 # --- tsv / csv ----------------------------------------------------------------------------------------
@@ -427,17 +433,13 @@ def test_read_primekg_raises_ingest_error_naming_missing_column(tmp_path: Path) 
         next(items)
 
 
-def test_read_primekg_streams_items_before_reaching_a_corrupt_tail(tmp_path: Path) -> None:
+def test_read_primekg_raises_before_any_item_when_gzip_is_truncated(tmp_path: Path) -> None:
     row = "protein_protein,ppi,{0},9796,gene/protein,G{0},NCBI,8889,56992,gene/protein,KIF15,NCBI\n"
     packed = gzip.compress((PRIMEKG_HEADER + "".join(row.format(i) for i in range(20_000))).encode())
     source = _write(tmp_path / "kg.csv.gz", packed[: len(packed) // 2])
 
-    items = read_primekg(source)
-
-    assert inspect.isgenerator(items)
-    assert next(items) == EntityRecord("0", "G0", 2, label="gene/protein")
     with pytest.raises(IngestError, match="truncated or corrupt"):
-        list(items)
+        read_primekg(source)
 
 
 # --- typed-csv --------------------------------------------------------------------------------------------
@@ -512,15 +514,17 @@ def test_read_typed_csv_raises_ingest_error_when_edges_header_lacks_column(tmp_p
 def test_read_typed_csv_raises_ingest_error_when_sibling_edges_file_is_missing(tmp_path: Path) -> None:
     nodes = _write(tmp_path / "mag_nodes.csv", "id,type,name\n")
 
-    with pytest.raises(IngestError, match="'mag_edges.csv' not found"):
+    with pytest.raises(IngestError, match="'mag_edges.csv' not found") as caught:
         read_typed_csv(nodes)
+    assert "--edges PATH" in (caught.value.hint or "")
 
 
 def test_read_typed_csv_raises_ingest_error_when_edges_name_cannot_be_inferred(tmp_path: Path) -> None:
     nodes = _write(tmp_path / "papers.csv", "id,type,name\n")
 
-    with pytest.raises(IngestError, match="cannot infer the edges file"):
+    with pytest.raises(IngestError, match="cannot infer the edges file") as caught:
         read_typed_csv(nodes)
+    assert "--edges PATH" in (caught.value.hint or "")
 
 
 def test_read_typed_csv_raises_ingest_error_when_directory_lacks_nodes(tmp_path: Path) -> None:

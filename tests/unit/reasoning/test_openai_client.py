@@ -3,14 +3,15 @@
 from __future__ import annotations
 
 import socket
+import threading
 import time
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 
 import pytest
-from llm_fakes import ChatServer, Step, make_items
+from llm_fakes import ChatServer, RawServer, Step, make_items
 
 from kgqa.config import ReaderSettings
-from kgqa.errors import LLMUnavailableError, ReaderError
+from kgqa.errors import ConfigError, LLMUnavailableError, ReaderError
 from kgqa.reasoning import LLMReader
 from kgqa.reasoning.prompts import double_check_message
 from kgqa.reasoning.readers import make_llm_client
@@ -85,14 +86,14 @@ def test_openai_client_fails_at_once_on_client_errors(chat_server: ChatServer, s
     assert len(chat_server.requests) == 1
 
 
-def test_openai_client_raises_unavailable_after_timeouts(chat_server: ChatServer) -> None:
+def test_openai_client_raises_unavailable_when_tries_use_up_the_deadline(chat_server: ChatServer) -> None:
     chat_server.script = [Step(delay_s=1.5) for _ in range(3)]
-    client = _client(chat_server, timeout_s=0.2, max_retries=1)
+    client = _client(chat_server, timeout_s=0.4, max_retries=2)
     start = time.perf_counter()
-    with pytest.raises(LLMUnavailableError, match="failed 2 times") as info:
+    with pytest.raises(LLMUnavailableError, match=r"within reader.timeout_s = 0.4 s \(tries: 1\)") as info:
         client.complete(MESSAGES, temperature=0.0, max_tokens=64, seed=0)
-    assert time.perf_counter() - start < 1.4  # two 0.2 s tries, no backoff
-    assert len(chat_server.requests) == 2
+    assert time.perf_counter() - start < 1.0  # one 0.4 s try takes the whole deadline
+    assert len(chat_server.requests) == 1
     assert "timeout_s" in (info.value.hint or "")
     assert "Timeout" in str(info.value)
 
@@ -132,3 +133,74 @@ def test_llm_reader_double_checks_once_over_http_when_reply_lacks_ans(chat_serve
 def test_estimate_tokens_uses_chars_over_four_plus_framing() -> None:
     messages = [{"role": "user", "content": "x" * 40}, {"role": "system", "content": "y" * 5}]
     assert estimate_tokens(messages) == 3 + (4 + 10) + (4 + 2)
+
+
+def _read_request(conn: socket.socket) -> None:
+    conn.settimeout(5)
+    data = b""
+    while b"\r\n\r\n" not in data:
+        data += conn.recv(65536)
+
+
+def _drip_body(conn: socket.socket, stop: threading.Event) -> None:
+    """Headers at once, then one byte of the body every 0.1 s; hangs up after 10 s (a bound for the test)."""
+    _read_request(conn)
+    conn.sendall(b"HTTP/1.1 200 OK\r\nContent-Type: application/json\r\nContent-Length: 100000\r\n\r\n")
+    for _ in range(100):
+        if stop.wait(0.1):
+            return
+        conn.sendall(b" ")
+
+
+def _drip_headers(conn: socket.socket, stop: threading.Event) -> None:
+    """The status line, then one byte of a header every 0.1 s; hangs up after 10 s."""
+    _read_request(conn)
+    conn.sendall(b"HTTP/1.1 200 OK\r\n")
+    for _ in range(100):
+        if stop.wait(0.1):
+            return
+        conn.sendall(b"X")
+
+
+def _never_answer(conn: socket.socket, stop: threading.Event) -> None:
+    _read_request(conn)
+    stop.wait(10)
+
+
+def _not_json(conn: socket.socket, stop: threading.Event) -> None:
+    _read_request(conn)
+    body = b"<html>hello</html>"
+    head = f"HTTP/1.1 200 OK\r\nContent-Type: application/json\r\nContent-Length: {len(body)}\r\n\r\n"
+    conn.sendall(head.encode() + body)
+
+
+@pytest.mark.parametrize(
+    "serve", [_drip_body, _drip_headers, _never_answer], ids=["drip-body", "drip-headers", "silent"]
+)
+def test_openai_client_gives_up_within_its_total_deadline_when_server_stalls(
+    serve: Callable[[socket.socket, threading.Event], None],
+) -> None:
+    with RawServer(serve) as server:
+        client = OpenAIClient(
+            "m", base_url=f"http://127.0.0.1:{server.port}/v1", timeout_s=1.0, max_retries=4, backoff_s=0
+        )
+        start = time.monotonic()
+        with pytest.raises(LLMUnavailableError, match=r"within reader.timeout_s = 1 s") as info:
+            client.complete(MESSAGES, temperature=0.0, max_tokens=8, seed=None)
+        assert time.monotonic() - start < 2.5
+        assert f"127.0.0.1:{server.port}" in str(info.value)
+
+
+def test_openai_client_raises_reader_error_when_reply_is_not_json() -> None:
+    with RawServer(_not_json) as server:
+        client = OpenAIClient("m", base_url=f"http://127.0.0.1:{server.port}/v1", timeout_s=5.0, backoff_s=0)
+        with pytest.raises(ReaderError, match="not with chat-completions JSON"):
+            client.complete(MESSAGES, temperature=0.0, max_tokens=8, seed=None)
+
+
+@pytest.mark.parametrize(
+    "url", ["not a url", "localhost:8000/v1", "http://localhost:notaport/v1", "ftp://x/v1"]
+)
+def test_openai_client_refuses_base_url_that_is_not_http(url: str) -> None:
+    with pytest.raises(ConfigError, match="is not an http"):
+        OpenAIClient("m", base_url=url)

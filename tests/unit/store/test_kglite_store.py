@@ -4,12 +4,13 @@ from __future__ import annotations
 
 import subprocess
 import sys
+import warnings
 from pathlib import Path
 from typing import Any
 
 import pytest
 
-from kgqa.errors import MissingIndexError, QueryError, StoreUnavailableError
+from kgqa.errors import MissingIndexError, QueryError, StoreError, StoreUnavailableError
 from kgqa.store import queries
 from kgqa.store.kglite_store import KgliteStore
 from kgqa.store.protocol import GraphStore, Statement
@@ -147,3 +148,54 @@ def test_kglite_store_info_reports_vector_index_and_model(toy_kg: KgliteStore) -
     assert vector["entity_embedding"].similarity == "cosine"
     assert info.embedding is not None and info.embedding.model_id == "fake-hash-16"
     assert {i.name for i in info.indexes} >= {"entity_name", "entity_id", "entity_name_norm"}
+
+
+def _killed_writer(path: Path) -> None:
+    """Commit one triple in another process, then die without closing (kill -9)."""
+    code = (
+        "import os\nfrom pathlib import Path\nfrom kgqa.store.kglite_store import KgliteStore\n"
+        "from kgqa.store import queries\nfrom kgqa.store.protocol import Statement\n"
+        f"s = KgliteStore(Path({str(path)!r}))\n"
+        f"s.write([Statement(queries.get('ingest_triples'), {TRIPLE!r})])\n"
+        "os._exit(9)\n"
+    )
+    proc = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=60)
+    assert proc.returncode == 9, proc.stderr
+
+
+def test_kglite_store_reader_sees_the_commits_of_a_killed_writer(tmp_path: Path) -> None:
+    path = tmp_path / "g.kgl"
+    with KgliteStore(path) as store:
+        store.write([Statement(queries.get("meta_get"), {})])
+    _killed_writer(path)
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")  # kglite's "newer commits" UserWarning would fail here
+        with KgliteStore(path) as store:
+            rows = store.run(queries.get("entities_get"), {"ids": ["Jaws"]})
+    assert [r["name"] for r in rows] == ["Jaws"]
+
+
+def test_kglite_store_reader_during_a_live_write_logs_one_line_instead_of_kglites_warning(
+    tmp_path: Path, caplog: pytest.LogCaptureFixture
+) -> None:
+    path = tmp_path / "g.kgl"
+    with KgliteStore(path) as store:
+        store.write([Statement(queries.get("meta_get"), {})])
+    with KgliteStore(path) as writer:
+        writer.write([Statement(queries.get("ingest_triples"), TRIPLE)])
+        with warnings.catch_warnings():
+            warnings.simplefilter("error")
+            with KgliteStore(path) as reader:
+                rows = reader.run(queries.get("entities_get"), {"ids": ["Jaws"]})
+    assert rows == []  # the checkpoint predates the writer's commit
+    assert "is being written by pid" in caplog.text
+
+
+def test_kglite_store_corrupt_write_ahead_log_is_a_store_error(tmp_path: Path) -> None:
+    path = tmp_path / "g.kgl"
+    with KgliteStore(path) as store:
+        store.write([Statement(queries.get("ingest_triples"), TRIPLE)])
+    Path(f"{path}-wal").write_bytes(b"garbage" * 30)
+    with KgliteStore(path) as store, pytest.raises(StoreError, match="write-ahead log") as info:
+        store.write([Statement(queries.get("ingest_triples"), TRIPLE)])
+    assert "-wal" in (info.value.hint or "")

@@ -8,8 +8,11 @@ are translated. ``tests/integration/test_neo4j_live.py`` runs the same kernels o
 
 from __future__ import annotations
 
+import socket
 import subprocess
 import sys
+import threading
+import time
 from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass, field
 from typing import Any
@@ -486,7 +489,7 @@ def test_from_settings_builds_a_bounded_driver(driver_factory: MagicMock, bolt: 
     assert args == (URI,)
     assert kwargs["auth"] == ("reader", "s3cret")
     assert kwargs["max_connection_pool_size"] == 4
-    assert kwargs["connection_timeout"] == 2.5
+    assert kwargs["connection_timeout"] == kwargs["connection_acquisition_timeout"] == 2.5
     assert kwargs["max_transaction_retry_time"] == 0.0
     store.run(queries.get("stats_labels"))
     bolt.driver.session.assert_called_with(database="movies")
@@ -586,3 +589,65 @@ def test_check_search_indexes_fails_with_a_fix(
     with pytest.raises(error) as info:
         store.check_search_indexes(EmbeddingMeta("minilm", 384, "cosine"))
     assert hint in (getattr(info.value, "hint", None) or "")
+
+
+def test_from_settings_rejects_a_port_that_is_not_a_number(driver_factory: MagicMock) -> None:
+    with pytest.raises(ConfigError, match="port that is not a number"):
+        Neo4jStore.from_settings(settings(neo4j_uri="bolt://localhost:notaport"))
+    driver_factory.assert_not_called()
+
+
+# --- deadlines against local servers that are not Neo4j ----------------------------------------------
+
+
+def _serve(reply: bytes | None) -> tuple[socket.socket, threading.Event, threading.Thread]:
+    """A 127.0.0.1 server that answers every connection with ``reply`` (None: never answers).
+
+    Stops by itself within 10 s, or when the returned event is set.
+    """
+    listener = socket.create_server(("127.0.0.1", 0))
+    listener.settimeout(0.05)
+    stop = threading.Event()
+
+    def run() -> None:
+        held = []
+        deadline = time.monotonic() + 10
+        while not stop.is_set() and time.monotonic() < deadline:
+            try:
+                conn, _ = listener.accept()
+            except TimeoutError:
+                continue
+            if reply is None:
+                held.append(conn)
+            else:
+                with conn:
+                    conn.recv(1024)
+                    conn.sendall(reply)
+        for conn in held:
+            conn.close()
+        listener.close()
+
+    thread = threading.Thread(target=run, daemon=True)
+    thread.start()
+    return listener, stop, thread
+
+
+@pytest.mark.parametrize(
+    "reply", [None, b"HTTP/1.1 400 Bad Request\r\nContent-Length: 0\r\n\r\n"], ids=["silent", "http"]
+)
+def test_from_settings_gives_up_within_the_retry_deadline_when_the_port_is_not_bolt(
+    reply: bytes | None,
+) -> None:
+    listener, stop, thread = _serve(reply)
+    uri = f"bolt://127.0.0.1:{listener.getsockname()[1]}"
+    start = time.monotonic()
+    try:
+        with pytest.raises(StoreUnavailableError, match="expected a Bolt server") as info:
+            Neo4jStore.from_settings(
+                settings(neo4j_uri=uri, neo4j_connection_timeout_s=0.5, neo4j_retry_deadline_s=1.5)
+            )
+    finally:
+        stop.set()
+        thread.join(timeout=5)
+    assert time.monotonic() - start < 3.0
+    assert uri in str(info.value) and "7474" in (info.value.hint or "")
