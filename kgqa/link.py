@@ -60,7 +60,8 @@ MIN_TYPO_WORD_QUALITY = 0.75  # a misspelt word against the name's word ("zmeeck
 FULLTEXT_LIMIT = 60  # full-text hits re-scored per question
 CONTENDER_MARGIN = 0.15  # candidates this close to the top one are weighed by fit (exact 0.95 vs a typo 0.85)
 MAX_CONTENDERS = 3
-MIN_VECTOR_SCORE = 0.5  # Neo4j-scale similarity below which a vector neighbour is not a match (cos <= 0)
+MIN_VECTOR_SCORE = 0.8  # Neo4j-scale similarity below which a vector neighbour is not a match (cos < 0.6:
+# with all-MiniLM-L6-v2, gibberish such as "zzzxqv qqqq" is within cos 0.59 of some short MetaQA name)
 
 _TOKEN = re.compile(r"\S+")
 _EDGE_PUNCT = "?!.,;:\"'()[]{}"
@@ -223,7 +224,8 @@ def link(
             log.debug("linked %r via %s: %s", question, found.method, [c.id for c in found.topics])
             return found
     raise EntityNotFoundError(
-        f"no entity in the store matches the question {question!r}",
+        f"no entity matched the question {question!r} well enough: no name or near miss of one, "
+        f"no full-text hit, no entity embedding within similarity {min_vector_score:g}",
         hint="check the spelling of the entity name, or pass its id with --topic",
     )
 

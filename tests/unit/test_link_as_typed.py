@@ -78,3 +78,19 @@ def test_link_keeps_a_lone_name_when_it_is_all_the_question_has(movies: KgliteSt
 
 def test_link_still_reaches_a_partial_name_through_full_text(movies: KgliteStore) -> None:
     assert _topic(movies, "which films are by zemeckis") in {"Robert Zemeckis", "robert zemeckis"}
+
+
+@pytest.mark.slow
+def test_link_refuses_gibberish_that_only_the_vector_step_could_place(tmp_path: Path) -> None:
+    """With the real MiniLM, "zzzxqv qqqq" sits within cos 0.59 of some short name: no topic."""
+    from kgqa.config import EmbedderSettings
+    from kgqa.embed import make_embedder
+    from kgqa.errors import EntityNotFoundError
+
+    with KgliteStore(tmp_path / "graph.kgl") as store:
+        load(store, read_metaqa(SLICE), source=str(SLICE), fmt="metaqa", source_key="slice")
+        embedder = make_embedder(EmbedderSettings())
+        embed_store(store, embedder)
+        with pytest.raises(EntityNotFoundError, match="well enough"):
+            link(store, embedder, "zzzxqv qqqq")
+        assert link(store, embedder, "what genre is forest gump").topics[0].id == "Forrest Gump"
