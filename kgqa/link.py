@@ -26,7 +26,7 @@ from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from rapidfuzz import fuzz
+from rapidfuzz.distance import OSA
 
 from kgqa.embed.protocol import Embedder
 from kgqa.errors import EntityNotFoundError
@@ -54,10 +54,8 @@ SCORE_TOPIC = 1.0
 SCORE_BRACKET = 1.0
 SCORE_EXACT = 0.95
 SCORE_FALLBACK_MAX = 0.9  # vector scores are scaled into (0, SCORE_FALLBACK_MAX]
-MIN_FUZZY_QUALITY = 0.85  # name similarity a fuzzy match needs (one typo in a 7-letter word: 0.92)
 MAX_FUZZY_QUALITY = 0.999  # a fuzzy match never ties an exact one
-MIN_TYPO_WORD_QUALITY = 0.75  # a misspelt word against the name's word ("zmeeckis" ~ "zemeckis": 0.88)
-FULLTEXT_LIMIT = 60  # full-text hits re-scored per question
+FULLTEXT_LIMIT = 200  # full-text hits re-scored per question (common words crowd out a misspelt name)
 CONTENDER_MARGIN = 0.15  # candidates this close to the top one are weighed by fit (exact 0.95 vs a typo 0.85)
 MAX_CONTENDERS = 3
 MIN_VECTOR_SCORE = 0.8  # Neo4j-scale similarity below which a vector neighbour is not a match (cos < 0.6:
@@ -69,7 +67,6 @@ _LUCENE_SPECIAL = frozenset('+-&|!(){}[]^"~*?:\\/')
 _CASE_NON_WORD = re.compile(r"[^0-9A-Za-z]+")
 _CASE_ARTICLE = re.compile(r"^(?:the|a|an) ", re.I)
 _ARTICLES = frozenset({"the", "a", "an"})
-_METHOD_ORDER = {"exact": 0, "fuzzy": 1}
 _MIN_WORDS_ALL_CAPS = 3  # from this many words on, a fully capitalised question carries no case cue
 _EXACT_ROWS_PER_NAME = 8  # link_exact row cap per looked-up n-gram (titles and tags repeat names)
 
@@ -172,6 +169,7 @@ class _Span:
     capitalised: bool  # some token is
     name_like: bool  # some token is
     words: int  # tokens that are content words or name-like
+    words_norm: tuple[str, ...]  # ``norm`` split into words
 
 
 def link(
@@ -420,10 +418,9 @@ def _fuzzy_matches(
 
     The leftover words of 4+ letters are sent as fuzzy terms (one edit, two from 8 letters: a
     typo is one edit), their neighbours as plain terms, so a name with one misspelt word among
-    matched ones ranks high ("santa fe tril" -> Santa Fe Trail). A hit's quality is rapidfuzz's
-    normalised Indel similarity between its normalised name and the n-gram of as many words it
-    matches best, word by word ("tom hank" ~ "tom hanks": 0.94); hits below
-    ``MIN_FUZZY_QUALITY`` are dropped. Partial names ("zemeckis") are left to the full-text step.
+    matched ones ranks high ("santa fe tril" -> Santa Fe Trail). Each hit is kept with the n-gram
+    it matches best (:func:`_best_span`, "tom hank" ~ "tom hanks": 0.89), or dropped. Partial
+    names ("zemeckis") are left to the full-text step.
     """
     fuzzy = set(leftover)
     words = {
@@ -452,39 +449,47 @@ def _fuzzy_matches(
 def _fuzzy_term(word: str) -> str:
     """A Lucene term for one question word: ``word~1`` from 4 letters, ``word~2`` from 8."""
     escaped = escape_lucene(word)
-    if len(word) >= 8:
-        return f"{escaped}~2"
-    return f"{escaped}~1" if len(word) >= 4 else escaped
+    return f"{escaped}~{_word_edits(word)}" if len(word) >= 4 else escaped
 
 
 def _best_span(name_norm: str, spans: Sequence[_Span], known: set[str]) -> tuple[_Span, float] | None:
-    """The question span that best matches a name, with its quality, or None below the bar.
+    """The question span that best matches a name, with its quality, or None.
 
-    The span must have the name's words, each the same or a near miss of a word of 4+ letters
-    (word similarity >= ``MIN_TYPO_WORD_QUALITY``): a typo changes letters of a word, not the
-    words, so "starred by" is no near miss of the title "Starred Up", nor "directed movies" of
-    the tag "funniest movies". A lone word that the index holds as typed (``known``: the words
-    of the hits' names) is no typo either: "directed" does not become the title "Redirected",
-    while "forest gump" still becomes Forrest Gump. The quality is the similarity of the whole
-    strings.
+    A typo is an edit of a letter (deletion, transposition, substitution, duplication), counted
+    as one by the optimal-string-alignment distance. The span must have the name's words, each
+    the same or, for words of 4+ letters, within ``_word_edits`` of it: a typo changes letters of
+    a word, not the words, so "starred by" is no near miss of the title "Starred Up", nor
+    "directed movies" of the tag "funniest movies". A lone word that the index holds as typed
+    (``known``: the words of the hits' names) is no typo either: "directed" does not become the
+    title "Redirected", while "forest gump" still becomes Forrest Gump. The quality is
+    1 - edits / letters of the name ("forest gump": 0.92, "osaar" -> Oscar: 0.8).
     """
     name_words = name_norm.split()
+    budget = sum(_word_edits(w) for w in name_words)
     best: tuple[_Span, float] | None = None
     for span in spans:
-        words = span.norm.split()
-        if len(words) != len(name_words) or (len(words) == 1 and words[0] in known and words != name_words):
+        if len(span.words_norm) != len(name_words):
+            continue
+        edits = OSA.distance(span.norm, name_norm, score_cutoff=budget)
+        if edits > budget:
+            continue
+        words = span.words_norm
+        if len(words) == 1 and words[0] in known and words[0] != name_words[0]:
             continue
         if not all(
-            a == b or (min(len(a), len(b)) >= 4 and fuzz.ratio(a, b) >= 100 * MIN_TYPO_WORD_QUALITY)
+            a == b or (min(len(a), len(b)) >= 4 and OSA.distance(a, b) <= _word_edits(b))
             for a, b in zip(words, name_words, strict=True)
         ):
             continue
-        quality = fuzz.ratio(span.norm, name_norm) / 100.0
-        if quality >= MIN_FUZZY_QUALITY and (
-            best is None or (quality, len(span.norm)) > (best[1], len(best[0].norm))
-        ):
+        quality = 1.0 - edits / len(name_norm)
+        if best is None or (quality, len(span.norm)) > (best[1], len(best[0].norm)):
             best = (span, min(quality, MAX_FUZZY_QUALITY))
     return best
+
+
+def _word_edits(word: str) -> int:
+    """Typos allowed in one word: one, two from 8 letters (what the fuzzy terms ask the index for)."""
+    return 2 if len(word) >= 8 else 1
 
 
 def _ngrams(question: str, tokens: Sequence[_Token], *, max_ngram: int) -> list[_Span]:
@@ -519,6 +524,7 @@ def _ngrams(question: str, tokens: Sequence[_Token], *, max_ngram: int) -> list[
                         capitalised,
                         any(t.name_like for t in window),
                         sum(words),
+                        tuple(norm.split()),
                     )
                 )
     return spans
@@ -554,8 +560,9 @@ def _rank_rows(
     mention's case says nothing, and names with capitals or digits come first ("tom hanks" ->
     the person; the tag is the runner-up that disambiguation weighs). Where the word before the
     mention is an ``article``, names that start with it come next ("the girl" -> The Girl, not
-    Girl; "the haunted house" -> The Haunted House, not A Haunted House). In an uncased question
-    only the article is a cue.
+    Girl; "the haunted house" -> The Haunted House, not A Haunted House), and without one, names
+    without one ("the film loft" -> Loft, not The Loft). In an uncased question only the article
+    is a cue.
     """
     full, bare = _case_key(mention), _case_key(mention, bare=True)
 
@@ -563,9 +570,10 @@ def _rank_rows(
 
     def key(row: dict[str, Any]) -> tuple[bool, bool, bool, bool, bool, bool, str, str]:
         name = row["name"] or row["id"]
+        starts_with_article = name.split(" ", 1)[0].lower() in _ARTICLES
         return (
             uncased and not any(ch.isupper() or ch.isdigit() for ch in name),
-            bool(prefix) and not name.lower().startswith(prefix),
+            not name.lower().startswith(prefix) if prefix else starts_with_article and bool(mention),
             name != raw,
             name != mention,
             _case_key(name) != full,
@@ -578,13 +586,12 @@ def _rank_rows(
     return [(row, k[1:2] if uncased else k[1:-2]) for k, row in keyed]
 
 
-def _lone_word_rank(cand: LinkedEntity) -> tuple[bool, bool, int, float]:
+def _lone_word_rank(cand: LinkedEntity) -> tuple[bool, bool, float]:
     """Order of candidates when the question names nothing but lone words: whole-name matches
     before partial full-text hits ("sholy" -> Sholay over the title "Movie Movie"), a proper name
-    in the KB first ("surogates" -> Surrogates over the tag "director"), exact before fuzzy, then
-    score."""
+    in the KB first ("surogates" -> Surrogates over the tag "director"), then matched length."""
     proper = any(ch.isupper() or ch.isdigit() for ch in cand.name)
-    return (cand.method == "fulltext", not proper, _METHOD_ORDER.get(cand.method, 0), -cand.score)
+    return (cand.method == "fulltext", not proper, -len(cand.mention) * cand.score)
 
 
 def _span_tier(match: _Match, uncased: bool) -> int:
@@ -607,24 +614,17 @@ def _span_rank(match: _Match, uncased: bool) -> tuple[int, float, bool, int]:
 
     1. Tier (:func:`_span_tier`).
     2. Matched length: the span's normalised characters times the match quality, so "rush hour 2"
-       comes before "2" and "forest gump" (Forrest Gump, 0.96) before "forest" (an exact tag);
-       among lone words, names the KB capitalises first, then exact matches, then the longer.
+       comes before "2" and "forest gump" (Forrest Gump, 0.92) before "forest" (an exact tag);
+       among lone words, names the KB capitalises come first.
     3. A case-exact match, 4. earlier position.
     """
     span = match.span
     name = match.row["name"] or match.row["id"]
     case_exact = _case_key(name, bare=True) == _case_key(span.text, bare=True)
     tier = _span_tier(match, uncased)
-    if tier == 2:
-        # Lone words: a proper name in the KB ("jaws" -> Jaws) before a lower-case tag ("director"),
-        # an exact match ("fbi") before a near miss of a common word ("films" ~ "film"), then longer.
+    if tier == 2:  # lone words: a proper name in the KB ("jaws" -> Jaws) before a tag ("director")
         proper = any(ch.isupper() or ch.isdigit() for ch in name)
-        return (
-            tier,
-            -2.0 * proper - float(match.quality >= 1.0) - len(span.norm) / 100,
-            not case_exact,
-            span.start,
-        )
+        return (tier, -1000.0 * proper - len(span.norm) * match.quality, not case_exact, span.start)
     return (tier, -len(span.norm) * match.quality, not case_exact, span.start)
 
 
