@@ -379,15 +379,24 @@ def _link_names(
             partial = _link_fulltext(store, tokens, limit=fulltext_limit)
             ranked = tuple(sorted(_unique((*lone, *partial)), key=_lone_word_rank))
             top = ranked[0]
-            ties = tuple(
-                c for c in ranked if (c.mention, c.method, c.score) == (top.mention, top.method, top.score)
-            )
+            groups = [g for g in chosen if _candidate(g[0]) == top]
+            if groups:
+                ties = _twins(groups[0])
+            else:  # a partial name: the full-text hits that scored the same
+                ties = tuple(c for c in partial if (c.mention, c.score) == (top.mention, top.score))
             return LinkResult(ranked, chosen=ranked[:1], ties=ties)
     if not chosen:
         return LinkResult(())
-    first = chosen[0]
-    ties = tuple(_candidate(m) for m in first if (m.quality, m.cue) == (first[0].quality, first[0].cue))
-    return LinkResult(_interleave([[_candidate(m) for m in group] for group in chosen]), ties=_unique(ties))
+    return LinkResult(
+        _interleave([[_candidate(m) for m in group] for group in chosen]), ties=_twins(chosen[0])
+    )
+
+
+def _twins(group: Sequence[_Match]) -> tuple[LinkedEntity, ...]:
+    """The best match of a mention and those the question's text cannot tell from it (same
+    quality, same cue from :func:`_rank_rows`)."""
+    best = group[0]
+    return _unique(_candidate(m) for m in group if (m.quality, m.cue) == (best.quality, best.cue))
 
 
 @dataclass(frozen=True, slots=True)
