@@ -470,25 +470,32 @@ def _best_span(name_norm: str, spans: Sequence[_Span], known: set[str]) -> tuple
     a word, not the words, so "starred by" is no near miss of the title "Starred Up", nor
     "directed movies" of the tag "funniest movies". A lone word that the index holds as typed
     (``known``: the words of the hits' names) is no typo either: "directed" does not become the
-    title "Redirected", while "forest gump" still becomes Forrest Gump. The quality is
-    1 - edits / letters of the name ("forest gump": 0.92, "osaar" -> Oscar: 0.8).
+    title "Redirected", while "forest gump" still becomes Forrest Gump. A span one word shorter
+    or longer matches when the two spell the same letters, give or take one ("fools gold" ~
+    "Fool's Gold", normalised "fool s gold"). The quality is 1 - edits / letters of the name
+    ("forest gump": 0.92, "osaar" -> Oscar: 0.8).
     """
     name_words = name_norm.split()
     budget = sum(_word_edits(w) for w in name_words)
+    joined = name_norm.replace(" ", "")
     best: tuple[_Span, float] | None = None
     for span in spans:
-        if len(span.words_norm) != len(name_words):
-            continue
-        edits = OSA.distance(span.norm, name_norm, score_cutoff=budget)
-        if edits > budget:
-            continue
         words = span.words_norm
-        if len(words) == 1 and words[0] in known and words[0] != name_words[0]:
-            continue
-        if not all(
-            a == b or (min(len(a), len(b)) >= 4 and OSA.distance(a, b) <= _word_edits(b))
-            for a, b in zip(words, name_words, strict=True)
-        ):
+        if len(words) == len(name_words):
+            edits = OSA.distance(span.norm, name_norm, score_cutoff=budget)
+            if edits > budget or (len(words) == 1 and words[0] in known and words[0] != name_words[0]):
+                continue
+            if not all(
+                a == b or (min(len(a), len(b)) >= 4 and OSA.distance(a, b) <= _word_edits(b))
+                for a, b in zip(words, name_words, strict=True)
+            ):
+                continue
+        elif abs(len(words) - len(name_words)) == 1 and len(joined) >= 6:
+            # A word split or joined at punctuation: "twelve oclock high" ~ "Twelve O'Clock High".
+            edits = OSA.distance("".join(words), joined, score_cutoff=1)
+            if edits > 1:
+                continue
+        else:
             continue
         quality = 1.0 - edits / len(name_norm)
         if best is None or (quality, len(span.norm)) > (best[1], len(best[0].norm)):

@@ -49,6 +49,8 @@ def _topic(store: KgliteStore, question: str) -> str:
         ("what films did harrisson ford star in", "Harrison Ford"),  # a duplication
         ("who directed the movies written by ridley scoot", "Ridley Scott"),  # a substitution
         ("WHAT MOVIES DID MEG RYAN STAR IN", "Meg Ryan"),  # all capitals
+        ("who directed charlie wilsons war", "Charlie Wilson's War"),  # no apostrophe
+        ("what films did dan obannon write", "Dan O'Bannon"),  # no apostrophe, words joined
     ],
 )
 def test_link_survives_case_and_one_typo(movies: KgliteStore, question: str, gold: str) -> None:
