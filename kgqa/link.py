@@ -373,10 +373,12 @@ def _link_names(
             # A named mention is present: a lone common noun ("director") is not a topic.
             chosen = [g for g in chosen if _span_tier(g[0], uncased) < 2]
         else:
-            # Only lone words: one of them is the topic, the others and the full-text hits for a
-            # partial name ("zemeckis") are its runners-up, best score first.
+            # Only lone words: one of them is the topic, the others its runners-up. Unless one of
+            # them is a proper name in the KB, full-text hits for a partial name ("films by
+            # zemeckis") join them, ahead of lower-case tags.
             lone = _interleave([[_candidate(m) for m in group] for group in chosen])
-            partial = _link_fulltext(store, tokens, limit=fulltext_limit)
+            proper = _is_proper(lone[0].name)
+            partial = () if proper else _link_fulltext(store, tokens, limit=fulltext_limit)
             ranked = tuple(sorted(_unique((*lone, *partial)), key=_lone_word_rank))
             top = ranked[0]
             groups = [g for g in chosen if _candidate(g[0]) == top]
@@ -441,7 +443,10 @@ def _fuzzy_matches(
     if not terms:
         return []
     rows = store.run(queries.get("link_fulltext"), {"query": " ".join(terms), "limit": limit})
-    usable = [s for s in spans if fuzzy.intersection(range(s.start, s.end))]
+    usable: dict[int, list[_Span]] = {}
+    for span in spans:
+        if fuzzy.intersection(range(span.start, span.end)):
+            usable.setdefault(len(span.words_norm), []).append(span)
     ranked = _rank_rows(rows, "", uncased=uncased)
     names = [normalise_name(row["name"] or row["id"]) for row, _ in ranked]
     known = {word for name_norm in names for word in name_norm.split()}
@@ -461,8 +466,9 @@ def _fuzzy_term(word: str) -> str:
     return f"{escaped}~{_word_edits(word)}" if len(word) >= 4 else escaped
 
 
-def _best_span(name_norm: str, spans: Sequence[_Span], known: set[str]) -> tuple[_Span, float] | None:
-    """The question span that best matches a name, with its quality, or None.
+def _best_span(name_norm: str, spans: dict[int, list[_Span]], known: set[str]) -> tuple[_Span, float] | None:
+    """The question span (``spans``: by word count) that best matches a name, with its quality,
+    or None.
 
     A typo is an edit of a letter (deletion, transposition, substitution, duplication), counted
     as one by the optimal-string-alignment distance. The span must have the name's words, each
@@ -479,7 +485,8 @@ def _best_span(name_norm: str, spans: Sequence[_Span], known: set[str]) -> tuple
     budget = sum(_word_edits(w) for w in name_words)
     joined = name_norm.replace(" ", "")
     best: tuple[_Span, float] | None = None
-    for span in spans:
+    n = len(name_words)
+    for span in (*spans.get(n - 1, ()), *spans.get(n, ()), *spans.get(n + 1, ())):
         words = span.words_norm
         if len(words) == len(name_words):
             edits = OSA.distance(span.norm, name_norm, score_cutoff=budget)
@@ -588,7 +595,7 @@ def _rank_rows(
         name = row["name"] or row["id"]
         starts_with_article = name.split(" ", 1)[0].lower() in _ARTICLES
         return (
-            uncased and not any(ch.isupper() or ch.isdigit() for ch in name),
+            uncased and not _is_proper(name),
             not name.lower().startswith(prefix) if prefix else starts_with_article and bool(mention),
             name != raw,
             name != mention,
@@ -602,12 +609,17 @@ def _rank_rows(
     return [(row, k[1:2] if uncased else k[1:-2]) for k, row in keyed]
 
 
+def _is_proper(name: str) -> bool:
+    """A name the KB writes with capitals or digits ("Jaws", "1994"), unlike a tag ("director")."""
+    return any(ch.isupper() or ch.isdigit() for ch in name)
+
+
 def _lone_word_rank(cand: LinkedEntity) -> tuple[bool, bool, float]:
     """Order of candidates when the question names nothing but lone words: whole-name matches
-    before partial full-text hits ("sholy" -> Sholay over the title "Movie Movie"), a proper name
-    in the KB first ("surogates" -> Surrogates over the tag "director"), then matched length."""
-    proper = any(ch.isupper() or ch.isdigit() for ch in cand.name)
-    return (cand.method == "fulltext", not proper, -len(cand.mention) * cand.score)
+    before partial full-text hits ("what films are about mathematics": the tag, not a title with
+    "films" and "about" in it), a proper name in the KB first ("surogates" -> Surrogates over the
+    tag "director"), then matched length."""
+    return (cand.method == "fulltext", not _is_proper(cand.name), -len(cand.mention) * cand.score)
 
 
 def _span_tier(match: _Match, uncased: bool) -> int:
@@ -639,8 +651,7 @@ def _span_rank(match: _Match, uncased: bool) -> tuple[int, float, bool, int]:
     case_exact = _case_key(name, bare=True) == _case_key(span.text, bare=True)
     tier = _span_tier(match, uncased)
     if tier == 2:  # lone words: a proper name in the KB ("jaws" -> Jaws) before a tag ("director")
-        proper = any(ch.isupper() or ch.isdigit() for ch in name)
-        return (tier, -1000.0 * proper - len(span.norm) * match.quality, not case_exact, span.start)
+        return (tier, -1000.0 * _is_proper(name) - len(span.norm) * match.quality, not case_exact, span.start)
     return (tier, -len(span.norm) * match.quality, not case_exact, span.start)
 
 
