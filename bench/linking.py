@@ -159,11 +159,10 @@ def main(data_dir: Path, checkpoint: Path, limit: int, device: str, show_misses:
                 disambiguated = sum(r.get("disambiguation") is not None for r in answered)
                 total = len(records)
                 # A question nothing was linked to (an error record) is a linking miss and a wrong answer.
-                top1 = (
-                    1.0
-                    if name == "bracketed"
-                    else sum(r.get("linking_top1") == 1.0 for r in answered) / total
-                )
+                if name == "bracketed":  # the file's topic is taken as is, where the store has it
+                    top1 = len(answered) / total
+                else:
+                    top1 = sum(r.get("linking_top1") == 1.0 for r in answered) / total
                 hits = summary.reader.get("hit_at_1", float("nan")) * len(answered) / total
                 results[hop][name] = {
                     "questions": total,
