@@ -55,6 +55,7 @@ SCORE_BRACKET = 1.0
 SCORE_EXACT = 0.95
 SCORE_FALLBACK_MAX = 0.9  # vector scores are scaled into (0, SCORE_FALLBACK_MAX]
 MAX_FUZZY_QUALITY = 0.999  # a fuzzy match never ties an exact one
+TYPO_EDITS = 1  # edits a misspelt word may be away from the name's word (one typo: one OSA edit)
 FULLTEXT_LIMIT = 200  # full-text hits re-scored per question (common words crowd out a misspelt name)
 CONTENDER_MARGIN = 0.15  # candidates this close to the top one are weighed by fit (exact 0.95 vs a typo 0.85)
 MAX_CONTENDERS = 3
@@ -427,8 +428,8 @@ def _fuzzy_matches(
 ) -> list[_Match]:
     """Full-text hits for the ``leftover`` words, each kept with its best-matching question n-gram.
 
-    The leftover words of 4+ letters are sent as fuzzy terms (one edit, two from 8 letters: a
-    typo is one edit), their neighbours as plain terms, so a name with one misspelt word among
+    The leftover words of 4+ letters are sent as fuzzy terms (``TYPO_EDITS``: a typo is one
+    edit), their neighbours as plain terms, so a name with one misspelt word among
     matched ones ranks high ("santa fe tril" -> Santa Fe Trail). Each hit is kept with the n-gram
     it matches best (:func:`_best_span`, "tom hank" ~ "tom hanks": 0.89), or dropped. Partial
     names ("zemeckis") are left to the full-text step.
@@ -461,9 +462,9 @@ def _fuzzy_matches(
 
 
 def _fuzzy_term(word: str) -> str:
-    """A Lucene term for one question word: ``word~1`` from 4 letters, ``word~2`` from 8."""
+    """A Lucene term for one question word: ``word~1`` from 4 letters, else the word."""
     escaped = escape_lucene(word)
-    return f"{escaped}~{_word_edits(word)}" if len(word) >= 4 else escaped
+    return f"{escaped}~{TYPO_EDITS}" if len(word) >= 4 else escaped
 
 
 def _best_span(name_norm: str, spans: dict[int, list[_Span]], known: set[str]) -> tuple[_Span, float] | None:
@@ -472,7 +473,7 @@ def _best_span(name_norm: str, spans: dict[int, list[_Span]], known: set[str]) -
 
     A typo is an edit of a letter (deletion, transposition, substitution, duplication), counted
     as one by the optimal-string-alignment distance. The span must have the name's words, each
-    the same or, for words of 4+ letters, within ``_word_edits`` of it: a typo changes letters of
+    the same or, for words of 4+ letters, within ``TYPO_EDITS`` of it: a typo changes letters of
     a word, not the words, so "starred by" is no near miss of the title "Starred Up", nor
     "directed movies" of the tag "funniest movies". A lone word that the index holds as typed
     (``known``: the words of the hits' names) is no typo either: "directed" does not become the
@@ -482,7 +483,7 @@ def _best_span(name_norm: str, spans: dict[int, list[_Span]], known: set[str]) -
     ("forest gump": 0.92, "osaar" -> Oscar: 0.8).
     """
     name_words = name_norm.split()
-    budget = sum(_word_edits(w) for w in name_words)
+    budget = TYPO_EDITS * len(name_words)
     joined = name_norm.replace(" ", "")
     best: tuple[_Span, float] | None = None
     n = len(name_words)
@@ -493,7 +494,7 @@ def _best_span(name_norm: str, spans: dict[int, list[_Span]], known: set[str]) -
             if edits > budget or (len(words) == 1 and words[0] in known and words[0] != name_words[0]):
                 continue
             if not all(
-                a == b or (min(len(a), len(b)) >= 4 and OSA.distance(a, b) <= _word_edits(b))
+                a == b or (min(len(a), len(b)) >= 4 and OSA.distance(a, b) <= TYPO_EDITS)
                 for a, b in zip(words, name_words, strict=True)
             ):
                 continue
@@ -508,11 +509,6 @@ def _best_span(name_norm: str, spans: dict[int, list[_Span]], known: set[str]) -
         if best is None or (quality, len(span.norm)) > (best[1], len(best[0].norm)):
             best = (span, min(quality, MAX_FUZZY_QUALITY))
     return best
-
-
-def _word_edits(word: str) -> int:
-    """Typos allowed in one word: one, two from 8 letters (what the fuzzy terms ask the index for)."""
-    return 2 if len(word) >= 8 else 1
 
 
 def _ngrams(question: str, tokens: Sequence[_Token], *, max_ngram: int) -> list[_Span]:

@@ -9,11 +9,12 @@ vector calls:
 - the index's words are the ``name_norm`` words of its label (the same normalisation linking
   uses), loaded on the first fuzzy query and dropped on any write;
 - each query term matches the index words within its edit budget (``term~`` = 2, ``term~N`` = N,
-  a plain term only itself) by optimal-string-alignment distance: candidates come from a
-  deletion neighbourhood (SymSpell's idea: two words within k edits share a string reached by at
-  most k deletions from each), verified with rapidfuzz. Scanning the 27k words of the MetaQA KB
-  with rapidfuzz per term took about 1 ms a term, a question's five terms most of the linker's
-  time; the neighbourhood answers in microseconds for one build at the first fuzzy query;
+  a plain term only itself) by optimal-string-alignment distance. One edit, what a typo is and
+  what the linker asks for words of 4-7 letters, is looked up in a deletion neighbourhood
+  (SymSpell's idea: two words one edit apart share a string made by deleting at most one letter
+  from each) and verified with rapidfuzz: microseconds, where scanning the 27k words of the
+  MetaQA KB with rapidfuzz took about 1 ms a term. Two edits scan the words of a similar length
+  with rapidfuzz (a two-deletion neighbourhood took 2 s to build under load);
 - a node scores, per query term, the best ``idf(word) * (1 - edits / len(term))`` among its
   words, summed over the terms (Lucene's fuzzy boost times an inverse document frequency), and
   the call is rewritten to ``UNWIND $__hits ... MATCH (node) WHERE elementId(node) = ...`` so the
@@ -30,6 +31,7 @@ from collections import defaultdict
 from collections.abc import Callable
 from typing import Any
 
+from rapidfuzz import process
 from rapidfuzz.distance import OSA
 
 from kgqa.names import normalise_name
@@ -43,7 +45,6 @@ _FUZZY_TERM = re.compile(r"(?<!\\)~(\d*)(?=\s|$)")
 _ESCAPE = re.compile(r"\\(.)")
 _OPERATORS = frozenset({"AND", "OR", "NOT", "&&", "||"})
 DEFAULT_EDITS = 2  # Lucene's ``term~`` without a number
-MAX_EDITS = 2  # Lucene's own cap on a fuzzy term's edits
 
 
 def is_fuzzy(query: str) -> bool:
@@ -85,9 +86,10 @@ class FuzzyNameIndex:
         self._eids: list[str] = []
         self._postings: dict[str, list[int]] = {}
         self._deletions: dict[str, set[str]] = {}
+        self._by_length: dict[int, list[str]] = {}
 
     def invalidate(self) -> None:
-        self._eids, self._postings, self._deletions = [], {}, {}
+        self._eids, self._postings, self._deletions, self._by_length = [], {}, {}, {}
 
     def _load(self) -> None:
         rows = self._read(
@@ -100,19 +102,29 @@ class FuzzyNameIndex:
             for word in dict.fromkeys(str(row["norm"]).split()):
                 postings[word].append(i)
         deletions: dict[str, set[str]] = defaultdict(set)
+        by_length: dict[int, list[str]] = defaultdict(list)
         for word in postings:
-            for variant in _deletions(word, MAX_EDITS):
+            by_length[len(word)].append(word)
+            for variant in _deletions(word):
                 deletions[variant].add(word)
-        self._eids, self._postings, self._deletions = [r["eid"] for r in rows], dict(postings), deletions
+        self._eids, self._postings = [r["eid"] for r in rows], dict(postings)
+        self._deletions, self._by_length = deletions, by_length
 
     def _matches(self, term: str, edits: int) -> list[tuple[str, int]]:
         """Index words within ``edits`` of ``term``, with their distance."""
         if edits == 0:
             return [(term, 0)] if term in self._postings else []
-        edits = min(edits, MAX_EDITS)
-        candidates = set().union(*(self._deletions.get(v, ()) for v in _deletions(term, edits)))
-        found = [(word, OSA.distance(term, word, score_cutoff=edits)) for word in candidates]
-        return [(word, dist) for word, dist in found if dist <= edits]
+        if edits == 1:
+            candidates = set().union(*(self._deletions.get(v, ()) for v in _deletions(term)))
+            found = [(word, OSA.distance(term, word, score_cutoff=1)) for word in candidates]
+            return [(word, dist) for word, dist in found if dist <= 1]
+        hits: list[tuple[str, int]] = []
+        for length in range(len(term) - edits, len(term) + edits + 1):
+            words = self._by_length.get(length)
+            if words:
+                matched = process.extract(term, words, scorer=OSA.distance, score_cutoff=edits, limit=None)
+                hits.extend((word, int(dist)) for word, dist, _ in matched)
+        return hits
 
     def search(self, query: str, limit: int) -> list[dict[str, Any]]:
         """Hits ``{eid, score}``, best first (ties by index order), at most ``limit``."""
@@ -134,13 +146,9 @@ class FuzzyNameIndex:
         return [{"eid": self._eids[node], "score": score} for node, score in ranked]
 
 
-def _deletions(word: str, edits: int) -> set[str]:
-    """``word`` and every string of 2+ letters made from it by deleting up to ``edits`` letters."""
-    found, frontier = {word}, {word}
-    for _ in range(edits):
-        frontier = {w[:i] + w[i + 1 :] for w in frontier if len(w) > 2 for i in range(len(w))}
-        found |= frontier
-    return found
+def _deletions(word: str) -> set[str]:
+    """``word`` and every string of 2+ letters made from it by deleting one letter."""
+    return {word} | {word[:i] + word[i + 1 :] for i in range(len(word)) if len(word) > 2}
 
 
 def rewrite_query_nodes(text: str) -> tuple[str, str, str, str] | None:

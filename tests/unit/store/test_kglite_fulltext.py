@@ -25,6 +25,8 @@ def test_fuzzy_query_finds_a_typo_that_the_native_index_misses(toy_kg: KgliteSto
     assert _search(toy_kg, "spielbreg~1")[0] == "Steven Spielberg"  # transposition = one edit
     assert _search(toy_kg, "zemekis~1 robert")[0] == "Robert Zemeckis"
     assert _search(toy_kg, "spielbreg~0") == []  # no edits allowed: nothing
+    assert _search(toy_kg, "spilbreg~2")[0] == "Steven Spielberg"  # two edits: a deletion, a swap
+    assert _search(toy_kg, "spilbreg~1") == []
 
 
 def test_fuzzy_query_ranks_names_matching_more_terms_first_and_honours_limit(toy_kg: KgliteStore) -> None:
