@@ -35,6 +35,7 @@ from rapidfuzz import process
 from rapidfuzz.distance import OSA
 
 from kgqa.names import normalise_name
+from kgqa.store.kglite_vectors import swap_call_for_hits
 
 QUERY_NODES = re.compile(
     r"CALL\s+db\.index\.fulltext\.queryNodes\(\s*'(?P<name>\w+)'\s*,\s*\$(?P<query>\w+)\s*,\s*"
@@ -157,12 +158,8 @@ def rewrite_query_nodes(text: str) -> tuple[str, str, str, str] | None:
     Returns:
         (new text, index name, query param, limit param), or None when the text has no such call.
     """
-    match = QUERY_NODES.search(text)
-    if match is None:
+    swapped = swap_call_for_hits(text, QUERY_NODES)
+    if swapped is None:
         return None
-    replacement = (
-        "UNWIND $__hits AS __hit MATCH (node) WHERE elementId(node) = __hit.eid "
-        "WITH node, __hit.score AS score"
-    )
-    new_text = text[: match.start()] + replacement + text[match.end() :]
+    new_text, match = swapped
     return new_text, match.group("name"), match.group("query"), match.group("limit")

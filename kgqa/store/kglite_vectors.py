@@ -153,12 +153,22 @@ def rewrite_query_nodes(text: str) -> tuple[str, str, str, str] | None:
     Returns:
         (new text, index name, k param, vector param), or None when the text has no such call.
     """
-    match = QUERY_NODES.search(text)
+    swapped = swap_call_for_hits(text, QUERY_NODES)
+    if swapped is None:
+        return None
+    new_text, match = swapped
+    return new_text, match.group("name"), match.group("k"), match.group("vec")
+
+
+def swap_call_for_hits(text: str, call: re.Pattern[str]) -> tuple[str, re.Match[str]] | None:
+    """Replace a procedure ``call ... YIELD node, score`` in ``text`` by an UNWIND over the
+    ``$__hits`` parameter (``{eid, score}`` rows computed in process), so the rest of the kernel
+    runs unchanged; None when the text has no such call."""
+    match = call.search(text)
     if match is None:
         return None
     replacement = (
         "UNWIND $__hits AS __hit MATCH (node) WHERE elementId(node) = __hit.eid "
         "WITH node, __hit.score AS score"
     )
-    new_text = text[: match.start()] + replacement + text[match.end() :]
-    return new_text, match.group("name"), match.group("k"), match.group("vec")
+    return text[: match.start()] + replacement + text[match.end() :], match
