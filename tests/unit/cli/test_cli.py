@@ -204,61 +204,25 @@ def test_train_retrieve_eval_on_the_bundled_slice(tmp_path: Path) -> None:
     assert "timings ms:" in err and "plan=" in err
     assert result["answers"] and result["answers"][0]["support"]
     log = tmp_path / "eval.jsonl"
-    code, out, err = _run(
-        "eval",
-        str(examples / "questions.txt"),
-        "--format",
-        "metaqa",
-        "--data-dir",
-        data,
-        "--heldout",
-        "--limit",
-        "10",
-        "--log",
-        str(log),
-        "--json",
-    )
-    assert code == 0, err
-    summary = json.loads(out)
+
+    def evaluate(limit: int, log: Path, *flags: str) -> dict:  # type: ignore[type-arg]
+        questions = str(examples / "questions.txt")
+        code, out, err = _run(
+            "eval", questions, "--format", "metaqa", "--data-dir", data, "--heldout", "--limit", str(limit),
+            "--log", str(log), "--json", *flags,
+        )  # fmt: skip
+        assert code == 0, err
+        return json.loads(out)  # type: ignore[no-any-return]
+
+    summary = evaluate(10, log)
     assert summary["n"] + summary["failed"] == 10
     assert len(log.read_text().splitlines()) == 10
     assert set(summary["answer_recall"]) == {"25", "50", "100", "200"}
     assert summary["linking_top1"] is None or math.isnan(summary["linking_top1"])  # topics given
     # the same log, another selection: the summary counts this run's questions only
-    code, out, err = _run(
-        "eval",
-        str(examples / "questions.txt"),
-        "--format",
-        "metaqa",
-        "--data-dir",
-        data,
-        "--heldout",
-        "--limit",
-        "3",
-        "--log",
-        str(log),
-        "--json",
-    )
-    assert code == 0, err
-    resumed = json.loads(out)
+    resumed = evaluate(3, log)
     assert resumed["n"] + resumed["failed"] == 3 and resumed["resumed"] <= 3
-    code, out, err = _run(
-        "eval",
-        str(examples / "questions.txt"),
-        "--format",
-        "metaqa",
-        "--data-dir",
-        data,
-        "--heldout",
-        "--limit",
-        "10",
-        "--strip-brackets",
-        "--log",
-        str(tmp_path / "free.jsonl"),
-        "--json",
-    )
-    assert code == 0, err
-    free = json.loads(out)
+    free = evaluate(10, tmp_path / "free.jsonl", "--strip-brackets")
     assert free["n"] + free["failed"] == 10 and 0.5 <= free["linking_top1"] <= 1.0
     # a lower-case name with a tag twin: both are retrieved and weighed by fit
     code, out, err = _run("link", "which films did robert zemeckis direct", "--data-dir", data, "--json")
