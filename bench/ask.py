@@ -222,6 +222,7 @@ def main(
                 "organisation",
                 "budget",
                 "evidence recall",
+                "evidence tokens",
                 "prompt tokens",
             ],
             rows,

@@ -102,8 +102,11 @@ class AnswerSettings(_Section):
     likeliest answers, as many as fit ``evidence_tokens``
     (:mod:`kgqa.retrieval.plan_evidence`; ``ranked`` where the checkpoint has no planner);
     ``ranked`` grows ReG chains from the top-k' triples, where a hub topic's first-hop fan-out
-    can fill the whole budget. ``evidence_tokens`` unset means what the reader's context leaves:
-    ``reader.context_tokens - reader.max_new_tokens`` less the prompt without evidence.
+    can fill the whole budget. Plan-guided chains worth less than ``chain_floor`` (plan
+    probability times the reader's probability of the end) are left out even where the budget
+    has room: below 1e-4 they cost tokens and carried no answer in the measurements.
+    ``evidence_tokens`` unset means what the reader's context leaves: ``reader.context_tokens -
+    reader.max_new_tokens`` less the prompt without evidence.
     ``evidence_k`` sizes the ranked selections (triples, paths, ranked chains).
     """
 
@@ -112,6 +115,7 @@ class AnswerSettings(_Section):
     evidence_k: int = Field(100, ge=1)
     organisation: Literal["triples", "chains", "paths"] = "triples"
     chain_selection: Literal["plans", "ranked"] = "plans"
+    chain_floor: float = Field(1e-4, ge=0, le=1)
     evidence_tokens: int | None = Field(None, ge=1)
     chain_hops: int | None = Field(None, ge=1)  # default: the question's subgraph hop count
     flow_alpha: float = Field(0.8, gt=0, le=1)

@@ -129,7 +129,7 @@ def organise(
         if guide is None or retrieval.plans is None:
             raise ValueError("organise: plan-guided chains need a ChainGuide")
         selected, scores, chains = select_plan_chains(
-            retrieval, retrieval.plans, guide.entity_scores, guide.budget
+            retrieval, retrieval.plans, guide.entity_scores, guide.budget, floor=settings.chain_floor
         )
     else:
         selected, scores = select_triples(retrieval, settings)

@@ -12,7 +12,9 @@ along one of the planner's relation paths (:mod:`kgqa.retrieval.plans`):
    answers the question, so the likeliest plans' walks to the reader's top entities come first,
    and a chain that ends at no candidate (or stops short of the question's last hop, where the
    reader sees no answer) counts little however likely its plan.
-3. Chains are taken best first while their tokens fit the budget. Lines are ReG's merged chains
+3. Chains are taken best first while their tokens fit the budget, down to a floor value (chains
+   worth less are noise that only costs the reader tokens; docs/decisions.md). Lines are ReG's
+   merged chains
    (:func:`kgqa.retrieval.chains.merge_chains`): chains with the same topic and plan share one
    line, ``e1 -> r1 -> e2 | e3 -> r2 -> e4 | e5``, so a chain added to a plan already shown costs
    only its new entity names.
@@ -188,11 +190,17 @@ def fill_budget(
 
 
 def select_plan_chains(
-    retrieval: Retrieval, plans: RankedPlans, entity_scores: Tensor, budget: TokenBudget
+    retrieval: Retrieval,
+    plans: RankedPlans,
+    entity_scores: Tensor,
+    budget: TokenBudget,
+    *,
+    floor: float = 0.0,
 ) -> tuple[Tensor, Tensor, list[Chain]]:
     """Choose one question's evidence chains (steps 1-3 of the module docstring).
 
-    Walks are weighted by the scorer's own triple probabilities (``retrieval.probabilities``).
+    Walks are weighted by the scorer's own triple probabilities (``retrieval.probabilities``);
+    chains worth less than ``floor`` are left out whatever the budget.
 
     Returns:
         ``(selected, scores, chains)``: LongTensor [K] the subgraph triples the chosen chains
@@ -201,7 +209,7 @@ def select_plan_chains(
     """
     sub = retrieval.prepared.subgraph
     names = [retrieval.names.get(e, e) for e in sub.entity_ids]
-    ranked = rank_chains(sub, plans, retrieval.probabilities, entity_scores)
+    ranked = [c for c in rank_chains(sub, plans, retrieval.probabilities, entity_scores) if c.value >= floor]
     kept = fill_budget(ranked, budget, names, sub.relation_types, sub.rel)
     value: dict[int, float] = {}
     for candidate in kept:

@@ -21,6 +21,7 @@ from kgqa.config import AnswerSettings
 from kgqa.reasoning.prompts import evidence_budget
 from kgqa.reasoning.readers.openai_client import estimate_tokens
 from kgqa.retrieval.organise import ChainGuide, organise
+from kgqa.retrieval.plan_evidence import TokenBudget
 from kgqa.retrieval.plans import RankedPlans, enumerate_plans
 from kgqa.retrieval.retriever import Retrieval
 from kgqa.retrieval.subgraph import Subgraph, extract_subgraph
@@ -111,3 +112,25 @@ def test_plan_chains_show_whole_chains_to_every_director(hanks: Retrieval) -> No
             assert sub.entity_ids[h] in films and sub.entity_ids[tl] in directors
     used = sum(budget.count(item.text) for item in evidence.items)
     assert used <= 1000
+
+
+def test_plan_chains_below_the_floor_stay_out_whatever_the_budget(hanks: Retrieval) -> None:
+    sub = hanks.prepared.subgraph
+    scores = torch.full((sub.num_entities,), 0.05)
+    scores[[sub.entity_ids.index(d) for d in _directors(sub)]] = 0.9
+    budget = TokenBudget(100_000, len)  # room for every chain
+    everything = organise(
+        hanks,
+        AnswerSettings(organisation="chains", chain_floor=0.0),
+        hops=2,
+        guide=ChainGuide(scores, budget),
+    )
+    # Only the gold plan's chains to the directors are worth .8 * .9; the rest at most .8 * .05.
+    floored = organise(
+        hanks,
+        AnswerSettings(organisation="chains", chain_floor=0.5),
+        hops=2,
+        guide=ChainGuide(scores, budget),
+    )
+    assert len(everything.items) > 1
+    assert [item.text for item in floored.items] == [everything.items[-1].text]
