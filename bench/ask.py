@@ -125,7 +125,7 @@ def main(
     from kgqa.pipeline import open_asker
     from kgqa.reasoning.prompts import evidence_budget
     from kgqa.retrieval.organise import ChainGuide, organise
-    from kgqa.retrieval.plan_evidence import TokenBudget
+    from kgqa.types import TokenBudget
 
     settings = retriever_settings(data_dir, device, checkpoint)
     count = _token_counter(tokenizer)

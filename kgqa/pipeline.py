@@ -30,7 +30,7 @@ from kgqa.types import EmbeddingMeta
 if TYPE_CHECKING:
     from kgqa.reasoning.extractive import ExtractiveReader
     from kgqa.reasoning.llm_reader import LLMReader
-    from kgqa.retrieval.plan_evidence import TokenBudget
+    from kgqa.types import TokenBudget
 
 
 def subgraph_settings(settings: Settings) -> SubgraphSettings:

@@ -25,7 +25,7 @@ from kgqa.reasoning.readers.protocol import LLMClient, Message
 
 if TYPE_CHECKING:
     from kgqa.retrieval.evidence import EvidenceItem
-    from kgqa.retrieval.plan_evidence import TokenBudget
+    from kgqa.types import TokenBudget
 
 
 @dataclass(frozen=True, slots=True)

@@ -19,7 +19,7 @@ from typing import TYPE_CHECKING, Literal
 
 from kgqa.errors import ReaderError
 from kgqa.reasoning.readers.protocol import Message
-from kgqa.retrieval.plan_evidence import TokenBudget
+from kgqa.types import TokenBudget
 
 if TYPE_CHECKING:
     from kgqa.retrieval.evidence import EvidenceItem

@@ -21,8 +21,9 @@ from kgqa.retrieval.chains import evidence_chains, merge_chains
 from kgqa.retrieval.evidence import EvidenceGraph, EvidenceItem, plain_triples
 from kgqa.retrieval.flow import flow_paths
 from kgqa.retrieval.path_pooling import path_pool, positional_rerank
-from kgqa.retrieval.plan_evidence import TokenBudget, select_plan_chains
+from kgqa.retrieval.plan_evidence import select_plan_chains
 from kgqa.retrieval.retriever import Retrieval
+from kgqa.types import TokenBudget
 
 PromptForm = Literal["triples", "paths"]
 

@@ -22,7 +22,7 @@ along one of the planner's relation paths (:mod:`kgqa.retrieval.plans`):
 
 from __future__ import annotations
 
-from collections.abc import Callable, Sequence
+from collections.abc import Sequence
 from dataclasses import dataclass
 
 import numpy as np
@@ -34,24 +34,12 @@ from kgqa.retrieval.evidence import render_steps
 from kgqa.retrieval.plans import RankedPlans
 from kgqa.retrieval.retriever import Retrieval
 from kgqa.retrieval.subgraph import Subgraph
+from kgqa.types import TokenBudget
 
 #: Plans whose walks are offered, likeliest first.
 EVIDENCE_PLANS = 10
 #: Names at a merged position are joined with this (as :mod:`kgqa.retrieval.chains` renders them).
 JOIN = " | "
-
-
-@dataclass(frozen=True, slots=True)
-class TokenBudget:
-    """What the evidence lines may cost.
-
-    Attributes:
-        tokens: the most tokens all evidence lines may take together.
-        count: tokens one line (or a fragment appended to a line) takes in the reader's prompt.
-    """
-
-    tokens: int
-    count: Callable[[str], int]
 
 
 @dataclass(frozen=True, slots=True)

@@ -21,11 +21,11 @@ from kgqa.config import AnswerSettings
 from kgqa.reasoning.prompts import evidence_budget
 from kgqa.reasoning.readers.openai_client import estimate_tokens
 from kgqa.retrieval.organise import ChainGuide, organise
-from kgqa.retrieval.plan_evidence import TokenBudget
 from kgqa.retrieval.plans import RankedPlans, enumerate_plans
 from kgqa.retrieval.retriever import Retrieval
 from kgqa.retrieval.subgraph import Subgraph, extract_subgraph
 from kgqa.store.kglite_store import KgliteStore
+from kgqa.types import TokenBudget
 
 SLICE = Path(__file__).resolve().parents[2] / "examples" / "metaqa_movies" / "kb.txt"
 QUESTION = "who directed the films starring [Tom Hanks]"

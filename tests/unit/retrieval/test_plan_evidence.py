@@ -14,13 +14,13 @@ from subgraphs import make_subgraph, random_case
 from kgqa.retrieval.chains import Chain
 from kgqa.retrieval.plan_evidence import (
     PlanChain,
-    TokenBudget,
     best_walks,
     fill_budget,
     rank_chains,
 )
 from kgqa.retrieval.plans import Plans, RankedPlans, enumerate_plans
 from kgqa.retrieval.subgraph import Subgraph
+from kgqa.types import TokenBudget
 
 # "who directed the films written by e0" (relation ids: DIRECTED_BY 0, WRITTEN_BY 1):
 #   t0 e1 -WRITTEN_BY-> e0 (.9)    t1 e1 -DIRECTED_BY-> e2 (.5)    t2 e1 -WRITTEN_BY-> e3 (.8)
