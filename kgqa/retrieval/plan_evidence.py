@@ -91,17 +91,18 @@ def best_walks(sub: Subgraph, steps: Sequence[int], log_scores: np.ndarray) -> l
         arrive = np.full(n, -1)
         arrive[ends] = winners
         back.append((arrive, src))
-    walks = []
-    for end in np.flatnonzero(np.isfinite(best)).tolist():
-        entities, triples = [end], []
-        for arrive, src in reversed(back):
-            triple = int(arrive[entities[-1]])
-            triples.append(triple)
-            entities.append(int(src[triple]))
-        forward = tuple(s % 2 == 0 for s in steps)
-        chain = Chain(entities[-1], tuple(reversed(entities)), tuple(reversed(triples)), forward)
-        walks.append((chain, float(best[end])))
-    return walks
+    ends = np.flatnonzero(np.isfinite(best))
+    entities, triples = [ends], []  # backtracked for all ends at once, last step first
+    for arrive, src in reversed(back):
+        triples.append(arrive[entities[-1]])
+        entities.append(src[triples[-1]])
+    by_end_entities = np.stack(entities[::-1], axis=1).tolist()  # [ends, L + 1]
+    by_end_triples = np.stack(triples[::-1], axis=1).tolist()  # [ends, L]
+    forward = tuple(s % 2 == 0 for s in steps)
+    return [
+        (Chain(path[0], tuple(path), tuple(crossed), forward), score)
+        for path, crossed, score in zip(by_end_entities, by_end_triples, best[ends].tolist(), strict=True)
+    ]
 
 
 def rank_chains(
@@ -118,13 +119,13 @@ def rank_chains(
     """
     log_scores = np.log(triple_scores.double().clamp(min=1e-12).numpy())
     ends = entity_scores.tolist()
+    probability = plans.probabilities.tolist()
     out = []
     for p in torch.argsort(plans.probabilities, descending=True)[:EVIDENCE_PLANS].tolist():
-        probability = float(plans.probabilities[p])
         steps = [s for s in plans.plans.steps[p].tolist() if s >= 0]
         for chain, walk_score in best_walks(sub, steps, log_scores):
-            out.append(PlanChain(chain, p, probability * ends[chain.entities[-1]], walk_score))
-    out.sort(key=lambda c: (-c.value, -float(plans.probabilities[c.plan]), -c.walk_score))
+            out.append(PlanChain(chain, p, probability[p] * ends[chain.entities[-1]], walk_score))
+    out.sort(key=lambda c: (-c.value, -probability[c.plan], -c.walk_score))
     return out
 
 
