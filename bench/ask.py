@@ -1,7 +1,9 @@
-"""Answering benchmark: evidence selection and organisation under a token budget, MetaQA dev held-out.
+"""Answering benchmark: evidence selection and organisation under a token budget, held-out questions.
 
-For each hop file it retrieves every question once, then for each evidence selection and
-organisation and each evidence budget of 500, 1,000 and 2,000 tokens it reports:
+For each question file (MetaQA 1/2/3-hop dev; ``--dataset pathquestion``: PQ-2H and PQ-3H, whose
+KB must be loaded into ``--data-dir`` with a checkpoint trained on it) it retrieves every question
+once, then for each evidence selection and organisation and each evidence budget of 500, 1,000
+and 2,000 tokens it reports:
 
 - evidence answer recall: share of gold answers among the entities of the evidence lines that fit
   the budget (the ceiling for any reader given that evidence);
@@ -14,10 +16,11 @@ Dijkstra reselection from the coarse top-500) as plain triples, ReG chains or Pa
 trimmed to the budget weakest first as the LLM reader does; ``plans``, the plan- and answer-guided
 chains of issue 18 (:mod:`kgqa.retrieval.plan_evidence`), chosen to fit the budget.
 
-Targets (issue 18): recall >= 0.99 on every hop at 1,000 tokens; at least 30% fewer prompt tokens
-than plain triples at equal recall.
+Targets (issue 18): recall >= 0.99 on every MetaQA hop and on PQ-3H at 1,000 tokens; at least 30%
+fewer prompt tokens than plain triples at equal recall.
 
-usage: python -m bench.ask --data-dir DIR --checkpoint FILE [--size tiny|small|full]
+usage: python -m bench.ask --data-dir DIR --checkpoint FILE [--dataset metaqa|pathquestion]
+       [--size tiny|small|full]
 """
 
 from __future__ import annotations
@@ -30,14 +33,13 @@ import click
 
 from bench.common import (
     REPO,
-    SHARED_DATA,
     append_jsonl,
     environment,
     markdown_table,
     retriever_settings,
 )
+from bench.retrieval import FILES
 
-HOPS = (1, 2, 3)
 SIZES = {"tiny": 10, "small": 200, "full": None}
 BUDGETS = (500, 1000, 2000)
 #: (selection, pooling, organisation): the current top-k' selections, then plan-guided chains.
@@ -88,7 +90,10 @@ def _fit(question, evidence, count, budget: int):  # type: ignore[no-untyped-def
     type=click.Choice(sorted(SIZES)),
     default="small",
     show_default=True,
-    help="Held-out questions per hop file: tiny 10, small 200, full all.",
+    help="Held-out questions per file: tiny 10, small 200, full all.",
+)
+@click.option(
+    "--dataset", type=click.Choice(["metaqa", "pathquestion", "wc2014"]), default="metaqa", show_default=True
 )
 @click.option("--repeat", type=int, default=1, show_default=True, help="Unused (accuracy bench).")
 @click.option("--device", default="cpu", show_default=True)
@@ -109,6 +114,7 @@ def _fit(question, evidence, count, budget: int):  # type: ignore[no-untyped-def
 )
 def main(
     size: str,
+    dataset: str,
     repeat: int,
     device: str,
     tokenizer: str,
@@ -117,7 +123,7 @@ def main(
     checkpoint: Path | None,
     out: Path,
 ) -> None:
-    """Evidence recall and prompt tokens per selection x organisation x budget, MetaQA held-out."""
+    """Evidence recall and prompt tokens per selection x organisation x budget, held-out questions."""
 
     from kgqa.config import AnswerSettings
     from kgqa.eval.session import select
@@ -130,15 +136,20 @@ def main(
     settings = retriever_settings(data_dir, device, checkpoint)
     count = _token_counter(tokenizer)
     rows = []
-    record = {"bench": "ask", "size": size, "tokenizer": tokenizer, **environment(device), "results": []}
+    record = {
+        "bench": "ask",
+        "dataset": dataset,
+        "size": size,
+        "tokenizer": tokenizer,
+        **environment(device),
+        "results": [],
+    }
     with open_asker(settings) as base:
         assert base.extractive is not None
-        for hop in HOPS:
-            path = SHARED_DATA / "metaqa" / f"{hop}-hop" / "qa_dev.txt"
-            lines = path.with_name("qa_dev_consistent_idx.txt")
+        for name, path, lines, fmt in FILES[dataset]:
             if not path.exists():
                 raise click.ClickException(f"{path} is not available (benchmarks read ../shared/data)")
-            examples = select(settings, path, "metaqa", limit=SIZES[size], lines_file=lines, heldout=True)
+            examples = select(settings, path, fmt, limit=SIZES[size], lines_file=lines, heldout=True)
             totals = {
                 (c, b): {"evidence_recall": 0.0, "tokens": 0.0, "evidence_tokens": 0.0}
                 for c in CONFIGS
@@ -186,7 +197,7 @@ def main(
                 selection, pooling, organisation = config
                 rows.append(
                     [
-                        f"{hop}-hop",
+                        name,
                         n,
                         selection,
                         pooling,
@@ -199,7 +210,7 @@ def main(
                 )
                 record["results"].append(
                     {
-                        "hop": hop,
+                        "split": name,
                         "n": n,
                         "selection": selection,
                         "pooling": pooling,
@@ -209,7 +220,7 @@ def main(
                     }
                 )
     click.echo(
-        f"MetaQA dev held-out ({size}), k' = {evidence_k} for ranked selections, "
+        f"{dataset} held-out ({size}), k' = {evidence_k} for ranked selections, "
         f"checkpoint {settings.checkpoint_path}, tokens by {tokenizer}"
     )
     click.echo(
