@@ -20,7 +20,7 @@ Targets (issue 18): recall >= 0.99 on every MetaQA hop and on PQ-3H at 1,000 tok
 fewer prompt tokens than plain triples at equal recall.
 
 usage: python -m bench.ask --data-dir DIR --checkpoint FILE [--dataset metaqa|pathquestion]
-       [--size tiny|small|full]
+       [--split NAME] [--size tiny|small|full]
 """
 
 from __future__ import annotations
@@ -95,6 +95,7 @@ def _fit(question, evidence, count, budget: int):  # type: ignore[no-untyped-def
 @click.option(
     "--dataset", type=click.Choice(["metaqa", "pathquestion", "wc2014"]), default="metaqa", show_default=True
 )
+@click.option("--split", "splits", multiple=True, help="Only these files of the dataset (e.g. PQ-3H).")
 @click.option("--repeat", type=int, default=1, show_default=True, help="Unused (accuracy bench).")
 @click.option("--device", default="cpu", show_default=True)
 @click.option("--tokenizer", type=click.Choice(["gemma", "estimate"]), default="gemma", show_default=True)
@@ -115,6 +116,7 @@ def _fit(question, evidence, count, budget: int):  # type: ignore[no-untyped-def
 def main(
     size: str,
     dataset: str,
+    splits: tuple[str, ...],
     repeat: int,
     device: str,
     tokenizer: str,
@@ -146,7 +148,7 @@ def main(
     }
     with open_asker(settings) as base:
         assert base.extractive is not None
-        for name, path, lines, fmt in FILES[dataset]:
+        for name, path, lines, fmt in [f for f in FILES[dataset] if not splits or f[0] in splits]:
             if not path.exists():
                 raise click.ClickException(f"{path} is not available (benchmarks read ../shared/data)")
             examples = select(settings, path, fmt, limit=SIZES[size], lines_file=lines, heldout=True)
