@@ -1,25 +1,31 @@
-"""Answering benchmark: evidence selection and organisation on MetaQA dev (held-out part).
+"""Answering benchmark: evidence selection and organisation under a token budget, held-out questions.
 
-For each hop file it retrieves every question once, then for path pooling off / on (Dijkstra
-reselection from the coarse top-500) and each evidence organisation (plain triples, ReG chains,
-PathRAG flow paths) it reports, with the extractive reader answering from the entities the
-evidence shows:
+For each question file (MetaQA 1/2/3-hop dev; ``--dataset pathquestion``: PQ-2H and PQ-3H, whose
+KB must be loaded into ``--data-dir`` with a checkpoint trained on it) it retrieves every question
+once, then for each evidence selection and organisation and each evidence budget of 500, 1,000
+and 2,000 tokens it reports:
 
-- Hit@1 and Hit of the extractive reader;
-- evidence answer recall: share of gold answers among the evidence entities (the ceiling for
-  any reader given that evidence);
+- evidence answer recall: share of gold answers among the entities of the evidence lines that fit
+  the budget (the ceiling for any reader given that evidence);
 - prompt tokens per question: the SubgraphRAG prompt (system + one-shot + evidence + question)
-  built for that evidence and counted with the bundled Gemma tokenizer (``--tokenizer gemma``)
-  or the chars/4 estimate (``--tokenizer estimate``), without a context limit.
+  with those lines, counted with the bundled Gemma tokenizer (``--tokenizer gemma``) or the
+  chars/4 estimate (``--tokenizer estimate``).
 
-Target (issue 4): ReG chains and PathRAG paths need fewer tokens than plain triples at equal
-evidence recall.
+Selections: ``ranked``, the current one: the top-k' triples (k' = 100, path pooling off / on,
+Dijkstra reselection from the coarse top-500) as plain triples, ReG chains or PathRAG flow paths,
+trimmed to the budget weakest first as the LLM reader does; ``plans``, the plan- and answer-guided
+chains of issue 18 (:mod:`kgqa.retrieval.plan_evidence`), chosen to fit the budget.
 
-usage: python -m bench.ask --data-dir DIR --checkpoint FILE [--size tiny|small|full]
+Targets (issue 18): recall >= 0.99 on every MetaQA hop and on PQ-3H at 1,000 tokens; at least 30%
+fewer prompt tokens than plain triples at equal recall.
+
+usage: python -m bench.ask --data-dir DIR --checkpoint FILE [--dataset metaqa|pathquestion]
+       [--split NAME] [--size tiny|small|full]
 """
 
 from __future__ import annotations
 
+import functools
 from collections.abc import Callable
 from pathlib import Path
 
@@ -27,17 +33,20 @@ import click
 
 from bench.common import (
     REPO,
-    SHARED_DATA,
     append_jsonl,
     environment,
     markdown_table,
     retriever_settings,
 )
+from bench.retrieval import FILES
 
-HOPS = (1, 2, 3)
 SIZES = {"tiny": 10, "small": 200, "full": None}
-POOLING = ("none", "dijkstra")
-ORGANISATIONS = ("triples", "chains", "paths")
+BUDGETS = (500, 1000, 2000)
+#: (selection, pooling, organisation): the current top-k' selections, then plan-guided chains.
+CONFIGS = (
+    *(("ranked", p, o) for p in ("none", "dijkstra") for o in ("triples", "chains", "paths")),
+    ("plans", "-", "chains"),
+)
 
 
 def _token_counter(kind: str) -> Callable[[list[dict[str, str]]], int]:
@@ -54,15 +63,25 @@ def _token_counter(kind: str) -> Callable[[list[dict[str, str]]], int]:
     return lambda messages: len(tokenizer(render_plain(messages)).input_ids)
 
 
-def _score(asker, gathered, gold: set[str]) -> dict[str, float]:  # type: ignore[no-untyped-def]
-    """Hit@1 / Hit of the extractive reader and evidence answer recall of one question."""
-    from kgqa.eval.metrics import score_answers
+def _bare(question: str, count: Callable[[list[dict[str, str]]], int], form: str) -> int:
+    """Tokens of the prompt without evidence."""
+    from kgqa.reasoning.prompts import base_messages, user_message
 
-    sub = gathered.retrieval.prepared.subgraph
-    shown = {sub.entity_ids[e] for e in gathered.evidence.entities()}
-    answer = asker.read(gathered)
-    scores = score_answers([a.id or a.name for a in answer.answers], sorted(gold))
-    return {"hit_at_1": scores.hit_at_1, "hit": scores.hit, "evidence_recall": len(gold & shown) / len(gold)}
+    return count([*base_messages(form), user_message(question, [], form=form)])  # type: ignore[arg-type]
+
+
+def _fit(question, evidence, count, budget: int):  # type: ignore[no-untyped-def]
+    """The prompt the LLM reader builds when ``budget`` tokens are left for evidence."""
+    from kgqa.reasoning.prompts import build_prompt
+
+    return build_prompt(
+        question,
+        evidence.items,
+        form=evidence.form,
+        count_tokens=count,
+        context_tokens=_bare(question, count, evidence.form) + budget,
+        max_new_tokens=0,
+    )
 
 
 @click.command()
@@ -71,15 +90,16 @@ def _score(asker, gathered, gold: set[str]) -> dict[str, float]:  # type: ignore
     type=click.Choice(sorted(SIZES)),
     default="small",
     show_default=True,
-    help="Held-out questions per hop file: tiny 10, small 200, full all.",
+    help="Held-out questions per file: tiny 10, small 200, full all.",
 )
+@click.option(
+    "--dataset", type=click.Choice(["metaqa", "pathquestion", "wc2014"]), default="metaqa", show_default=True
+)
+@click.option("--split", "splits", multiple=True, help="Only these files of the dataset (e.g. PQ-3H).")
 @click.option("--repeat", type=int, default=1, show_default=True, help="Unused (accuracy bench).")
 @click.option("--device", default="cpu", show_default=True)
 @click.option("--tokenizer", type=click.Choice(["gemma", "estimate"]), default="gemma", show_default=True)
 @click.option("--evidence-k", type=int, default=100, show_default=True, help="Triples kept (k').")
-@click.option(
-    "--flow-theta", type=float, default=None, help="PathRAG pruning threshold (default answer.flow_theta)."
-)
 @click.option(
     "--data-dir",
     type=click.Path(file_okay=False, path_type=Path),
@@ -95,93 +115,129 @@ def _score(asker, gathered, gold: set[str]) -> dict[str, float]:  # type: ignore
 )
 def main(
     size: str,
+    dataset: str,
+    splits: tuple[str, ...],
     repeat: int,
     device: str,
     tokenizer: str,
     evidence_k: int,
-    flow_theta: float | None,
     data_dir: Path,
     checkpoint: Path | None,
     out: Path,
 ) -> None:
-    """Hit@1, evidence recall and prompt tokens per pooling x organisation on MetaQA held-out questions."""
+    """Evidence recall and prompt tokens per selection x organisation x budget, held-out questions."""
 
     from kgqa.config import AnswerSettings
     from kgqa.eval.session import select
     from kgqa.eval.splits import hops_for
-    from kgqa.pipeline import Asker, Gathered, open_asker
-    from kgqa.reasoning.prompts import build_prompt
-    from kgqa.retrieval.organise import organise
+    from kgqa.pipeline import open_asker
+    from kgqa.reasoning.prompts import evidence_budget
+    from kgqa.retrieval.organise import ChainGuide, organise
+    from kgqa.types import TokenBudget
 
     settings = retriever_settings(data_dir, device, checkpoint)
     count = _token_counter(tokenizer)
-    configs = [
-        AnswerSettings(
-            pooling=p,
-            organisation=o,
-            evidence_k=evidence_k,
-            flow_theta=settings.answer.flow_theta if flow_theta is None else flow_theta,
-        )
-        for p in POOLING
-        for o in ORGANISATIONS
-    ]
     rows = []
-    record = {"bench": "ask", "size": size, "tokenizer": tokenizer, **environment(device), "results": []}
+    record = {
+        "bench": "ask",
+        "dataset": dataset,
+        "size": size,
+        "tokenizer": tokenizer,
+        **environment(device),
+        "results": [],
+    }
     with open_asker(settings) as base:
-        for hop in HOPS:
-            path = SHARED_DATA / "metaqa" / f"{hop}-hop" / "qa_dev.txt"
-            lines = path.with_name("qa_dev_consistent_idx.txt")
+        assert base.extractive is not None
+        for name, path, lines, fmt in [f for f in FILES[dataset] if not splits or f[0] in splits]:
             if not path.exists():
                 raise click.ClickException(f"{path} is not available (benchmarks read ../shared/data)")
-            examples = select(settings, path, "metaqa", limit=SIZES[size], lines_file=lines, heldout=True)
+            examples = select(settings, path, fmt, limit=SIZES[size], lines_file=lines, heldout=True)
             totals = {
-                i: {"hit_at_1": 0.0, "hit": 0.0, "evidence_recall": 0.0, "tokens": 0.0}
-                for i in range(len(configs))
+                (c, b): {"evidence_recall": 0.0, "tokens": 0.0, "evidence_tokens": 0.0}
+                for c in CONFIGS
+                for b in BUDGETS
             }
             n = 0
             for example in examples:
                 hops = hops_for(example, settings.retrieval.hops)
                 retrieval = base.retriever.retrieve(example.question, topic_ids=example.topic_ids, hops=hops)
+                sub = retrieval.prepared.subgraph
+                gold = set(example.answers)
+                entity_scores = base.extractive.entity_probabilities(retrieval)
+                counter = evidence_budget(
+                    example.question,
+                    form="paths",
+                    count_tokens=count,
+                    context_tokens=0,
+                    max_new_tokens=0,
+                    tokens=0,
+                ).count
+                line_tokens = functools.lru_cache(maxsize=None)(counter)
+                bare = functools.lru_cache(maxsize=None)(functools.partial(_bare, example.question, count))
                 n += 1
-                for i, config in enumerate(configs):
-                    evidence = organise(retrieval, config, hops=hops)
-                    asker = Asker(base.retriever, config, extractive=base.extractive)
-                    for key, value in _score(
-                        asker, Gathered(retrieval, evidence), set(example.answers)
-                    ).items():
-                        totals[i][key] += value
-                    prompt = build_prompt(
-                        example.question,
-                        evidence.items,
-                        form=evidence.form,
-                        count_tokens=count,
-                        context_tokens=10**9,
-                        max_new_tokens=0,
+                for config in CONFIGS:
+                    selection, pooling, organisation = config
+                    answer = AnswerSettings(
+                        pooling="dijkstra" if pooling == "-" else pooling,
+                        organisation=organisation,
+                        chain_selection=selection,
+                        evidence_k=evidence_k,
                     )
-                    totals[i]["tokens"] += prompt.prompt_tokens
-            for i, config in enumerate(configs):
-                mean = {k: v / max(n, 1) for k, v in totals[i].items()}
+                    ranked = organise(retrieval, answer, hops=hops) if selection == "ranked" else None
+                    for budget in BUDGETS:
+                        guide = ChainGuide(entity_scores, TokenBudget(budget, line_tokens))
+                        evidence = ranked or organise(retrieval, answer, hops=hops, guide=guide)
+                        prompt = _fit(example.question, evidence, count, budget)
+                        shown = {sub.entity_ids[e] for item in prompt.items_used for e in item.entities}
+                        totals[(config, budget)]["evidence_recall"] += len(gold & shown) / len(gold)
+                        totals[(config, budget)]["tokens"] += prompt.prompt_tokens
+                        totals[(config, budget)]["evidence_tokens"] += prompt.prompt_tokens - bare(
+                            evidence.form
+                        )
+            for (config, budget), total in totals.items():
+                mean = {k: v / max(n, 1) for k, v in total.items()}
+                selection, pooling, organisation = config
                 rows.append(
                     [
-                        f"{hop}-hop",
+                        name,
                         n,
-                        config.pooling,
-                        config.organisation,
-                        f"{mean['hit_at_1']:.4f}",
-                        f"{mean['hit']:.4f}",
+                        selection,
+                        pooling,
+                        organisation,
+                        budget,
                         f"{mean['evidence_recall']:.4f}",
+                        f"{mean['evidence_tokens']:.0f}",
                         f"{mean['tokens']:.0f}",
                     ]
                 )
-                record["results"].append({"hop": hop, "n": n, **config.model_dump(), **mean})
+                record["results"].append(
+                    {
+                        "split": name,
+                        "n": n,
+                        "selection": selection,
+                        "pooling": pooling,
+                        "organisation": organisation,
+                        "budget": budget,
+                        **mean,
+                    }
+                )
     click.echo(
-        f"MetaQA dev held-out ({size}), extractive reader, k' = {evidence_k}, "
-        f"flow theta {configs[0].flow_theta}, "
+        f"{dataset} held-out ({size}), k' = {evidence_k} for ranked selections, "
         f"checkpoint {settings.checkpoint_path}, tokens by {tokenizer}"
     )
     click.echo(
         markdown_table(
-            ["split", "n", "pooling", "organisation", "Hit@1", "Hit", "evidence recall", "prompt tokens"],
+            [
+                "split",
+                "n",
+                "selection",
+                "pooling",
+                "organisation",
+                "budget",
+                "evidence recall",
+                "evidence tokens",
+                "prompt tokens",
+            ],
             rows,
         )
     )

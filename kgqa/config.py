@@ -97,12 +97,27 @@ class AnswerSettings(_Section):
     prunes flows with its code's alpha 0.8, theta 0.3 and at most 3 hops, but between 30 retrieved
     nodes keeping 40 paths, not 10 and 15: KGQA questions often have many answers, and 15 paths
     drop too many of them (measurements: docs/decisions.md).
+
+    ``chain_selection`` picks the evidence of the ``chains`` organisation: ``plans`` (the default)
+    takes whole chains along the planner's likeliest relation paths to the extractive reader's
+    likeliest answers, as many as fit ``evidence_tokens``
+    (:mod:`kgqa.retrieval.plan_evidence`; ``ranked`` where the checkpoint has no planner);
+    ``ranked`` grows ReG chains from the top-k' triples, where a hub topic's first-hop fan-out
+    can fill the whole budget. Plan-guided chains worth less than ``chain_floor`` (plan
+    probability times the reader's probability of the end) are left out even where the budget
+    has room: below 1e-4 they cost tokens and carried no answer in the measurements.
+    ``evidence_tokens`` unset means what the reader's context leaves: ``reader.context_tokens -
+    reader.max_new_tokens`` less the prompt without evidence.
+    ``evidence_k`` sizes the ranked selections (triples, paths, ranked chains).
     """
 
     pooling: Literal["none", "dijkstra", "bfs", "random_walk"] = "dijkstra"
     coarse_n: int = Field(500, ge=1)
     evidence_k: int = Field(100, ge=1)
     organisation: Literal["triples", "chains", "paths"] = "triples"
+    chain_selection: Literal["plans", "ranked"] = "plans"
+    chain_floor: float = Field(1e-4, ge=0, le=1)
+    evidence_tokens: int | None = Field(None, ge=1)
     chain_hops: int | None = Field(None, ge=1)  # default: the question's subgraph hop count
     flow_alpha: float = Field(0.8, gt=0, le=1)
     flow_theta: float = Field(0.3, ge=0)

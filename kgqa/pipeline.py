@@ -16,12 +16,12 @@ from typing import TYPE_CHECKING
 import torch
 
 from kgqa.answer import Answer, AnswerEntity, EvidenceLine, ground
-from kgqa.config import AnswerSettings, Settings
+from kgqa.config import AnswerSettings, ReaderSettings, Settings
 from kgqa.embed import make_embedder
 from kgqa.errors import CheckpointError
 from kgqa.retrieval.evidence import EvidenceItem
 from kgqa.retrieval.features import SubgraphSettings
-from kgqa.retrieval.organise import Evidence, organise
+from kgqa.retrieval.organise import ChainGuide, Evidence, organise, uses_plan_chains
 from kgqa.retrieval.retriever import Retrieval, Retriever
 from kgqa.store import open_store
 from kgqa.store.schema import check_query_embedder
@@ -30,6 +30,7 @@ from kgqa.types import EmbeddingMeta
 if TYPE_CHECKING:
     from kgqa.reasoning.extractive import ExtractiveReader
     from kgqa.reasoning.llm_reader import LLMReader
+    from kgqa.types import TokenBudget
 
 
 def subgraph_settings(settings: Settings) -> SubgraphSettings:
@@ -59,10 +60,15 @@ def open_retriever(settings: Settings) -> Iterator[Retriever]:
 
 @dataclass(frozen=True, slots=True)
 class Gathered:
-    """One question's retrieval and organised evidence, ready for a reader."""
+    """One question's retrieval and organised evidence, ready for a reader.
+
+    ``entity_scores``: the extractive reader's answer probabilities [N] where the evidence
+    selection already needed them (plan-guided chains), else ``None``.
+    """
 
     retrieval: Retrieval
     evidence: Evidence
+    entity_scores: torch.Tensor | None = None
 
 
 class Asker:
@@ -72,7 +78,10 @@ class Asker:
         retriever: scores candidate triples.
         answer: pooling, reselection and organisation settings.
         llm: the LLM reader; ``None`` means the extractive reader answers.
-        extractive: the extractive reader, needed when ``llm`` is ``None``.
+        extractive: the extractive reader, needed when ``llm`` is ``None`` and for plan-guided
+            chains (``answer.chain_selection = "plans"``), which go to its likeliest answers.
+        reader_settings: the context that sizes the default evidence token budget when no LLM
+            reader is given (the LLM reader's own otherwise).
     """
 
     def __init__(
@@ -82,11 +91,13 @@ class Asker:
         llm: LLMReader | None = None,
         *,
         extractive: ExtractiveReader | None = None,
+        reader_settings: ReaderSettings | None = None,
     ) -> None:
         self.retriever = retriever
         self.answer = answer
         self.llm = llm
         self.extractive = extractive
+        self.reader_settings = reader_settings or ReaderSettings()
 
     @property
     def reader_name(self) -> str:
@@ -100,9 +111,41 @@ class Asker:
         """Link, retrieve, pool and organise: everything before the reader."""
         retrieval = self.retriever.retrieve(question, topic_ids=topic_ids, hops=hops)
         started = time.perf_counter()
-        evidence = organise(retrieval, self.answer, hops=hops or self.retriever.subgraph.hops)
+        guide = entity_scores = None
+        if uses_plan_chains(retrieval, self.answer):
+            entity_scores = self._extractive().entity_probabilities(retrieval)
+            guide = ChainGuide(entity_scores, self.evidence_budget(question))
+        evidence = organise(retrieval, self.answer, hops=hops or self.retriever.subgraph.hops, guide=guide)
         retrieval.timings_ms["organise"] = (time.perf_counter() - started) * 1e3
-        return Gathered(retrieval, evidence)
+        return Gathered(retrieval, evidence, entity_scores)
+
+    def evidence_budget(self, question: str) -> TokenBudget:
+        """The chains' token budget: ``answer.evidence_tokens``, else what the reader's context leaves.
+
+        Counted by the LLM reader's client, or estimated (chars / 4) for the extractive reader.
+        """
+        tokens = self.answer.evidence_tokens
+        if self.llm is not None:
+            return self.llm.evidence_budget(question, form="paths", tokens=tokens)
+        from kgqa.reasoning.prompts import evidence_budget
+        from kgqa.reasoning.readers.openai_client import estimate_tokens
+
+        return evidence_budget(
+            question,
+            form="paths",
+            count_tokens=estimate_tokens,
+            context_tokens=self.reader_settings.context_tokens,
+            max_new_tokens=self.reader_settings.max_new_tokens,
+            tokens=tokens,
+        )
+
+    def _extractive(self) -> ExtractiveReader:
+        if self.extractive is None:
+            hint = "load the extractive reader of the checkpoint from 'kgqa train'"
+            if self.llm is not None:
+                hint += " (plan-guided chains go to its answers), or set answer.chain_selection = 'ranked'"
+            raise CheckpointError("no extractive reader loaded", hint=hint)
+        return self.extractive
 
     def read(self, gathered: Gathered) -> Answer:
         """Run the reader on gathered evidence (thread-safe for the LLM reader)."""
@@ -110,20 +153,20 @@ class Asker:
         timings = dict(retrieval.timings_ms)
         started = time.perf_counter()
         if self.llm is None:
-            answer = self._read_extractive(retrieval, evidence)
+            answer = self._read_extractive(retrieval, evidence, gathered.entity_scores)
         else:
             answer = self._read_llm(retrieval, evidence)
         timings["read"] = (time.perf_counter() - started) * 1e3
         return replace(answer, timings_ms=timings, disambiguation=retrieval.disambiguation)
 
-    def _read_extractive(self, retrieval: Retrieval, evidence: Evidence) -> Answer:
+    def _read_extractive(
+        self, retrieval: Retrieval, evidence: Evidence, entity_scores: torch.Tensor | None
+    ) -> Answer:
         sub = retrieval.prepared.subgraph
         candidates = torch.zeros(sub.num_entities, dtype=torch.bool)
         candidates[list(evidence.entities())] = True
-        if self.extractive is None:
-            raise CheckpointError("no extractive reader loaded", hint="load a checkpoint from 'kgqa train'")
-        extracted = self.extractive.extract_answers(
-            retrieval, top_n=self.answer.answers, candidates=candidates
+        extracted = self._extractive().extract_answers(
+            retrieval, top_n=self.answer.answers, candidates=candidates, probabilities=entity_scores
         )
         answers = tuple(AnswerEntity(a.name, a.id, a.score, True) for a in extracted)
         return Answer(
@@ -181,9 +224,11 @@ def make_llm_reader(settings: Settings) -> LLMReader:
 def open_asker(settings: Settings) -> Iterator[Asker]:
     """An asker over the configured store, checkpoint, evidence settings and reader."""
     llm = make_llm_reader(settings) if settings.reader.kind == "llm" else None
+    answer = settings.answer
+    plan_chains = answer.organisation == "chains" and answer.chain_selection == "plans"
     with open_retriever(settings) as retriever:
-        extractive = open_extractive_reader(settings, retriever) if llm is None else None
-        yield Asker(retriever, settings.answer, llm, extractive=extractive)
+        extractive = open_extractive_reader(settings, retriever) if llm is None or plan_chains else None
+        yield Asker(retriever, answer, llm, extractive=extractive, reader_settings=settings.reader)
 
 
 def open_extractive_reader(settings: Settings, retriever: Retriever) -> ExtractiveReader:

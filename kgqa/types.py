@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import asdict, astuple, dataclass, field
 from typing import Any
 
@@ -169,3 +170,17 @@ class QAExample:
     gold_paths: tuple[tuple[tuple[str, str, str], ...], ...] = ()
     qtype: str = ""
     relation_paths: tuple[tuple[str, ...], ...] = ()
+
+
+@dataclass(frozen=True, slots=True)
+class TokenBudget:
+    """What the evidence lines of one prompt may cost (set by the reader, spent by the evidence
+    selection, :mod:`kgqa.retrieval.plan_evidence`).
+
+    Attributes:
+        tokens: the most tokens all evidence lines may take together.
+        count: tokens one line (or a fragment appended to a line) takes in the reader's prompt.
+    """
+
+    tokens: int
+    count: Callable[[str], int]

@@ -49,6 +49,18 @@ def answer_options(func: Any) -> Any:
             help="Path pooling kernel for reselection (answer.pooling, default dijkstra).",
         ),
         click.option("--evidence-k", type=int, help="Triples kept after reselection (answer.evidence_k)."),
+        click.option(
+            "--evidence-tokens",
+            type=int,
+            help="Token budget of plan-guided chains (answer.evidence_tokens; default: what the "
+            "reader's context leaves).",
+        ),
+        click.option(
+            "--chain-selection",
+            type=click.Choice(["plans", "ranked"]),
+            help="Chains along the planner's paths to likely answers, or grown from the top-k' "
+            "triples (answer.chain_selection, default plans).",
+        ),
         checkpoint_option,
     ]
     for option in reversed(options):
@@ -69,6 +81,8 @@ def answer_overrides(opts: dict[str, Any]) -> dict[str, dict[str, Any]]:
             "organisation": opts.get("organisation"),
             "pooling": opts.get("pooling"),
             "evidence_k": opts.get("evidence_k"),
+            "evidence_tokens": opts.get("evidence_tokens"),
+            "chain_selection": opts.get("chain_selection"),
         },
         "retrieval": {"checkpoint": opts.get("checkpoint")},
     }

@@ -213,6 +213,16 @@ class ExtractiveReader:
         model = EntityReader.from_checkpoint(data["reader"], embedder_model_id=embedder_model_id)
         return cls(model, tables)
 
+    def entity_probabilities(self, retrieval: Retrieval) -> Tensor:
+        """FloatTensor [N] in [0, 1]: the reader's probability that each local entity answers the
+        question, 0 for topics (never answers)."""
+        sub = retrieval.prepared.subgraph
+        with torch.inference_mode():
+            batch = to_batch(retrieval.prepared, self.tables)
+            plans = None if retrieval.plans is None else retrieval.plans.reach(sub.num_entities)
+            logits = self.model(batch, retrieval.probabilities, sub.topic, plans)
+            return torch.sigmoid(logits).masked_fill(~sub.candidate_mask(), 0.0)
+
     def extract_answers(
         self,
         retrieval: Retrieval,
@@ -220,22 +230,20 @@ class ExtractiveReader:
         top_n: int = 5,
         support: int = 3,
         candidates: torch.Tensor | None = None,
+        probabilities: Tensor | None = None,
     ) -> list[ExtractedAnswer]:
         """Rank non-topic entities with the extractive reader; each with its best incident triples.
 
         Args:
             candidates: BoolTensor [N], the entities allowed as answers (e.g. those the evidence
                 shows); every entity when ``None``. Topics are never answers.
+            probabilities: :meth:`entity_probabilities` of ``retrieval`` when already computed.
         """
         started = time.perf_counter()
         sub = retrieval.prepared.subgraph
         allowed = sub.candidate_mask() if candidates is None else candidates & sub.candidate_mask()
-        with torch.inference_mode():
-            batch = to_batch(retrieval.prepared, self.tables)
-            plans = None if retrieval.plans is None else retrieval.plans.reach(sub.num_entities)
-            logits = self.model(batch, retrieval.probabilities, sub.topic, plans)
-            probs = torch.sigmoid(logits.masked_fill(~allowed, float("-inf")))
-            best = torch.topk(probs, min(top_n, int(allowed.sum())))
+        probs = self.entity_probabilities(retrieval) if probabilities is None else probabilities
+        best = torch.topk(probs.masked_fill(~allowed, -1.0), min(top_n, int(allowed.sum())))
         answers = []
         for entity, prob in zip(best.indices.tolist(), best.values.tolist(), strict=True):
             incident = ((sub.head == entity) | (sub.tail == entity)).nonzero().flatten()

@@ -20,11 +20,12 @@ from typing import TYPE_CHECKING, Any
 
 from kgqa.config import ReaderSettings
 from kgqa.reasoning.parse import parse_answers
-from kgqa.reasoning.prompts import Form, Prompt, build_prompt, double_check_message
+from kgqa.reasoning.prompts import Form, Prompt, build_prompt, double_check_message, evidence_budget
 from kgqa.reasoning.readers.protocol import LLMClient, Message
 
 if TYPE_CHECKING:
     from kgqa.retrieval.evidence import EvidenceItem
+    from kgqa.types import TokenBudget
 
 
 @dataclass(frozen=True, slots=True)
@@ -97,6 +98,18 @@ class LLMReader:
             count_tokens=count,
             context_tokens=self.context_tokens,
             max_new_tokens=self.settings.max_new_tokens,
+        )
+
+    def evidence_budget(self, question: str, *, form: Form, tokens: int | None = None) -> TokenBudget:
+        """The evidence token budget of ``question``'s prompt, counted by this reader's client
+        (:func:`kgqa.reasoning.prompts.evidence_budget`; ``tokens`` ``None``: what the context leaves)."""
+        return evidence_budget(
+            question,
+            form=form,
+            count_tokens=self.client.count_tokens,
+            context_tokens=self.context_tokens,
+            max_new_tokens=self.settings.max_new_tokens,
+            tokens=tokens,
         )
 
     def read(self, question: str, items: Sequence[EvidenceItem], *, form: Form = "triples") -> LLMReading:

@@ -19,6 +19,7 @@ from typing import TYPE_CHECKING, Literal
 
 from kgqa.errors import ReaderError
 from kgqa.reasoning.readers.protocol import Message
+from kgqa.types import TokenBudget
 
 if TYPE_CHECKING:
     from kgqa.retrieval.evidence import EvidenceItem
@@ -232,3 +233,34 @@ def build_prompt(
         items_dropped=len(items) - kept,
         prompt_tokens=tokens,
     )
+
+
+def evidence_budget(
+    question: str,
+    *,
+    form: Form,
+    count_tokens: Callable[[list[Message]], int],
+    context_tokens: int,
+    max_new_tokens: int,
+    tokens: int | None = None,
+) -> TokenBudget:
+    """The tokens this question's evidence lines may take, and a counter for one line.
+
+    Args:
+        tokens: the budget; ``None`` means what :func:`build_prompt` would leave for evidence:
+            ``context_tokens - max_new_tokens`` less the prompt without evidence.
+        count_tokens, context_tokens, max_new_tokens: as for :func:`build_prompt`.
+
+    A line's cost is what it adds to the question's user turn (its newline included), so the
+    lines of a selection add up to about what they take in the prompt; :func:`build_prompt` still
+    fits the exact count.
+    """
+    bare_turn = user_message(question, [], form=form)
+    bare = count_tokens([bare_turn])
+
+    def count(line: str) -> int:
+        return count_tokens([user_message(question, [line], form=form)]) - bare
+
+    if tokens is None:
+        tokens = context_tokens - max_new_tokens - count_tokens([*base_messages(form), bare_turn])
+    return TokenBudget(max(tokens, 0), count)

