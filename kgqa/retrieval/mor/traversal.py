@@ -1,0 +1,337 @@
+"""MoR's mixture of traversal on the store: textual matching of anchors, typed traversal along a
+plan's chains, and textual retrieval of answer-type nodes, every candidate keeping its trajectories.
+
+Each chain is walked from its anchor back to the answer (MoR 3.2): a ``text`` anchor starts from
+the nodes of its type whose text best matches its span (vector index plus full-text, rescored
+by :func:`text_similarity`), a ``name`` anchor from the entities the linker found for it. Every
+hop is one ``typed_expand`` call (typed by label and relationship type, capped per source), and
+a node with a text restriction keeps only its best matches. The answer's candidates are the
+intersection of the chains' end sets, or their union when the intersection is empty; the
+answer type's own best textual matches join them as a separate channel.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+import torch
+
+from kgqa.embed.protocol import Embedder
+from kgqa.link import STOP_WORDS, escape_lucene
+from kgqa.retrieval.mor.plan import Chain, Hop, Metapath, Schema
+from kgqa.retrieval.tables import EntityTable
+from kgqa.store import queries
+from kgqa.store.protocol import GraphStore
+
+_WORD = re.compile(r"[0-9a-z]+")
+
+#: Channels a candidate can be reached by (``Trajectory.chain`` of the textual ones).
+VECTOR_CHANNEL = -1
+FULLTEXT_CHANNEL = -2
+
+
+@dataclass(frozen=True, slots=True)
+class TraversalSettings:
+    """Caps of one traversal (MoR's defaults where the paper gives them).
+
+    Attributes:
+        anchor_k: textual matches kept per text anchor (MoR: 5; the reranker sorts them).
+        step_k: textual matches kept at a text-restricted node inside a chain (MoR: 10).
+        answer_k: answer-type nodes retrieved by text directly, per channel.
+        name_k: linked entities kept per name anchor.
+        per_source: neighbours expanded per node and hop (hub cap).
+        vector_fetch: vector neighbours fetched over all types before filtering by type.
+    """
+
+    anchor_k: int = 10
+    step_k: int = 10
+    answer_k: int = 20
+    name_k: int = 3
+    per_source: int = 5000
+    vector_fetch: int = 400
+
+
+@dataclass(frozen=True, slots=True)
+class Anchors:
+    """What the question says about a plan's nodes.
+
+    Attributes:
+        spans: text span per text-restricted node, keyed ``(chain, node index)``; the answer is
+            ``(0, 0)``.
+        names: linked ``(entity id, link score)`` per named node, keyed ``(chain, node index)``.
+        question: the whole question (the answer type's direct textual channel reads it when the
+            answer has no span of its own).
+    """
+
+    spans: dict[tuple[int, int], str]
+    names: dict[tuple[int, int], list[tuple[str, float]]]
+    question: str
+
+
+@dataclass(frozen=True, slots=True)
+class Trajectory:
+    """How a candidate was reached.
+
+    Attributes:
+        chain: index of the plan chain; ``VECTOR_CHANNEL`` / ``FULLTEXT_CHANNEL`` for the direct
+            textual channels.
+        nodes: node ids from the anchor to the candidate (one id for a textual channel).
+        rels: relationship element ids between consecutive nodes.
+        rel_types: their types.
+        text_scores: similarity of each text-restricted node on it to its span, anchor first, in [0, 1].
+        name_score: link score of its named anchor (1.0 without one).
+    """
+
+    chain: int
+    nodes: tuple[str, ...]
+    rels: tuple[str, ...]
+    rel_types: tuple[str, ...]
+    text_scores: tuple[float, ...]
+    name_score: float
+
+    @property
+    def score(self) -> float:
+        """Product of the link score and the text similarities along it, in [0, 1]."""
+        value = self.name_score
+        for s in self.text_scores:
+            value *= s
+        return value
+
+
+@dataclass(slots=True)
+class Candidate:
+    """A node of the answer type with every trajectory that reached it."""
+
+    id: str
+    name: str
+    text: str
+    trajectories: list[Trajectory] = field(default_factory=list)
+    answer_text: float = 0.0  # similarity to the answer's own span (0 when it has none)
+    intersected: bool = False  # reached by every chain of the plan
+
+
+def content_words(text: str) -> list[str]:
+    """Lower-case words of ``text`` that are not stop words (what lexical matching compares)."""
+    return [w for w in _WORD.findall(text.lower()) if w not in STOP_WORDS]
+
+
+def lexical_overlap(span: str, text: str) -> float:
+    """Share of the span's distinct content words found in ``text``, in [0, 1] (0 for an empty span).
+
+    Why: descriptions in questions are trimmed, lightly reworded pieces of a node's text, so most
+    of their words occur in it verbatim, which an embedding of the whole text only blurs.
+    """
+    words = set(content_words(span))
+    return len(words & set(content_words(text))) / len(words) if words else 0.0
+
+
+class Traverser:
+    """Runs plans on one store; keeps the store's embeddings it has fetched for the next question.
+
+    Args:
+        store: the graph store (typed nodes with ``type``, ``text``, embeddings and indexes).
+        embedder: the store's embedding model (spans are embedded with it).
+        settings: caps.
+    """
+
+    def __init__(self, store: GraphStore, embedder: Embedder, settings: TraversalSettings) -> None:
+        self.store = store
+        self.embedder = embedder
+        self.settings = settings
+        self._table = EntityTable(store, embedder.dimension)
+        self._span_vectors: dict[str, torch.Tensor] = {}
+
+    def span_vector(self, span: str) -> torch.Tensor:
+        if span not in self._span_vectors:
+            self._span_vectors = {span: self.embedder.embed([span])[0]}  # one question at a time
+        return self._span_vectors[span]
+
+    def text_similarity(self, span: str, nodes: Sequence[tuple[str, str]]) -> list[float]:
+        """Similarity of each ``(id, name + text)`` to ``span``: the mean of the cosine of their
+        embeddings on Neo4j's scale (1 + cos) / 2 and :func:`lexical_overlap`, in [0, 1]."""
+        if not nodes:
+            return []
+        rows = self._table.rows([i for i, _ in nodes])
+        vectors = torch.nn.functional.normalize(self._table.matrix[rows], dim=-1)
+        cos = (vectors @ torch.nn.functional.normalize(self.span_vector(span), dim=0)).tolist()
+        return [((1 + c) / 2 + lexical_overlap(span, t)) / 2 for c, (_, t) in zip(cos, nodes, strict=True)]
+
+    def text_matches(self, span: str, label: str, k: int) -> list[dict[str, Any]]:
+        """The ``k`` nodes of type ``label`` best matching ``span`` by :meth:`text_similarity`,
+        among its vector and full-text hits; rows ``{id, name, text, score, vector, fulltext}``
+        where ``vector``/``fulltext`` say which index found them."""
+        hits: dict[str, dict[str, Any]] = {}
+        for row in self.vector(span, label, 3 * k):
+            hits[row["id"]] = {**row, "vector": True, "fulltext": False}
+        for row in self.fulltext(span, label, 3 * k):
+            hits.setdefault(row["id"], {**row, "vector": False})["fulltext"] = True
+        rows = list(hits.values())
+        scores = self.text_similarity(span, [(r["id"], f"{r['name']} {r['text'] or ''}") for r in rows])
+        for row, score in zip(rows, scores, strict=True):
+            row["score"] = score
+        return sorted(rows, key=lambda r: (-r["score"], r["id"]))[:k]
+
+    def vector(self, text: str, label: str, k: int) -> list[dict[str, Any]]:
+        """Up to ``k`` nearest nodes of type ``label`` to the embedding of ``text`` (best first)."""
+        rows = self.store.run(
+            queries.get("mor_text_vector"),
+            {"embedding": self.span_vector(text).tolist(), "k": self.settings.vector_fetch, "label": label},
+        )
+        return rows[:k]
+
+    def fulltext(self, text: str, label: str, limit: int) -> list[dict[str, Any]]:
+        """Full-text hits of type ``label`` for the content words of ``text`` (best first)."""
+        words = content_words(text)
+        if not words:
+            return []
+        query = " ".join(escape_lucene(w) for w in words)
+        return self.store.run(
+            queries.get("mor_text_fulltext"), {"query": query, "limit": limit, "label": label}
+        )
+
+    def expand(
+        self, frontier: dict[str, list[Trajectory]], hop: Hop, label: str, toward_answer: bool
+    ) -> dict[str, list[tuple[Trajectory, dict[str, Any]]]]:
+        """One hop from every frontier node, each trajectory extended by the edge it crossed.
+
+        ``toward_answer``: the walk runs from the anchor's side, so it crosses ``hop`` against the
+        direction the plan writes it in.
+        """
+        want_outgoing = hop.forward != toward_answer
+        reached: dict[str, list[tuple[Trajectory, dict[str, Any]]]] = {}
+        current = frontier
+        for _ in range(hop.max_hops):
+            if not current:
+                break
+            rows = self.store.run(
+                queries.get("typed_expand"),
+                {
+                    "source_ids": sorted(current),
+                    "rel_type": hop.rel_type,
+                    "label": label,
+                    "per_source": self.settings.per_source,
+                },
+            )
+            step: dict[str, list[Trajectory]] = {}
+            for row in rows:
+                if row["outgoing"] != want_outgoing:
+                    continue
+                for traj in current[row["source_id"]]:
+                    if row["target_id"] in traj.nodes:
+                        continue
+                    extended = Trajectory(
+                        traj.chain,
+                        (*traj.nodes, row["target_id"]),
+                        (*traj.rels, row["rel_eid"]),
+                        (*traj.rel_types, hop.rel_type),
+                        traj.text_scores,
+                        traj.name_score,
+                    )
+                    step.setdefault(row["target_id"], []).append(extended)
+                    reached.setdefault(row["target_id"], []).append((extended, row))
+            current = step
+        return reached
+
+    def run_chain(
+        self, index: int, chain: Chain, anchors: Anchors
+    ) -> dict[str, list[tuple[Trajectory, dict[str, Any]]]]:
+        """Walk one chain from its anchor to the answer type: answer id -> (trajectory, node row)."""
+        last = len(chain.nodes) - 1
+        end = chain.nodes[last]
+        frontier: dict[str, list[Trajectory]] = {}
+        if end.restriction == "name":
+            for entity_id, score in anchors.names.get((index, last), [])[: self.settings.name_k]:
+                frontier[entity_id] = [Trajectory(index, (entity_id,), (), (), (), score)]
+        else:
+            span = anchors.spans.get((index, last), anchors.question)
+            for row in self.text_matches(span, end.type, self.settings.anchor_k):
+                frontier[row["id"]] = [Trajectory(index, (row["id"],), (), (), (row["score"],), 1.0)]
+        reached: dict[str, list[tuple[Trajectory, dict[str, Any]]]] = {}
+        for position in range(last - 1, -1, -1):
+            node = chain.nodes[position]
+            reached = self.expand(frontier, chain.hops[position], node.type, toward_answer=True)
+            if position > 0 and node.restriction == "text":
+                reached = self._restrict(reached, anchors.spans.get((index, position), anchors.question))
+            frontier = {k: [t for t, _ in v] for k, v in reached.items()}
+        return reached
+
+    def _restrict(
+        self, reached: dict[str, list[tuple[Trajectory, dict[str, Any]]]], span: str
+    ) -> dict[str, list[tuple[Trajectory, dict[str, Any]]]]:
+        """Keep the ``step_k`` reached nodes that best match ``span``, scoring their trajectories."""
+        ids = sorted(reached)
+        texts = [
+            (i, f"{reached[i][0][1]['target_name']} {reached[i][0][1]['target_text'] or ''}") for i in ids
+        ]
+        scores = dict(zip(ids, self.text_similarity(span, texts), strict=True))
+        best = sorted(ids, key=lambda i: (-scores[i], i))[: self.settings.step_k]
+        return {
+            i: [
+                (
+                    Trajectory(
+                        t.chain, t.nodes, t.rels, t.rel_types, (*t.text_scores, scores[i]), t.name_score
+                    ),
+                    row,
+                )
+                for t, row in reached[i]
+            ]
+            for i in best
+        }
+
+    def run(
+        self, plan: Metapath, anchors: Anchors, *, structural: bool = True, textual: bool = True
+    ) -> list[Candidate]:
+        """Candidates of ``plan``'s answer type, unranked, with their trajectories.
+
+        Args:
+            structural: walk the plan's chains (off: the textual channels alone).
+            textual: add the answer type's direct vector and full-text matches (off: traversal alone).
+        """
+        answer = plan.answer
+        candidates: dict[str, Candidate] = {}
+        if structural:
+            per_chain = [self.run_chain(i, c, anchors) for i, c in enumerate(plan.chains)]
+            common = set.intersection(*(set(r) for r in per_chain)) if per_chain else set()
+            for reached in per_chain:
+                for node_id, trajs in reached.items():
+                    if common and node_id not in common:
+                        continue
+                    row = trajs[0][1]
+                    cand = candidates.setdefault(
+                        node_id, Candidate(node_id, row["target_name"], row["target_text"] or "")
+                    )
+                    cand.trajectories.extend(t for t, _ in trajs)
+                    cand.intersected = bool(common)
+        if textual:
+            span = anchors.spans.get((0, 0), anchors.question)
+            vector_rows = self.vector(span, answer.type, self.settings.answer_k)
+            fulltext_rows = self.fulltext(span, answer.type, self.settings.answer_k)
+            for channel, rows in ((VECTOR_CHANNEL, vector_rows), (FULLTEXT_CHANNEL, fulltext_rows)):
+                top = max((r["score"] for r in rows), default=1.0) or 1.0
+                for row in rows:
+                    cand = candidates.setdefault(
+                        row["id"], Candidate(row["id"], row["name"], row["text"] or "")
+                    )
+                    score = row["score"] if channel == VECTOR_CHANNEL else row["score"] / top
+                    cand.trajectories.append(Trajectory(channel, (row["id"],), (), (), (score,), 1.0))
+        if answer.restriction == "text" and (0, 0) in anchors.spans and candidates:
+            ids = sorted(candidates)
+            texts = [(i, f"{candidates[i].name} {candidates[i].text}") for i in ids]
+            for i, s in zip(ids, self.text_similarity(anchors.spans[(0, 0)], texts), strict=True):
+                candidates[i].answer_text = s
+        return list(candidates.values())
+
+
+def read_schema(store: GraphStore) -> Schema:
+    """The store's schema: which node types each relationship type joins (one scan of the edges)."""
+    rows = store.run(queries.get("mor_schema"))
+    return Schema(frozenset((r["source_type"], r["rel_type"], r["target_type"]) for r in rows))
+
+
+def node_types(store: GraphStore, ids: Sequence[str]) -> dict[str, str]:
+    """Entity id -> type (label) for the ids found in the store."""
+    rows = store.run(queries.get("mor_nodes_get"), {"ids": list(dict.fromkeys(ids))})
+    return {r["id"]: r["type"] for r in rows if r["type"]}
