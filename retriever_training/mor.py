@@ -27,8 +27,7 @@ from kgqa.config import Settings
 from kgqa.embed import make_embedder
 from kgqa.errors import ConfigError
 from kgqa.eval.metrics import mean_stark, stark_scores
-from kgqa.names import label_name, relationship_type
-from kgqa.retrieval.mor.plan import Chain, Hop, Metapath, PlanNode, enumerate_plans, parse_metapath, validate
+from kgqa.retrieval.mor.plan import Metapath, enumerate_plans, store_metapath, validate
 from kgqa.retrieval.mor.planner import MetapathScorer, PlannerConfig, learn_cues
 from kgqa.retrieval.mor.reranker import RerankerConfig, TrajectoryReranker, features, listwise_loss
 from kgqa.retrieval.mor.retriever import MorModel, MorRetriever
@@ -63,21 +62,6 @@ class MorTrainReport:
 
     def to_dict(self) -> dict[str, Any]:
         return asdict(self)
-
-
-def store_metapath(text: str) -> Metapath:
-    """A gold metapath in source names mapped to the store's names (``disease`` -> ``Disease``,
-    ``disease_protein`` -> ``DISEASE_PROTEIN``), as ingest writes labels and relationship types."""
-    plan = parse_metapath(text)
-    return Metapath(
-        tuple(
-            Chain(
-                tuple(PlanNode(label_name(n.type), n.restriction) for n in c.nodes),
-                tuple(Hop(relationship_type(h.rel_type), h.forward, h.max_hops) for h in c.hops),
-            )
-            for c in plan.chains
-        )
-    )
 
 
 def _gold_index(examples: Sequence[QAExample], model_plans: Sequence[Metapath], schema: Any) -> list[int]:

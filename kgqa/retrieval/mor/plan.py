@@ -22,6 +22,7 @@ from collections.abc import Iterable, Iterator
 from dataclasses import dataclass
 
 from kgqa.errors import ConfigError
+from kgqa.names import label_name, relationship_type
 
 RESTRICTIONS = ("", "text", "name")
 #: Hops of all chains of one plan together, at most (MoR and STaRK questions need up to 3).
@@ -153,6 +154,26 @@ def parse_metapath(text: str) -> Metapath:
                 hops.append(Hop(h.group("rel"), bool(h.group("fwd")), 2 if h.group("lo") else 1))
         chains.append(Chain(tuple(nodes), tuple(hops)))
     return Metapath(tuple(chains))
+
+
+def store_metapath(text: str) -> Metapath:
+    """A plan written with source type and relation names (a question file's ``metapath``) in the
+    store's names, as ingest writes labels and relationship types (``disease`` -> ``Disease``,
+    ``disease_protein`` -> ``DISEASE_PROTEIN``).
+
+    Raises:
+        ConfigError: the text is not a well-formed plan.
+    """
+    plan = parse_metapath(text)
+    return Metapath(
+        tuple(
+            Chain(
+                tuple(PlanNode(label_name(n.type), n.restriction) for n in c.nodes),
+                tuple(Hop(relationship_type(h.rel_type), h.forward, h.max_hops) for h in c.hops),
+            )
+            for c in plan.chains
+        )
+    )
 
 
 def validate(plan: Metapath, schema: Schema) -> list[str]:

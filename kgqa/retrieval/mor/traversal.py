@@ -331,7 +331,11 @@ def read_schema(store: GraphStore) -> Schema:
     return Schema(frozenset((r["source_type"], r["rel_type"], r["target_type"]) for r in rows))
 
 
+def node_rows(store: GraphStore, ids: Sequence[str]) -> list[dict[str, Any]]:
+    """``{id, type, name, text}`` of the ids found in the store."""
+    return store.run(queries.get("mor_nodes_get"), {"ids": list(dict.fromkeys(ids))})
+
+
 def node_types(store: GraphStore, ids: Sequence[str]) -> dict[str, str]:
     """Entity id -> type (label) for the ids found in the store."""
-    rows = store.run(queries.get("mor_nodes_get"), {"ids": list(dict.fromkeys(ids))})
-    return {r["id"]: r["type"] for r in rows if r["type"]}
+    return {r["id"]: r["type"] for r in node_rows(store, ids) if r["type"]}
