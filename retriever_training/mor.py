@@ -25,14 +25,22 @@ from tqdm import tqdm
 
 from kgqa.config import Settings
 from kgqa.embed import make_embedder
+from kgqa.embed.protocol import Embedder
 from kgqa.errors import ConfigError
 from kgqa.eval.metrics import mean_stark, stark_scores
 from kgqa.retrieval.mor.plan import Metapath, enumerate_plans, store_metapath, validate
 from kgqa.retrieval.mor.planner import MetapathScorer, PlannerConfig, learn_cues
-from kgqa.retrieval.mor.reranker import RerankerConfig, TrajectoryReranker, features, listwise_loss
+from kgqa.retrieval.mor.reranker import (
+    RerankerConfig,
+    TrajectoryReranker,
+    features,
+    heuristic_scores,
+    listwise_loss,
+)
 from kgqa.retrieval.mor.retriever import MorModel, MorRetriever
 from kgqa.retrieval.mor.traversal import read_schema
 from kgqa.store import open_store
+from kgqa.store.protocol import GraphStore
 from kgqa.types import QAExample
 
 
@@ -185,6 +193,43 @@ def train_reranker(
     return model.eval(), best, best_epoch
 
 
+def train_mor(
+    store: GraphStore,
+    embedder: Embedder,
+    train_examples: Sequence[QAExample],
+    val_examples: Sequence[QAExample],
+    report: MorTrainReport,
+    *,
+    train_settings: MorTrainSettings,
+    progress: bool,
+) -> MorModel:
+    """Train the planner and the reranker on ``store``; fills ``report`` as it goes."""
+    torch.manual_seed(train_settings.seed)
+    started = time.perf_counter()
+    schema = read_schema(store)
+    plans = enumerate_plans(schema)
+    planner = MetapathScorer(PlannerConfig.for_plans(plans, emb_dim=embedder.dimension, types=schema.labels))
+    cues = learn_cues([(e.question, e.text_constraints[0]) for e in train_examples if e.text_constraints])
+    model = MorModel(schema, cues, planner, None, embedder.model_id)
+    report.plans = len(model.plans)
+    gold_train = _gold_index(train_examples, model.plans, schema)
+    gold_val = _gold_index(val_examples, model.plans, schema)
+    retriever = MorRetriever(store, embedder, model)
+    q_train = _planner_inputs(retriever, train_examples, progress=progress, desc="linking train")
+    q_val = _planner_inputs(retriever, val_examples, progress=progress, desc="linking val")
+    report.planner_val_accuracy = train_planner(model, q_train, gold_train, q_val, gold_val, train_settings)
+    report.seconds["planner"] = time.perf_counter() - started
+    started = time.perf_counter()
+    train_q = _prepare(retriever, train_examples, progress=progress, desc="traversing train")
+    val_q = _prepare(retriever, val_examples, progress=progress, desc="traversing val")
+    report.seconds["traverse"] = time.perf_counter() - started
+    started = time.perf_counter()
+    report.heuristic_val = _evaluate(val_q, heuristic_scores)
+    model.reranker, report.reranker_val, report.best_epoch = train_reranker(train_q, val_q, train_settings)
+    report.seconds["reranker"] = time.perf_counter() - started
+    return model
+
+
 def run_mor_training(
     settings: Settings,
     train_examples: Sequence[QAExample],
@@ -194,39 +239,19 @@ def run_mor_training(
     train_settings: MorTrainSettings,
     progress: bool,
 ) -> MorTrainReport:
-    """Train the planner and the reranker on the store ``settings`` names and write ``out``."""
-    from kgqa.retrieval.mor.reranker import heuristic_scores
-
-    torch.manual_seed(train_settings.seed)
+    """Train MoR on the configured store and embedder and write the checkpoint ``out``."""
     report = MorTrainReport(out=str(out), questions={"train": len(train_examples), "val": len(val_examples)})
     embedder = make_embedder(settings.embedder)
     with open_store(settings.store) as store:
-        started = time.perf_counter()
-        schema = read_schema(store)
-        plans = enumerate_plans(schema)
-        planner = MetapathScorer(
-            PlannerConfig.for_plans(plans, emb_dim=embedder.dimension, types=schema.labels)
+        model = train_mor(
+            store,
+            embedder,
+            train_examples,
+            val_examples,
+            report,
+            train_settings=train_settings,
+            progress=progress,
         )
-        cues = learn_cues([(e.question, e.text_constraints[0]) for e in train_examples if e.text_constraints])
-        model = MorModel(schema, cues, planner, None, embedder.model_id)
-        report.plans = len(model.plans)
-        gold_train = _gold_index(train_examples, model.plans, schema)
-        gold_val = _gold_index(val_examples, model.plans, schema)
-        retriever = MorRetriever(store, embedder, model)
-        q_train = _planner_inputs(retriever, train_examples, progress=progress, desc="linking train")
-        q_val = _planner_inputs(retriever, val_examples, progress=progress, desc="linking val")
-        report.planner_val_accuracy = train_planner(
-            model, q_train, gold_train, q_val, gold_val, train_settings
-        )
-        report.seconds["planner"] = time.perf_counter() - started
-        started = time.perf_counter()
-        train_q = _prepare(retriever, train_examples, progress=progress, desc="traversing train")
-        val_q = _prepare(retriever, val_examples, progress=progress, desc="traversing val")
-        report.seconds["traverse"] = time.perf_counter() - started
-    started = time.perf_counter()
-    report.heuristic_val = _evaluate(val_q, heuristic_scores)
-    model.reranker, report.reranker_val, report.best_epoch = train_reranker(train_q, val_q, train_settings)
-    report.seconds["reranker"] = time.perf_counter() - started
     out.parent.mkdir(parents=True, exist_ok=True)
     torch.save({**model.checkpoint(), "report": report.to_dict()}, out)
     return report

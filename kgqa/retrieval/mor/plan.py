@@ -182,6 +182,14 @@ def validate(plan: Metapath, schema: Schema) -> list[str]:
     answer = plan.answer
     if sum(len(c.hops) for c in plan.chains) > MAX_HOPS:
         problems.append(f"more than {MAX_HOPS} hops in all")
+    if len(plan.chains) > 2:
+        problems.append("more than two chains")
+    if len(set(plan.key[1:])) < len(plan.chains):
+        problems.append("the same chain twice")
+    if answer.restriction == "name":
+        problems.append("the answer cannot be named in its own question")
+    if any(c.nodes[0].restriction for c in plan.chains[1:]):
+        problems.append("only the first chain carries the answer's restriction")
     for chain in plan.chains:
         if chain.nodes[0].type != answer.type:
             problems.append(f"chain {chain} does not start at the answer type {answer.type}")
