@@ -63,7 +63,11 @@ CASES: dict[str, tuple[dict[str, Any], bool]] = {
     "stats_relationship_types": ({}, False),
     "subgraph_hop": ({"frontier_ids": ["Tom Hanks"], "max_degree": 100, "max_triples": 100}, False),
     "typed_expand": (
-        {"source_ids": ["Tom Hanks"], "rel_type": "STARRED_ACTORS", "label": "Movie", "per_source": 10},
+        {"source_ids": ["Jaws"], "rel_type": "DIRECTED_BY", "label": "Person", "limit": 10},
+        False,
+    ),
+    "typed_expand_in": (
+        {"source_ids": ["Tom Hanks"], "rel_type": "STARRED_ACTORS", "label": "Movie", "limit": 10},
         False,
     ),
     "index_create_fulltext_entity_text": ({}, True),
@@ -143,7 +147,7 @@ def test_subgraph_hop_caps_triples(toy_kg: KgliteStore) -> None:
     assert len(toy_kg.run(queries.get("subgraph_hop"), params)[0]["r_eids"]) == 2
 
 
-def test_typed_expand_filters_by_relationship_type_and_label_and_caps_per_source(toy_kg: KgliteStore) -> None:
+def test_typed_expand_follows_one_direction_one_type_and_one_label(toy_kg: KgliteStore) -> None:
     toy_kg.write(
         [Statement(queries.get("ingest_entity_labels"), {"label": "Movie", "ids": ["Jaws", "Cast Away"]})]
     )
@@ -151,13 +155,12 @@ def test_typed_expand_filters_by_relationship_type_and_label_and_caps_per_source
         "source_ids": ["Steven Spielberg", "Robert Zemeckis"],
         "rel_type": "DIRECTED_BY",
         "label": "Movie",
-        "per_source": 50,
+        "limit": 50,
     }
-    rows = toy_kg.run(queries.get("typed_expand"), params)
-    assert sorted(r["target_id"] for r in rows) == ["Cast Away", "Jaws"]
-    assert all(r["outgoing"] is False for r in rows)
-    params = {"source_ids": ["Tom Hanks"], "rel_type": "STARRED_ACTORS", "label": "Movie", "per_source": 1}
-    assert [r["target_id"] for r in toy_kg.run(queries.get("typed_expand"), params)] == ["Cast Away"]
+    rows = toy_kg.run(queries.get("typed_expand_in"), params)
+    assert sorted(r["target_id"] for r in rows) == ["Cast Away", "Jaws"]  # not The Terminal: no label
+    assert toy_kg.run(queries.get("typed_expand"), params) == []  # directors point nowhere
+    assert len(toy_kg.run(queries.get("typed_expand_in"), {**params, "limit": 1})) == 1
 
 
 def test_link_vector_scores_use_neo4j_scale(toy_kg: KgliteStore, fake_embedder: Any) -> None:

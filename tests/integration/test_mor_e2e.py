@@ -101,7 +101,7 @@ def test_typed_traversal_walks_stored_directions_and_one_or_two_hops(
     anchors = Anchors(spans={}, names={(0, 1): [("HP:8", 1.0)]}, question="")
     reached = traverser.run_chain(0, plan.chains[0], anchors)
     assert sorted(reached) == ["HP:1", "HP:2", "HP:7"]
-    trajectory = reached["HP:1"][0][0]
+    trajectory = reached["HP:1"][0]
     assert trajectory.nodes == ("HP:8", "HP:7", "HP:1")
     assert (
         trajectory.rel_types == ("PHENOTYPE_PHENOTYPE", "PHENOTYPE_PHENOTYPE") and len(trajectory.rels) == 2
@@ -117,7 +117,7 @@ def test_typed_traversal_caps_hubs_per_source(mini_kg: KgliteStore, fake_embedde
     traverser = Traverser(mini_kg, fake_embedder, TraversalSettings(per_source=1))
     plan = parse_metapath("Disease* -DISEASE_PHENOTYPE_POSITIVE-> Phenotype[name]")
     reached = traverser.run_chain(0, plan.chains[0], Anchors({}, {(0, 1): [("HP:3", 1.0)]}, ""))
-    assert sorted(reached) == ["D:1"]  # D:2 also has the phenotype, past the cap of 1
+    assert len(reached) == 1 and set(reached) < {"D:1", "D:2"}  # both have it; the cap keeps one
 
 
 def test_text_anchor_matching_prefers_the_described_node(mini_kg: KgliteStore, fake_embedder: Any) -> None:

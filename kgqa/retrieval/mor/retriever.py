@@ -294,11 +294,12 @@ class MorRetriever:
         )
         started = time.perf_counter()
         ranked = self.rank(found, plan, prob, rerank=rerank)[:top_k]
+        names = self.traverser.node_texts([c.id for c, _ in ranked])
         timings["rerank"] = (time.perf_counter() - started) * 1000
         nodes = tuple(
             RankedNode(
                 c.id,
-                c.name,
+                names[c.id]["name"] if c.id in names else c.id,
                 plan.answer.type,
                 score,
                 tuple(sorted(c.trajectories, key=lambda t: -t.score)[:EVIDENCE_TRAJECTORIES]),

@@ -12,6 +12,7 @@ answer type's own best textual matches join them as a separate channel.
 
 from __future__ import annotations
 
+import collections
 import re
 from collections.abc import Sequence
 from dataclasses import dataclass, field
@@ -106,8 +107,6 @@ class Candidate:
     """A node of the answer type with every trajectory that reached it."""
 
     id: str
-    name: str
-    text: str
     trajectories: list[Trajectory] = field(default_factory=list)
     answer_text: float = 0.0  # similarity to the answer's own span (0 when it has none)
     intersected: bool = False  # reached by every chain of the plan
@@ -193,52 +192,55 @@ class Traverser:
         )
 
     def expand(
-        self, frontier: dict[str, list[Trajectory]], hop: Hop, label: str, toward_answer: bool
-    ) -> dict[str, list[tuple[Trajectory, dict[str, Any]]]]:
-        """One hop from every frontier node, each trajectory extended by the edge it crossed.
+        self, frontier: dict[str, list[Trajectory]], hop: Hop, label: str
+    ) -> dict[str, list[Trajectory]]:
+        """One hop from every frontier node toward the answer, each trajectory extended by the
+        edge it crossed; at most ``per_source`` neighbours per node (hubs), in the store's order.
 
-        ``toward_answer``: the walk runs from the anchor's side, so it crosses ``hop`` against the
-        direction the plan writes it in.
+        The walk runs from the anchor's side, so it crosses ``hop`` against the direction the
+        plan writes it in.
         """
-        want_outgoing = hop.forward != toward_answer
-        reached: dict[str, list[tuple[Trajectory, dict[str, Any]]]] = {}
+        kernel = "typed_expand_in" if hop.forward else "typed_expand"
+        reached: dict[str, list[Trajectory]] = {}
         current = frontier
         for _ in range(hop.max_hops):
             if not current:
                 break
+            cap = self.settings.per_source
             rows = self.store.run(
-                queries.get("typed_expand"),
+                queries.get(kernel),
                 {
                     "source_ids": sorted(current),
                     "rel_type": hop.rel_type,
                     "label": label,
-                    "per_source": self.settings.per_source,
+                    "limit": cap * len(current),
                 },
             )
+            per_source: collections.Counter[str] = collections.Counter()
             step: dict[str, list[Trajectory]] = {}
             for row in rows:
-                if row["outgoing"] != want_outgoing:
+                source, target = row["source_id"], row["target_id"]
+                per_source[source] += 1
+                if per_source[source] > cap:
                     continue
-                for traj in current[row["source_id"]]:
-                    if row["target_id"] in traj.nodes:
+                for traj in current[source]:
+                    if target in traj.nodes:
                         continue
                     extended = Trajectory(
                         traj.chain,
-                        (*traj.nodes, row["target_id"]),
+                        (*traj.nodes, target),
                         (*traj.rels, row["rel_eid"]),
                         (*traj.rel_types, hop.rel_type),
                         traj.text_scores,
                         traj.name_score,
                     )
-                    step.setdefault(row["target_id"], []).append(extended)
-                    reached.setdefault(row["target_id"], []).append((extended, row))
+                    step.setdefault(target, []).append(extended)
+                    reached.setdefault(target, []).append(extended)
             current = step
         return reached
 
-    def run_chain(
-        self, index: int, chain: Chain, anchors: Anchors
-    ) -> dict[str, list[tuple[Trajectory, dict[str, Any]]]]:
-        """Walk one chain from its anchor to the answer type: answer id -> (trajectory, node row)."""
+    def run_chain(self, index: int, chain: Chain, anchors: Anchors) -> dict[str, list[Trajectory]]:
+        """Walk one chain from its anchor to the answer type: answer id -> trajectories."""
         last = len(chain.nodes) - 1
         end = chain.nodes[last]
         frontier: dict[str, list[Trajectory]] = {}
@@ -249,34 +251,28 @@ class Traverser:
             span = anchors.spans.get((index, last), anchors.question)
             for row in self.text_matches(span, end.type, self.settings.anchor_k):
                 frontier[row["id"]] = [Trajectory(index, (row["id"],), (), (), (row["score"],), 1.0)]
-        reached: dict[str, list[tuple[Trajectory, dict[str, Any]]]] = {}
         for position in range(last - 1, -1, -1):
             node = chain.nodes[position]
-            reached = self.expand(frontier, chain.hops[position], node.type, toward_answer=True)
+            frontier = self.expand(frontier, chain.hops[position], node.type)
             if position > 0 and node.restriction == "text":
-                reached = self._restrict(reached, anchors.spans.get((index, position), anchors.question))
-            frontier = {k: [t for t, _ in v] for k, v in reached.items()}
-        return reached
+                frontier = self._restrict(frontier, anchors.spans.get((index, position), anchors.question))
+        return frontier
 
-    def _restrict(
-        self, reached: dict[str, list[tuple[Trajectory, dict[str, Any]]]], span: str
-    ) -> dict[str, list[tuple[Trajectory, dict[str, Any]]]]:
+    def node_texts(self, ids: Sequence[str]) -> dict[str, dict[str, Any]]:
+        """``{id, type, name, text}`` of each id found, by id."""
+        return {r["id"]: r for r in node_rows(self.store, ids)}
+
+    def _restrict(self, reached: dict[str, list[Trajectory]], span: str) -> dict[str, list[Trajectory]]:
         """Keep the ``step_k`` reached nodes that best match ``span``, scoring their trajectories."""
-        ids = sorted(reached)
-        texts = [
-            (i, f"{reached[i][0][1]['target_name']} {reached[i][0][1]['target_text'] or ''}") for i in ids
-        ]
+        rows = self.node_texts(sorted(reached))
+        ids = sorted(i for i in reached if i in rows)
+        texts = [(i, f"{rows[i]['name']} {rows[i]['text'] or ''}") for i in ids]
         scores = dict(zip(ids, self.text_similarity(span, texts), strict=True))
         best = sorted(ids, key=lambda i: (-scores[i], i))[: self.settings.step_k]
         return {
             i: [
-                (
-                    Trajectory(
-                        t.chain, t.nodes, t.rels, t.rel_types, (*t.text_scores, scores[i]), t.name_score
-                    ),
-                    row,
-                )
-                for t, row in reached[i]
+                Trajectory(t.chain, t.nodes, t.rels, t.rel_types, (*t.text_scores, scores[i]), t.name_score)
+                for t in reached[i]
             ]
             for i in best
         }
@@ -299,11 +295,8 @@ class Traverser:
                 for node_id, trajs in reached.items():
                     if common and node_id not in common:
                         continue
-                    row = trajs[0][1]
-                    cand = candidates.setdefault(
-                        node_id, Candidate(node_id, row["target_name"], row["target_text"] or "")
-                    )
-                    cand.trajectories.extend(t for t, _ in trajs)
+                    cand = candidates.setdefault(node_id, Candidate(node_id))
+                    cand.trajectories.extend(trajs)
                     cand.intersected = bool(common)
         if textual:
             span = anchors.spans.get((0, 0), anchors.question)
@@ -312,15 +305,13 @@ class Traverser:
             for channel, rows in ((VECTOR_CHANNEL, vector_rows), (FULLTEXT_CHANNEL, fulltext_rows)):
                 top = max((r["score"] for r in rows), default=1.0) or 1.0
                 for row in rows:
-                    cand = candidates.setdefault(
-                        row["id"], Candidate(row["id"], row["name"], row["text"] or "")
-                    )
+                    cand = candidates.setdefault(row["id"], Candidate(row["id"]))
                     score = row["score"] if channel == VECTOR_CHANNEL else row["score"] / top
                     cand.trajectories.append(Trajectory(channel, (row["id"],), (), (), (score,), 1.0))
         if answer.restriction == "text" and (0, 0) in anchors.spans and candidates:
-            ids = sorted(candidates)
-            texts = [(i, f"{candidates[i].name} {candidates[i].text}") for i in ids]
-            for i, s in zip(ids, self.text_similarity(anchors.spans[(0, 0)], texts), strict=True):
+            found = self.node_texts(sorted(candidates))
+            texts = [(i, f"{r['name']} {r['text'] or ''}") for i, r in sorted(found.items())]
+            for (i, _), s in zip(texts, self.text_similarity(anchors.spans[(0, 0)], texts), strict=True):
                 candidates[i].answer_text = s
         return list(candidates.values())
 
