@@ -262,9 +262,9 @@ def _planner_inputs(
 ) -> tuple[torch.Tensor, torch.Tensor]:
     """The planner's inputs for each question: embeddings [B, d] and linked types [B, T]."""
     planner = retriever.model.planner
-    linked = [
-        planner.linked_types(retriever.read(e.question).topic_types)
-        for e in tqdm(examples, desc=desc, disable=not progress, leave=False)
+    readings = [
+        retriever.read(e.question) for e in tqdm(examples, desc=desc, disable=not progress, leave=False)
     ]
-    with torch.no_grad():
-        return retriever.embedder.embed([e.question for e in examples]), torch.stack(linked)
+    return torch.stack([r.vector for r in readings]), torch.stack(
+        [planner.linked_types(r.topic_types) for r in readings]
+    )

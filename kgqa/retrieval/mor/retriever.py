@@ -161,12 +161,14 @@ class QuestionReading:
         linked: the linker's candidates outside the span, best first.
         topic_types: the type of the best candidate of each mention.
         types: entity id -> type, for ``linked``.
+        vector: the question's embedding [d].
     """
 
     span: str
     linked: tuple[LinkedEntity, ...]
     topic_types: tuple[str, ...]
     types: dict[str, str]
+    vector: torch.Tensor
 
 
 @dataclass(frozen=True, slots=True)
@@ -203,32 +205,50 @@ class MorRetriever:
         self.traverser = Traverser(store, embedder, settings or TraversalSettings())
 
     def read(self, question: str) -> QuestionReading:
-        """The description span (learnt cues) and the entities named outside it (the linker)."""
-        span = self.model.cues.span(question)
-        rest = question.replace(span, " ") if span else question
+        """The description span (learnt cues), the entities named outside it (the linker), and
+        the embeddings of the question and the span (one batch).
+
+        The linker reads the whole question; a mention inside the span is part of the
+        description and dropped, except one that opens it ("both <name> and <description>"),
+        which is cut off the span instead.
+        """
+        span = self.model.cues.span(question) or question
         try:
-            linked = link(self.store, self.embedder, rest)
+            linked = link(self.store, self.embedder, question)
             found, topics = linked.candidates, linked.topics
         except EntityNotFoundError:
             found, topics = (), ()
+        if span != question:
+            start = question.find(span)
+            kept = []
+            for cand in found:
+                at = question.find(cand.mention) if cand.mention else -1
+                if at < start or at >= start + len(span):
+                    kept.append(cand)
+                elif question[start:at].strip() in ("", "both"):
+                    kept.append(cand)
+                    rest = question[at + len(cand.mention) : start + len(span)].strip()
+                    span = rest.removeprefix("and ").strip() or span
+            found, topics = tuple(kept), tuple(t for t in topics if t in kept)
         types = node_types(self.store, [c.id for c in found])
+        with torch.no_grad():
+            vectors = self.embedder.embed([question, span])
+        self.traverser.remember(span, vectors[1])
         return QuestionReading(
-            span or question, tuple(found), tuple(types.get(t.id, "") for t in topics), types
+            span, tuple(found), tuple(types.get(t.id, "") for t in topics), types, vectors[0]
         )
 
-    def plan(self, question: str, reading: QuestionReading) -> tuple[Metapath, float]:
+    def plan(self, reading: QuestionReading) -> tuple[Metapath, float]:
         """The likeliest plan and its probability."""
         planner = self.model.planner
         with torch.no_grad():
-            q = self.embedder.embed([question])
             linked = planner.linked_types(reading.topic_types)[None]
-            probs = torch.softmax(planner(q, linked, self.model.plan_matrix)[0], 0)
+            probs = torch.softmax(planner(reading.vector[None], linked, self.model.plan_matrix)[0], 0)
         best = int(torch.argmax(probs))
         return self.model.plans[best], float(probs[best])
 
     def anchors(self, question: str, plan: Metapath, reading: QuestionReading) -> Anchors:
         """The question's spans and linked names for ``plan``'s restricted nodes."""
-        span = reading.span
         names: dict[tuple[int, int], list[tuple[str, float]]] = {}
         for c, chain in enumerate(plan.chains):
             end = chain.nodes[-1]
@@ -236,15 +256,11 @@ class MorRetriever:
                 names[(c, len(chain.nodes) - 1)] = [
                     (e.id, e.score) for e in reading.linked if reading.types.get(e.id) == end.type
                 ]
-        if names:
-            for mention in [e.mention for e in reading.linked if e.mention and e.mention in span]:
-                # "both <name> and <description>": the name is no part of the description
-                span = span[span.find(mention) + len(mention) :].removeprefix(" and ").strip() or span
-        spans = {(0, 0): span} if plan.answer.restriction == "text" else {}
+        spans = {(0, 0): reading.span} if plan.answer.restriction == "text" else {}
         for c, chain in enumerate(plan.chains):
             for i, node in enumerate(chain.nodes[1:], start=1):
                 if node.restriction == "text":
-                    spans[(c, i)] = span
+                    spans[(c, i)] = reading.span
         return Anchors(spans=spans, names=names, question=question)
 
     def candidates(
@@ -256,7 +272,7 @@ class MorRetriever:
         reading = self.read(question)
         timings["link"] = (time.perf_counter() - started) * 1000
         started = time.perf_counter()
-        plan, prob = self.plan(question, reading)
+        plan, prob = self.plan(reading)
         anchors = self.anchors(question, plan, reading)
         timings["plan"] = (time.perf_counter() - started) * 1000
         started = time.perf_counter()
