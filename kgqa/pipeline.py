@@ -206,12 +206,23 @@ def is_mor_checkpoint(settings: Settings) -> bool:
 
 
 @contextmanager
-def open_mor_retriever(settings: Settings) -> Iterator[MorRetriever]:
-    """A MoR retriever over the configured store with the configured MoR checkpoint; closes the store."""
-    from kgqa.retrieval.mor.retriever import MorModel, MorRetriever
+def open_mor_retriever(settings: Settings, *, planner: str = "trained") -> Iterator[MorRetriever]:
+    """A MoR retriever over the configured store with the configured MoR checkpoint; closes the store.
+
+    Args:
+        planner: ``trained`` (the checkpoint's) or ``llm`` (the configured reader backend plans;
+            the trained planner answers where its reply is no valid plan).
+    """
+    from kgqa.retrieval.mor.retriever import MorModel, MorRetriever, Planner, TrainedPlanner
 
     embedder = make_embedder(settings.embedder)
     model = MorModel.load(settings.checkpoint_path, embedder_model_id=embedder.model_id)
+    chosen: Planner = TrainedPlanner(model)
+    if planner == "llm":
+        from kgqa.reasoning.mor_planner import LLMPlanner
+        from kgqa.reasoning.readers import make_llm_client
+
+        chosen = LLMPlanner(make_llm_client(settings.reader), model.schema, fallback=chosen)
     with open_store(settings.store) as store:
         check_embedding_meta(store, EmbeddingMeta(embedder.model_id, embedder.dimension))
-        yield MorRetriever(store, embedder, model)
+        yield MorRetriever(store, embedder, model, planner=chosen)

@@ -88,6 +88,13 @@ def answer_overrides(opts: dict[str, Any]) -> dict[str, dict[str, Any]]:
     "checkpoint's kind decides (a 'kgqa train --format stark' checkpoint is MoR).",
 )
 @click.option("--top-k", type=int, default=5, show_default=True, help="MoR: answers shown.")
+@click.option(
+    "--planner",
+    type=click.Choice(["trained", "llm"]),
+    default="trained",
+    show_default=True,
+    help="MoR: who plans; llm uses the reader backend (--llm-backend, --base-url, --model).",
+)
 @answer_options
 @store_options
 @json_option
@@ -100,6 +107,7 @@ def ask(
     save: bool,
     mode: str,
     top_k: int,
+    planner: str,
     backend: str | None,
     data_dir: str | None,
     as_json: bool,
@@ -118,7 +126,7 @@ def ask(
     from kgqa.pipeline import is_mor_checkpoint, open_asker
 
     if mode == "mor" or (mode == "auto" and is_mor_checkpoint(loaded.settings)):
-        _ask_mor(loaded.settings, question, top_k=top_k, save=save, as_json=as_json)
+        _ask_mor(loaded.settings, question, top_k=top_k, planner=planner, save=save, as_json=as_json)
         return
     from kgqa.saved_questions import browser_cypher, save_answer
 
@@ -136,13 +144,15 @@ def ask(
         click.echo(browser_cypher(answer.question_id))
 
 
-def _ask_mor(settings: Settings, question: str, *, top_k: int, save: bool, as_json: bool) -> None:
+def _ask_mor(
+    settings: Settings, question: str, *, top_k: int, planner: str, save: bool, as_json: bool
+) -> None:
     """The MoR path: answers are typed nodes with their best trajectories as evidence."""
     from kgqa.pipeline import open_mor_retriever
     from kgqa.retrieval.mor.traversal import node_rows
     from kgqa.saved_questions import browser_cypher, save_mor_result
 
-    with open_mor_retriever(settings) as retriever:
+    with open_mor_retriever(settings, planner=planner) as retriever:
         result = retriever.retrieve(question, top_k=top_k)
         qid = save_mor_result(retriever.store, question, result) if save else None
         names = {

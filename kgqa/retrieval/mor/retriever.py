@@ -13,7 +13,7 @@ import time
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import Any, Protocol, runtime_checkable
 
 import torch
 
@@ -182,6 +182,31 @@ class MorResult:
     timings_ms: dict[str, float]
 
 
+@runtime_checkable
+class Planner(Protocol):
+    """Chooses a question's plan: the trained :class:`TrainedPlanner` (default) or the LLM
+    planner (:class:`kgqa.reasoning.mor_planner.LLMPlanner`)."""
+
+    def plan(self, question: str, reading: QuestionReading) -> tuple[Metapath, float]:
+        """The plan for ``question`` (valid in the store's schema) and its probability in [0, 1]."""
+        ...
+
+
+class TrainedPlanner:
+    """The plan scorer of a :class:`MorModel`: the likeliest of the schema's enumerated plans."""
+
+    def __init__(self, model: MorModel) -> None:
+        self.model = model
+
+    def plan(self, question: str, reading: QuestionReading) -> tuple[Metapath, float]:
+        scorer = self.model.planner
+        with torch.no_grad():
+            linked = scorer.linked_types(reading.topic_types)[None]
+            probs = torch.softmax(scorer(reading.vector[None], linked, self.model.plan_matrix)[0], 0)
+        best = int(torch.argmax(probs))
+        return self.model.plans[best], float(probs[best])
+
+
 class MorRetriever:
     """Answers questions over a text-rich typed graph with a trained :class:`MorModel`.
 
@@ -190,6 +215,7 @@ class MorRetriever:
         embedder: the store's embedding model.
         model: the trained planner (and reranker).
         settings: traversal caps.
+        planner: who plans (:class:`Planner`); default the model's trained planner.
     """
 
     def __init__(
@@ -198,11 +224,13 @@ class MorRetriever:
         embedder: Embedder,
         model: MorModel,
         settings: TraversalSettings | None = None,
+        planner: Planner | None = None,
     ) -> None:
         self.store = store
         self.embedder = embedder
         self.model = model
         self.traverser = Traverser(store, embedder, settings or TraversalSettings())
+        self.planner = planner or TrainedPlanner(model)
 
     def read(self, question: str) -> QuestionReading:
         """The description span (learnt cues), the entities named outside it (the linker), and
@@ -238,15 +266,6 @@ class MorRetriever:
             span, tuple(found), tuple(types.get(t.id, "") for t in topics), types, vectors[0]
         )
 
-    def plan(self, reading: QuestionReading) -> tuple[Metapath, float]:
-        """The likeliest plan and its probability."""
-        planner = self.model.planner
-        with torch.no_grad():
-            linked = planner.linked_types(reading.topic_types)[None]
-            probs = torch.softmax(planner(reading.vector[None], linked, self.model.plan_matrix)[0], 0)
-        best = int(torch.argmax(probs))
-        return self.model.plans[best], float(probs[best])
-
     def anchors(self, question: str, plan: Metapath, reading: QuestionReading) -> Anchors:
         """The question's spans and linked names for ``plan``'s restricted nodes."""
         names: dict[tuple[int, int], list[tuple[str, float]]] = {}
@@ -272,7 +291,7 @@ class MorRetriever:
         reading = self.read(question)
         timings["link"] = (time.perf_counter() - started) * 1000
         started = time.perf_counter()
-        plan, prob = self.plan(reading)
+        plan, prob = self.planner.plan(question, reading)
         anchors = self.anchors(question, plan, reading)
         timings["plan"] = (time.perf_counter() - started) * 1000
         started = time.perf_counter()
