@@ -170,3 +170,30 @@ def test_mor_fails_without_either_channel(trained: MorRetriever) -> None:
     found = trained.traverser.run(Metapath((name_chain,)), full.anchors)
     ranked = trained.rank(found, full.plan, full.plan_prob, rerank=False)
     assert ranked[0][0].id != "D:2"
+
+
+def test_mor_eval_scores_stark_and_kgqa_metrics_per_kind(trained: MorRetriever, tmp_path: Path) -> None:
+    from kgqa.eval.mor import evaluate_mor
+    from kgqa.retrieval.mor.plan import store_metapath
+
+    path = tmp_path / "qa.csv"
+    _write_questions(path)
+    examples = list(read_questions(path, "stark"))
+    log = tmp_path / "eval.jsonl"
+    summary = evaluate_mor(
+        trained, examples, log_path=log, gold_plan=lambda e: store_metapath(e.metapath).key
+    )
+    assert summary.n == len(examples) == len(log.read_text().splitlines())
+    assert set(summary.per_kind) == {"disease", "gene"} and summary.plan_accuracy == 1.0
+    assert summary.stark["hit_at_1"] >= 0.9 and summary.kgqa["hit_at_1"] == summary.stark["hit_at_1"]
+    assert "| all |" in summary.render()
+
+
+def test_saved_mor_answer_keeps_its_trajectories_as_evidence(trained: MorRetriever) -> None:
+    from kgqa.saved_questions import load_saved, save_mor_result
+
+    result = trained.retrieve(QUESTION, top_k=1)
+    qid = save_mor_result(trained.store, QUESTION, result)
+    saved = load_saved(trained.store, qid)
+    assert saved.answers == ("D:2",)
+    assert {(h, r, t) for h, r, t, _ in saved.evidence} >= {("D:2", "DISEASE_PHENOTYPE_POSITIVE", "HP:2")}
