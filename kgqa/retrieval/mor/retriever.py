@@ -29,6 +29,7 @@ from kgqa.retrieval.mor.traversal import (
     Trajectory,
     TraversalSettings,
     Traverser,
+    alias_match,
     node_types,
 )
 from kgqa.retrieval.nn import FORMAT_VERSION
@@ -38,6 +39,8 @@ from kgqa.types import LinkedEntity
 KIND = "mor"
 #: Trajectories kept per answer as its evidence.
 EVIDENCE_TRAJECTORIES = 3
+#: Full-text matches of the question outside its description tried per named node (beside the linker's).
+SYNONYM_K = 5
 
 
 @dataclass(slots=True)
@@ -254,9 +257,10 @@ class MorRetriever:
                 if at < start or at >= start + len(span):
                     kept.append(cand)
                 elif question[start:at].strip() in ("", "both"):
-                    kept.append(cand)
                     rest = question[at + len(cand.mention) : start + len(span)].strip()
-                    span = rest.removeprefix("and ").strip() or span
+                    if rest.startswith("and "):
+                        kept.append(cand)
+                        span = rest.removeprefix("and ").strip() or span
             found, topics = tuple(kept), tuple(t for t in topics if t in kept)
         types = node_types(self.store, [c.id for c in found])
         with torch.no_grad():
@@ -267,14 +271,30 @@ class MorRetriever:
         )
 
     def anchors(self, question: str, plan: Metapath, reading: QuestionReading) -> Anchors:
-        """The question's spans and linked names for ``plan``'s restricted nodes."""
+        """The question's spans and the candidates for ``plan``'s named nodes.
+
+        A named node's candidates are the linker's entities of its type and the nodes of its type
+        whose text best matches the question outside the description (full-text), each scored by
+        :func:`~kgqa.retrieval.mor.traversal.alias_match`: questions name phenotypes by synonyms
+        too, which a node keeps in its text, not its name, so the linker alone picks partial
+        name matches over them.
+        """
+        outside = question.replace(reading.span, " ") if reading.span != question else question
         names: dict[tuple[int, int], list[tuple[str, float]]] = {}
         for c, chain in enumerate(plan.chains):
             end = chain.nodes[-1]
-            if end.restriction == "name":
-                names[(c, len(chain.nodes) - 1)] = [
-                    (e.id, e.score) for e in reading.linked if reading.types.get(e.id) == end.type
-                ]
+            if end.restriction != "name":
+                continue
+            linked = {e.id: e.score for e in reading.linked if reading.types.get(e.id) == end.type}
+            ids = [*linked, *(h["id"] for h in self.traverser.fulltext(outside, end.type, SYNONYM_K))]
+            rows = self.traverser.node_texts(ids)
+            scored = [
+                (i, alias_match(outside, rows[i]["name"], rows[i]["text"]), linked.get(i, 0.0))
+                for i in dict.fromkeys(ids)
+                if i in rows
+            ]
+            scored.sort(key=lambda t: (-t[1], -t[2], t[0]))
+            names[(c, len(chain.nodes) - 1)] = [(i, score) for i, score, _ in scored]
         spans = {(0, 0): reading.span} if plan.answer.restriction == "text" else {}
         for c, chain in enumerate(plan.chains):
             for i, node in enumerate(chain.nodes[1:], start=1):

@@ -42,7 +42,7 @@ class TraversalSettings:
         anchor_k: textual matches kept per text anchor (MoR: 5; the reranker sorts them).
         step_k: textual matches kept at a text-restricted node inside a chain (MoR: 10).
         answer_k: answer-type nodes retrieved by text directly, per channel.
-        name_k: linked entities kept per name anchor.
+        name_k: candidates kept per name anchor (best alias match first).
         per_source: neighbours expanded per node and hop (hub cap).
         vector_fetch: vector neighbours fetched over all types before filtering by type.
     """
@@ -125,6 +125,29 @@ def lexical_overlap(span: str, text: str) -> float:
     """
     words = set(content_words(span))
     return len(words & set(content_words(text))) / len(words) if words else 0.0
+
+
+_SEGMENT = re.compile(r"[.;:]")
+
+
+def alias_match(question: str, name: str, text: str | None) -> float:
+    """How well the question names a node, in [0, 1]: the best share of the content words of its
+    name, or of one short segment of its text (``Synonyms: a; b.`` lists), found in the question.
+
+    Why: a named anchor may be given by a synonym, and a partial match of a longer name (one
+    word of three) must lose to a whole alias.
+    """
+    asked = set(content_words(question))
+    best = 0.0
+    for phrase in [name, *_SEGMENT.split(text or "")]:
+        words = set(content_words(phrase))
+        if words and len(words) <= MAX_ALIAS_WORDS:
+            best = max(best, len(words & asked) / len(words))
+    return best
+
+
+#: Longest text segment :func:`alias_match` takes for an alias (longer ones are definitions).
+MAX_ALIAS_WORDS = 8
 
 
 class Traverser:
