@@ -265,7 +265,7 @@ class MorRetriever:
         types = node_types(self.store, [c.id for c in found])
         with torch.no_grad():
             vectors = self.embedder.embed([question, span])
-        self.traverser.remember(span, vectors[1])
+        self.traverser.remember({question: vectors[0], span: vectors[1]})
         return QuestionReading(
             span, tuple(found), tuple(types.get(t.id, "") for t in topics), types, vectors[0]
         )

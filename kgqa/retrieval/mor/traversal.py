@@ -166,14 +166,14 @@ class Traverser:
         self._table = EntityTable(store, embedder.dimension)
         self._span_vectors: dict[str, torch.Tensor] = {}
 
-    def remember(self, text: str, vector: torch.Tensor) -> None:
-        """Use ``vector`` as the embedding of ``text`` (embedded in a batch with the question)."""
-        self._span_vectors = {text: vector}  # one question at a time
+    def remember(self, vectors: dict[str, torch.Tensor]) -> None:
+        """Use these embeddings of a question's texts (embedded in one batch) until the next question."""
+        self._span_vectors = dict(vectors)
 
     def span_vector(self, span: str) -> torch.Tensor:
         """The embedding of ``span`` (the remembered one, else embedded now and remembered)."""
         if span not in self._span_vectors:
-            self.remember(span, self.embedder.embed([span])[0])
+            self._span_vectors[span] = self.embedder.embed([span])[0]
         return self._span_vectors[span]
 
     def text_similarity(self, span: str, nodes: Sequence[tuple[str, str]]) -> list[float]:
