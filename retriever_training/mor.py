@@ -96,7 +96,9 @@ def train_planner(
     gold_val: list[int],
     settings: MorTrainSettings,
 ) -> float:
-    """Fit ``model.planner`` in place; returns its best validation accuracy."""
+    """Fit ``model.planner`` in place (full batch, ``planner_epochs`` epochs, the state with the best
+    validation accuracy kept; it stops early only once validation is perfect and has not moved
+    for ``patience`` epochs); returns that accuracy."""
     planner = model.planner
     opt = torch.optim.Adam(planner.parameters(), lr=1e-2)
     y = torch.tensor(gold_train)
