@@ -5,8 +5,12 @@ Systems, all behind the same trained planner (which names the answer type) on on
 - ``text-only (vector)``: answer-type nodes nearest to the question's description (or the
   whole question) in the vector index, by cosine;
 - ``full-text only``: the same from the full-text index over node texts, by its score;
-- ``traversal-only``: the plan's typed traversal alone, ranked without the reranker;
-- ``MoR w/o reranker``: traversal and the textual channels, ranked without the reranker;
+- ``traversal-only``: structure alone: the plan's chains from its named anchors, no text
+  matching anywhere (chains from described anchors dropped, described nodes not filtered),
+  ranked without the reranker;
+- ``traversal + text anchors``: the chains with their text restrictions matched (MoR's mixture
+  inside the traversal) but without the answer type's direct textual channels, no reranker;
+- ``MoR w/o reranker``: all of it, ranked without the reranker;
 - ``MoR``: the same candidates ranked by the trained trajectory reranker.
 
 Each system runs its own retrieval per question, so latencies are each system's own (the first
@@ -33,7 +37,14 @@ import torch
 
 from bench.common import REPO, SHARED_DATA, append_jsonl, environment, markdown_table, retriever_settings
 
-SYSTEMS = ("text-only (vector)", "full-text only", "traversal-only", "MoR w/o reranker", "MoR")
+SYSTEMS = (
+    "text-only (vector)",
+    "full-text only",
+    "traversal-only",
+    "traversal + text anchors",
+    "MoR w/o reranker",
+    "MoR",
+)
 METRICS = ("hit_at_1", "hit_at_5", "recall_at_20", "mrr")
 
 
@@ -55,11 +66,12 @@ def _ranker(system: str, retriever: Any) -> Callable[[str], list[str]]:
             ]
 
         return textual
-    structural_only = system == "traversal-only"
+    textual = system in ("MoR w/o reranker", "MoR")
+    text_matching = system != "traversal-only"
     rerank = system == "MoR"
 
     def mixed(question: str) -> list[str]:
-        result = retriever.retrieve(question, textual=not structural_only, rerank=rerank)
+        result = retriever.retrieve(question, textual=textual, text_matching=text_matching, rerank=rerank)
         return [n.id for n in result.nodes]
 
     return mixed

@@ -303,7 +303,7 @@ class MorRetriever:
         return Anchors(spans=spans, names=names, question=question)
 
     def candidates(
-        self, question: str, *, structural: bool = True, textual: bool = True
+        self, question: str, *, structural: bool = True, textual: bool = True, text_matching: bool = True
     ) -> tuple[list[Candidate], Metapath, float, Anchors, dict[str, float]]:
         """Plan, link and traverse; the unranked candidates and what produced them."""
         timings: dict[str, float] = {}
@@ -315,7 +315,9 @@ class MorRetriever:
         anchors = self.anchors(question, plan, reading)
         timings["plan"] = (time.perf_counter() - started) * 1000
         started = time.perf_counter()
-        found = self.traverser.run(plan, anchors, structural=structural, textual=textual)
+        found = self.traverser.run(
+            plan, anchors, structural=structural, textual=textual, text_matching=text_matching
+        )
         timings["traverse"] = (time.perf_counter() - started) * 1000
         return found, plan, prob, anchors, timings
 
@@ -341,11 +343,12 @@ class MorRetriever:
         top_k: int = 20,
         structural: bool = True,
         textual: bool = True,
+        text_matching: bool = True,
         rerank: bool = True,
     ) -> MorResult:
         """The ``top_k`` answer nodes for ``question``, best first, with their evidence."""
         found, plan, prob, anchors, timings = self.candidates(
-            question, structural=structural, textual=textual
+            question, structural=structural, textual=textual, text_matching=text_matching
         )
         started = time.perf_counter()
         ranked = self.rank(found, plan, prob, rerank=rerank)[:top_k]

@@ -267,8 +267,11 @@ class Traverser:
             current = step
         return reached
 
-    def run_chain(self, index: int, chain: Chain, anchors: Anchors) -> dict[str, list[Trajectory]]:
-        """Walk one chain from its anchor to the answer type: answer id -> trajectories."""
+    def run_chain(
+        self, index: int, chain: Chain, anchors: Anchors, *, text_matching: bool = True
+    ) -> dict[str, list[Trajectory]]:
+        """Walk one chain from its anchor to the answer type: answer id -> trajectories
+        (``text_matching`` off: described nodes inside the chain are not filtered)."""
         last = len(chain.nodes) - 1
         end = chain.nodes[last]
         frontier: dict[str, list[Trajectory]] = {}
@@ -282,7 +285,7 @@ class Traverser:
         for position in range(last - 1, -1, -1):
             node = chain.nodes[position]
             frontier = self.expand(frontier, chain.hops[position], node.type)
-            if position > 0 and node.restriction == "text":
+            if position > 0 and node.restriction == "text" and text_matching:
                 frontier = self._restrict(frontier, anchors.spans.get((index, position), anchors.question))
         return frontier
 
@@ -306,18 +309,30 @@ class Traverser:
         }
 
     def run(
-        self, plan: Metapath, anchors: Anchors, *, structural: bool = True, textual: bool = True
+        self,
+        plan: Metapath,
+        anchors: Anchors,
+        *,
+        structural: bool = True,
+        textual: bool = True,
+        text_matching: bool = True,
     ) -> list[Candidate]:
         """Candidates of ``plan``'s answer type, unranked, with their trajectories.
 
         Args:
             structural: walk the plan's chains (off: the textual channels alone).
-            textual: add the answer type's direct vector and full-text matches (off: traversal alone).
+            textual: add the answer type's direct vector and full-text matches.
+            text_matching: match the plan's text restrictions (off, with ``textual`` off: structure
+                alone; chains from described anchors are dropped, described nodes not filtered).
         """
         answer = plan.answer
         candidates: dict[str, Candidate] = {}
         if structural:
-            per_chain = [self.run_chain(i, c, anchors) for i, c in enumerate(plan.chains)]
+            per_chain = [
+                self.run_chain(i, c, anchors, text_matching=text_matching)
+                for i, c in enumerate(plan.chains)
+                if text_matching or c.nodes[-1].restriction != "text"
+            ]
             common = set.intersection(*(set(r) for r in per_chain)) if per_chain else set()
             for reached in per_chain:
                 for node_id, trajs in reached.items():
@@ -336,7 +351,7 @@ class Traverser:
                     cand = candidates.setdefault(row["id"], Candidate(row["id"]))
                     score = row["score"] if channel == VECTOR_CHANNEL else row["score"] / top
                     cand.trajectories.append(Trajectory(channel, (row["id"],), (), (), (score,), 1.0))
-        if answer.restriction == "text" and (0, 0) in anchors.spans and candidates:
+        if text_matching and answer.restriction == "text" and (0, 0) in anchors.spans and candidates:
             found = self.node_texts(sorted(candidates))
             texts = [(i, f"{r['name']} {r['text'] or ''}") for i, r in sorted(found.items())]
             for (i, _), s in zip(texts, self.text_similarity(anchors.spans[(0, 0)], texts), strict=True):
