@@ -19,7 +19,15 @@ from tqdm import tqdm
 
 from kgqa.config import Settings
 from kgqa.eval.datasets import read_questions, sample
-from kgqa.eval.metrics import StarkScores, aggregate, latency_summary, mean_stark, score_answers, stark_scores
+from kgqa.eval.metrics import (
+    QAScores,
+    StarkScores,
+    aggregate,
+    latency_summary,
+    mean_stark,
+    score_answers,
+    stark_scores,
+)
 from kgqa.pipeline import open_mor_retriever
 from kgqa.retrieval.mor.plan import store_metapath
 from kgqa.retrieval.mor.retriever import MorRetriever
@@ -121,8 +129,6 @@ def evaluate_mor(
 
 def summarise_mor(records: Sequence[dict[str, Any]]) -> MorEvalSummary:
     """Aggregate per-question records of :func:`evaluate_mor`."""
-    from kgqa.eval.metrics import QAScores
-
     kinds: dict[str, list[StarkScores]] = {}
     for r in records:
         kinds.setdefault(r["kind"] or "-", []).append(StarkScores(**r["stark"]))
