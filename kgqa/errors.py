@@ -111,3 +111,7 @@ class LLMUnavailableError(ReaderError):
 
 class AnswerParseError(ReaderError):
     """An LLM reply has no ``ans:`` line where one was required."""
+
+
+class PlanError(ReaderError):
+    """An LLM planner's reply is no plan that fits the store's schema (MoR)."""

@@ -30,6 +30,7 @@ from kgqa.types import EmbeddingMeta
 if TYPE_CHECKING:
     from kgqa.reasoning.extractive import ExtractiveReader
     from kgqa.reasoning.llm_reader import LLMReader
+    from kgqa.retrieval.mor.retriever import MorRetriever
     from kgqa.types import TokenBudget
 
 
@@ -238,3 +239,35 @@ def open_extractive_reader(settings: Settings, retriever: Retriever) -> Extracti
     return ExtractiveReader.from_checkpoint(
         settings.checkpoint_path, retriever.tables, embedder_model_id=retriever.embedder.model_id
     )
+
+
+def is_mor_checkpoint(settings: Settings) -> bool:
+    """Whether the configured checkpoint is a MoR one (``kgqa train --format stark``): ``kgqa
+    ask`` then takes the MoR path. False when the file is missing (the KGQA path says so)."""
+    from kgqa.retrieval.mor.retriever import KIND, read_checkpoint
+
+    path = settings.checkpoint_path
+    return path.is_file() and read_checkpoint(path).get("kind") == KIND
+
+
+@contextmanager
+def open_mor_retriever(settings: Settings, *, planner: str = "trained") -> Iterator[MorRetriever]:
+    """A MoR retriever over the configured store with the configured MoR checkpoint; closes the store.
+
+    Args:
+        planner: ``trained`` (the checkpoint's) or ``llm`` (the configured reader backend plans;
+            the trained planner answers where its reply is no valid plan).
+    """
+    from kgqa.retrieval.mor.retriever import MorModel, MorRetriever, Planner, TrainedPlanner
+
+    embedder = make_embedder(settings.embedder)
+    model = MorModel.load(settings.checkpoint_path, embedder_model_id=embedder.model_id)
+    chosen: Planner = TrainedPlanner(model)
+    if planner == "llm":
+        from kgqa.reasoning.mor_planner import LLMPlanner
+        from kgqa.reasoning.readers import make_llm_client
+
+        chosen = LLMPlanner(make_llm_client(settings.reader), model.schema, fallback=chosen)
+    with open_store(settings.store) as store:
+        check_query_embedder(store, EmbeddingMeta(embedder.model_id, embedder.dimension))
+        yield MorRetriever(store, embedder, model, planner=chosen)

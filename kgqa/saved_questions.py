@@ -1,4 +1,5 @@
-"""Question write-back (``kgqa ask --save``) and ``kgqa show``: evidence a user can open in Browser.
+"""Question write-back (``kgqa ask --save``, KGQA and MoR answers) and ``kgqa show``: evidence a
+user can open in Browser.
 
 A saved answer becomes ``(:Question {id, text, asked_at, answers, evidence_rels})`` with
 ``TOPIC`` and ``ANSWER`` relationships to its entities; ``evidence_rels`` holds the element ids
@@ -15,6 +16,7 @@ from typing import Any
 
 from kgqa.answer import Answer
 from kgqa.errors import QuestionNotFoundError
+from kgqa.retrieval.mor.retriever import MorResult
 from kgqa.store import queries
 from kgqa.store.protocol import GraphStore, Statement
 
@@ -53,28 +55,71 @@ def save_answer(store: GraphStore, answer: Answer, *, question_id: str | None = 
         the answer with ``question_id`` set.
     """
     qid = question_id or new_question_id()
-    answer_ids = [a.id for a in answer.answers if a.id is not None]
+    _save(
+        store,
+        qid,
+        answer.question,
+        answers=[a.id or a.name for a in answer.answers],
+        evidence_rels=answer.evidence_rel_eids(),
+        topic_ids=[t.id for t in answer.topics],
+        answer_ids=[a.id for a in answer.answers if a.id is not None],
+    )
+    return replace(answer, question_id=qid)
+
+
+def save_mor_result(
+    store: GraphStore, question: str, result: MorResult, *, question_id: str | None = None
+) -> str:
+    """Write a MoR answer like :func:`save_answer`: its answer nodes, the anchors its evidence
+    trajectories start from as topics, and their relationships as evidence.
+
+    Returns:
+        the question id.
+    """
+    qid = question_id or new_question_id()
+    trajectories = [t for node in result.nodes for t in node.trajectories]
+    _save(
+        store,
+        qid,
+        question,
+        answers=[n.id for n in result.nodes],
+        evidence_rels=list(dict.fromkeys(r for t in trajectories for r in t.rels)),
+        topic_ids=list(dict.fromkeys(t.nodes[0] for t in trajectories if t.rels)),
+        answer_ids=[n.id for n in result.nodes],
+    )
+    return qid
+
+
+def _save(
+    store: GraphStore,
+    qid: str,
+    text: str,
+    *,
+    answers: list[str],
+    evidence_rels: list[str],
+    topic_ids: list[str],
+    answer_ids: list[str],
+) -> None:
+    """The Question node and its TOPIC and ANSWER links, in one transaction."""
     statements = [
         Statement(
             queries.get("question_save"),
             {
                 "id": qid,
-                "text": answer.question,
+                "text": text,
                 "asked_at": datetime.now(UTC).isoformat(timespec="seconds"),
-                "answers": [a.id or a.name for a in answer.answers],
-                "evidence_rels": answer.evidence_rel_eids(),
+                "answers": answers,
+                "evidence_rels": evidence_rels,
             },
         ),
         Statement(
-            queries.get("question_link_entities"),
-            {"id": qid, "role": "TOPIC", "entity_ids": [t.id for t in answer.topics]},
+            queries.get("question_link_entities"), {"id": qid, "role": "TOPIC", "entity_ids": topic_ids}
         ),
         Statement(
             queries.get("question_link_entities"), {"id": qid, "role": "ANSWER", "entity_ids": answer_ids}
         ),
     ]
     store.write(statements)
-    return replace(answer, question_id=qid)
 
 
 def load_saved(store: GraphStore, question_id: str) -> SavedQuestion:

@@ -160,6 +160,10 @@ class QAExample:
         relation_paths: the gold relation-name sequences from a topic to the answers where the
             file names them (PathQuestion/WC2014 gold paths, the MetaQA qtype), KB source names
             as in the triple file, e.g. ``("directed_by", "directed_by", "in_language")``.
+        metapath: the gold typed plan where the file names it (STaRK-style ``metapath`` column,
+            notation of :mod:`kgqa.retrieval.mor.plan`), else "".
+        text_constraints: the question spans that describe a node by its text, where the file
+            names them (``text_constraint`` column), else ().
     """
 
     qid: str
@@ -170,6 +174,8 @@ class QAExample:
     gold_paths: tuple[tuple[tuple[str, str, str], ...], ...] = ()
     qtype: str = ""
     relation_paths: tuple[tuple[str, ...], ...] = ()
+    metapath: str = ""
+    text_constraints: tuple[str, ...] = ()
 
 
 @dataclass(frozen=True, slots=True)

@@ -20,6 +20,7 @@ from kgqa.cli.common import (
 
 if TYPE_CHECKING:
     from kgqa.answer import Answer
+    from kgqa.config import Settings
 
 
 def answer_options(func: Any) -> Any:
@@ -92,6 +93,22 @@ def answer_overrides(opts: dict[str, Any]) -> dict[str, dict[str, Any]]:
 @click.argument("question")
 @question_options
 @click.option("--save", is_flag=True, help="Write the question and its evidence to the store.")
+@click.option(
+    "--mode",
+    type=click.Choice(["auto", "kgqa", "mor"]),
+    default="auto",
+    show_default=True,
+    help="KGQA (named entities, relation paths) or MoR (text-rich typed graphs); auto: the "
+    "checkpoint's kind decides (a 'kgqa train --format stark' checkpoint is MoR).",
+)
+@click.option("--top-k", type=int, default=5, show_default=True, help="MoR: answers shown.")
+@click.option(
+    "--planner",
+    type=click.Choice(["trained", "llm"]),
+    default="trained",
+    show_default=True,
+    help="MoR: who plans; llm uses the reader backend (--llm-backend, --base-url, --model).",
+)
 @answer_options
 @store_options
 @json_option
@@ -102,6 +119,9 @@ def ask(
     topics: tuple[str, ...],
     hops: int | None,
     save: bool,
+    mode: str,
+    top_k: int,
+    planner: str,
     backend: str | None,
     data_dir: str | None,
     as_json: bool,
@@ -114,9 +134,14 @@ def ask(
       kgqa ask "which films did [Robert Zemeckis] direct"
       kgqa ask "who directed Forrest Gump" --organisation chains --save
       kgqa ask "..." --reader llm --base-url http://localhost:8000/v1 --model Qwen/Qwen2.5-7B-Instruct
+      kgqa ask "Which genes are associated with both pain and ..." --checkpoint mor.pt --save
     """
     loaded = resolve(state, {"store": store_overrides(backend, data_dir), **answer_overrides(opts)})
-    from kgqa.pipeline import open_asker
+    from kgqa.pipeline import is_mor_checkpoint, open_asker
+
+    if mode == "mor" or (mode == "auto" and is_mor_checkpoint(loaded.settings)):
+        _ask_mor(loaded.settings, question, top_k=top_k, planner=planner, save=save, as_json=as_json)
+        return
     from kgqa.saved_questions import browser_cypher, save_answer
 
     with open_asker(loaded.settings) as asker:
@@ -131,6 +156,50 @@ def ask(
     if answer.question_id:
         click.echo(f"\nsaved as {answer.question_id}; to see the evidence in Neo4j Browser paste:\n")
         click.echo(browser_cypher(answer.question_id))
+
+
+def _ask_mor(
+    settings: Settings, question: str, *, top_k: int, planner: str, save: bool, as_json: bool
+) -> None:
+    """The MoR path: answers are typed nodes with their best trajectories as evidence."""
+    from kgqa.pipeline import open_mor_retriever
+    from kgqa.retrieval.mor.traversal import node_rows
+    from kgqa.saved_questions import browser_cypher, save_mor_result
+
+    with open_mor_retriever(settings, planner=planner) as retriever:
+        result = retriever.retrieve(question, top_k=top_k)
+        qid = save_mor_result(retriever.store, question, result) if save else None
+        names = {
+            r["id"]: r["name"]
+            for r in node_rows(
+                retriever.store, [i for n in result.nodes for t in n.trajectories for i in t.nodes]
+            )
+        }
+    if as_json:
+        emit_json(
+            {
+                "question": question,
+                "plan": str(result.plan),
+                "plan_probability": result.plan_prob,
+                "answers": [n.to_dict() for n in result.nodes],
+                "timings_ms": result.timings_ms,
+                **({"question_id": qid, "browser_cypher": browser_cypher(qid)} if qid else {}),
+            }
+        )
+        return
+    click.echo(f"plan (p={result.plan_prob:.2f}): {result.plan}")
+    for node in result.nodes:
+        click.echo(f"answer: {node.name} [{node.type} {node.id}]  score={node.score:.3f}")
+        for t in node.trajectories:
+            steps = [names.get(t.nodes[0], t.nodes[0])]
+            for rel, target in zip(t.rel_types, t.nodes[1:], strict=True):
+                steps += [f"-{rel}-", names.get(target, target)]
+            how = "text match" if not t.rels else "traversal"
+            click.echo(f"    {t.score:.3f}  ({how}) " + " ".join(steps))
+    if qid:
+        click.echo(f"\nsaved as {qid}; to see the evidence in Neo4j Browser paste:\n")
+        click.echo(browser_cypher(qid))
+    click.echo("timings ms: " + ", ".join(f"{s}={v:.1f}" for s, v in result.timings_ms.items()), err=True)
 
 
 def _render(answer: Answer) -> None:

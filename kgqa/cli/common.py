@@ -18,7 +18,7 @@ if TYPE_CHECKING:
 F = TypeVar("F", bound=Callable[..., Any])
 
 #: Question file formats ``kgqa train`` and ``kgqa eval`` read (:data:`kgqa.eval.datasets.FORMATS`).
-QUESTION_FORMATS = ["metaqa", "pathquestion", "wc2014", "rog-jsonl"]
+QUESTION_FORMATS = ["metaqa", "pathquestion", "wc2014", "rog-jsonl", "stark"]
 
 
 def store_options(func: F) -> F:

@@ -79,12 +79,25 @@ def evaluate(
       kgqa eval qa_dev.txt --format metaqa --heldout --limit 300
       kgqa eval qa_dev.txt --format metaqa --heldout --strip-brackets   # as people type them
       kgqa eval qa_dev.txt --format metaqa --reader llm --organisation chains --concurrency 8
+      kgqa eval qa_val.csv --format stark    # a MoR checkpoint on a text-rich typed graph
     """
     overrides = answer_overrides(opts)
     overrides["reader"]["concurrency"] = concurrency
     loaded = resolve(state, {"store": store_overrides(backend, data_dir), **overrides})
     if dry_run:
         emit_json(redacted(loaded.settings))
+        return
+    if fmt == "stark":
+        from kgqa.eval.mor import run_mor_eval
+
+        mor = run_mor_eval(
+            loaded.settings,
+            questions_file,
+            limit=limit,
+            log_path=log_path or Path(f"eval-{questions_file.stem}.jsonl"),
+            progress=not as_json,
+        )
+        emit_json(mor.to_dict()) if as_json else click.echo(mor.render())
         return
     from kgqa.eval.session import run_eval
 

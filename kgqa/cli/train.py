@@ -16,6 +16,7 @@ from kgqa.cli.common import (
     store_options,
     store_overrides,
 )
+from kgqa.config import Settings
 
 
 @click.command()
@@ -55,6 +56,11 @@ from kgqa.cli.common import (
     show_default=True,
     help="Also train the planner that rates whole relation paths for the reader.",
 )
+@click.option(
+    "--val-file",
+    type=click.Path(exists=True, dir_okay=False, path_type=Path),
+    help="stark: validation questions (early stopping); default: --val-fraction of FILES.",
+)
 @auto_hops_option
 @store_options
 @json_option
@@ -73,6 +79,7 @@ def train(
     val_fraction: float,
     path_scorer: bool,
     planner: bool,
+    val_file: Path | None,
     hops: str,
     backend: str | None,
     data_dir: str | None,
@@ -82,8 +89,15 @@ def train(
 
     Weak labels are the triples on the gold relation path where the file names it (MetaQA
     qtype, PathQuestion/WC2014 paths, JSONL relation_paths), else on shortest topic -> answer paths.
+
+    With --format stark (text-rich typed graphs) it trains MoR instead: the typed planner on the
+    files' metapath column and the trajectory reranker on their answers (--epochs, --patience,
+    --seed apply; the checkpoint's kind tells 'kgqa ask' which path to take).
     """
     loaded = resolve(state, {"store": store_overrides(backend, data_dir), "retrieval": {"checkpoint": out}})
+    if fmt == "stark":
+        _train_mor(loaded.settings, files, val_file, limit, val_fraction, epochs, patience, seed, as_json)
+        return
     from dataclasses import replace
 
     from kgqa.eval.splits import SplitSettings
@@ -125,3 +139,44 @@ def train(
             click.echo(f"{name}: best {h['metric']} {max(h['val_metric']):.4f} at epoch {h['best_epoch']}")
     click.echo(f"extractive reader: best hit@1 {max(r['val_metric']):.4f} at epoch {r['best_epoch']}")
     click.echo(f"checkpoint: {report.out}  ({', '.join(f'{k} {v:.0f}s' for k, v in report.seconds.items())})")
+
+
+def _train_mor(
+    settings: Settings,
+    files: tuple[Path, ...],
+    val_file: Path | None,
+    limit: int | None,
+    val_fraction: float,
+    epochs: int,
+    patience: int,
+    seed: int,
+    as_json: bool,
+) -> None:
+    from kgqa.eval.datasets import read_questions, sample, split_train_val
+    from retriever_training.mor import MorTrainSettings, run_mor_training
+
+    examples = [e for f in files for e in read_questions(f, "stark")]
+    if val_file is not None:
+        train_part, val_part = examples, list(read_questions(val_file, "stark"))
+    else:
+        train_part, val_part = split_train_val(examples, val_fraction=val_fraction, seed=seed)
+    report = run_mor_training(
+        settings,
+        sample(train_part, limit, seed=seed),
+        sample(val_part, limit, seed=seed),
+        settings.checkpoint_path,
+        train_settings=MorTrainSettings(reranker_epochs=epochs, patience=patience, seed=seed),
+        progress=not as_json,
+    )
+    if as_json:
+        emit_json(report.to_dict())
+        return
+    click.echo(f"questions {report.questions}, plans enumerated {report.plans}")
+    click.echo(f"planner: validation accuracy {report.planner_val_accuracy:.4f}")
+    click.echo(f"reranker: validation {_rates(report.reranker_val)} at epoch {report.best_epoch}")
+    click.echo(f"untrained ranking: validation {_rates(report.heuristic_val)}")
+    click.echo(f"checkpoint: {report.out}  ({', '.join(f'{k} {v:.0f}s' for k, v in report.seconds.items())})")
+
+
+def _rates(metrics: dict[str, float]) -> str:
+    return ", ".join(f"{k} {v:.4f}" for k, v in metrics.items())

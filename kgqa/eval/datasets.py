@@ -13,6 +13,10 @@ Formats (``fmt``):
   written (the WC2014 KB holds those triples too).
 - ``rog-jsonl``: JSON lines ``{id, question, answer: [...], q_entity: [...], a_entity: [...]}``,
   optionally ``relation_paths: [["directed_by", ...], ...]`` (gold relation names, topic first).
+- ``stark``: STaRK's CSV ``id,query,answer_ids`` (answer ids a JSON or Python list of node ids),
+  optionally ``template`` (-> ``qtype``), ``metapath`` and ``text_constraint`` (planner
+  supervision, see ``QAExample``); other columns are ignored. Line numbers count data rows (the
+  header is not one), since a quoted query may span physical lines.
 
 Line numbers are 0-based physical lines (what ``qa_dev_consistent_idx.txt`` and ``lines`` use);
 error messages give the 1-based line, as editors do.
@@ -20,6 +24,8 @@ error messages give the 1-based line, as editors do.
 
 from __future__ import annotations
 
+import ast
+import csv
 import gzip
 import hashlib
 import itertools
@@ -33,7 +39,7 @@ from kgqa.errors import ConfigError, IngestError
 from kgqa.names import BRACKET as _BRACKET
 from kgqa.types import QAExample
 
-QuestionFormat = Literal["metaqa", "pathquestion", "wc2014", "rog-jsonl"]
+QuestionFormat = Literal["metaqa", "pathquestion", "wc2014", "rog-jsonl", "stark"]
 FORMATS: tuple[str, ...] = get_args(QuestionFormat)
 
 _PATH_END = "<end>"
@@ -83,11 +89,13 @@ def read_questions(
             iterating; the message names ``path:line``).
     """
     parser = _PARSERS.get(fmt)
-    if parser is None:
+    if parser is None and fmt != "stark":
         raise ConfigError(f"unknown question format '{fmt}'", hint=f"use one of: {', '.join(FORMATS)}")
     path = Path(path)
     if not path.is_file():
         raise IngestError("question file not found", path=str(path), hint="check the path")
+    if parser is None:
+        return _iter_stark(path, lines=lines, limit=limit)
     qtypes = _read_qtypes(path) if fmt == "metaqa" else []
     return _iter_questions(path, parser, qtypes, lines=lines, limit=limit)
 
@@ -400,6 +408,67 @@ def _parse_rog(text: str, stem: str, line: int) -> QAExample:
         answers=_unique(answers),
         line=line,
         relation_paths=_rog_relation_paths(record.get("relation_paths")),
+    )
+
+
+STARK_COLUMNS = ("id", "query", "answer_ids")
+
+
+def _stark_ids(value: str) -> tuple[str, ...]:
+    """``["a", "b"]`` (JSON) or ``['a', 'b']`` / ``[1, 2]`` (Python, as STaRK's own CSVs write them)."""
+    try:
+        parsed = json.loads(value)
+    except json.JSONDecodeError:
+        try:
+            parsed = ast.literal_eval(value)
+        except (ValueError, SyntaxError):
+            raise _Malformed(f"stark: answer_ids is not a JSON or Python list: {_snippet(value)}") from None
+    if not isinstance(parsed, list | tuple) or not all(isinstance(v, str | int) for v in parsed):
+        raise _Malformed(f"stark: answer_ids must be a list of node ids: {_snippet(value)}")
+    return _unique(str(v) for v in parsed)
+
+
+def _iter_stark(path: Path, *, lines: Collection[int] | None, limit: int | None) -> Iterator[QAExample]:
+    if limit is not None and limit <= 0:
+        return
+    wanted = set(lines) if lines is not None else None
+    count = 0
+    with _open(path) as handle:
+        reader = csv.DictReader(handle)
+        missing = [c for c in STARK_COLUMNS if c not in (reader.fieldnames or ())]
+        if missing:
+            raise IngestError(f"stark: header lacks the columns {missing}", path=str(path), line=1)
+        for index, row in enumerate(reader):
+            if wanted is not None and index not in wanted:
+                continue
+            try:
+                example = _parse_stark(row, index)
+            except _Malformed as exc:
+                raise IngestError(str(exc), path=str(path), line=reader.line_num) from None
+            yield example
+            count += 1
+            if limit is not None and count >= limit:
+                return
+
+
+def _parse_stark(row: dict[str, str], index: int) -> QAExample:
+    query = (row.get("query") or "").strip()
+    qid = (row.get("id") or "").strip()
+    if not query or not qid:
+        raise _Malformed("stark: empty id or query")
+    answers = _stark_ids(row.get("answer_ids") or "")
+    if not answers:
+        raise _Malformed(f"stark: question {qid} has no answer ids")
+    constraint = (row.get("text_constraint") or "").strip()
+    return QAExample(
+        qid=qid,
+        question=query,
+        topic_ids=(),
+        answers=answers,
+        line=index,
+        qtype=(row.get("template") or "").strip(),
+        metapath=(row.get("metapath") or "").strip(),
+        text_constraints=(constraint,) if constraint else (),
     )
 
 

@@ -192,6 +192,56 @@ def mean_recall(per_question: Sequence[Mapping[int, float]]) -> dict[int, float]
     return out
 
 
+# --------------------------------------------------------------------------- STaRK
+
+
+@dataclass(frozen=True, slots=True)
+class StarkScores:
+    """STaRK's ranking metrics of one question (gold node ids against a ranked id list), in [0, 1].
+
+    Attributes:
+        hit_at_1: 1.0 if the first ranked node is gold.
+        hit_at_5: 1.0 if a gold node is among the first five.
+        recall_at_20: share of the distinct gold nodes among the first twenty.
+        mrr: 1 / rank of the first gold node (1-based), 0 when none is ranked.
+    """
+
+    hit_at_1: float
+    hit_at_5: float
+    recall_at_20: float
+    mrr: float
+
+    def to_dict(self) -> dict[str, float]:
+        return asdict(self)
+
+
+def stark_scores(ranked: Sequence[str], gold: Collection[str]) -> StarkScores:
+    """Score one ranked list of node ids as STaRK does (ids compared exactly, duplicates once).
+
+    Raises:
+        ValueError: ``gold`` is empty (STaRK questions always have answers).
+    """
+    gold_set = set(gold)
+    if not gold_set:
+        raise ValueError("a STaRK question needs at least one gold node id")
+    ranked = list(dict.fromkeys(ranked))
+    first = next((i for i, node in enumerate(ranked) if node in gold_set), None)
+    return StarkScores(
+        hit_at_1=float(first == 0),
+        hit_at_5=float(first is not None and first < 5),
+        recall_at_20=len(gold_set.intersection(ranked[:20])) / len(gold_set),
+        mrr=0.0 if first is None else 1.0 / (first + 1),
+    )
+
+
+def mean_stark(scores: Sequence[StarkScores]) -> dict[str, float]:
+    """Mean of each STaRK metric over questions (nan for every metric when there are none)."""
+    fields = ("hit_at_1", "hit_at_5", "recall_at_20", "mrr")
+    if not scores:
+        return dict.fromkeys(fields, math.nan)
+    return {f: sum(getattr(s, f) for s in scores) / len(scores) for f in fields}
+
+
 # --------------------------------------------------------------------------- latency
 
 

@@ -24,6 +24,8 @@ CONSTRAINT_KERNELS = (
 )
 VECTOR_INDEX_KERNELS = ("index_create_vector_entity", "index_create_vector_relation_type")
 FULLTEXT_INDEX_KERNELS = ("index_create_fulltext_entity",)
+#: Built only where some entity has a text (text-rich graphs; MoR matches descriptions with it).
+TEXT_INDEX_KERNEL = "index_create_fulltext_entity_text"
 
 
 def run_ddl(store: GraphStore, name: str, params: dict[str, object] | None = None) -> None:
@@ -40,11 +42,14 @@ def ensure_constraints(store: GraphStore) -> None:
 
 
 def ensure_search_indexes(store: GraphStore, meta: EmbeddingMeta) -> None:
-    """Create the vector indexes (sized for ``meta``) and the full-text index."""
+    """Create the vector indexes (sized for ``meta``), the full-text index over names and, where
+    entities have texts, the one over texts."""
     for name in VECTOR_INDEX_KERNELS:
         run_ddl(store, name, {"dimensions": meta.dimension, "similarity": meta.similarity})
     for name in FULLTEXT_INDEX_KERNELS:
         run_ddl(store, name)
+    if store.run(queries.get("entities_text_present"))[0]["present"]:
+        run_ddl(store, TEXT_INDEX_KERNEL)
 
 
 def read_embedding_meta(store: GraphStore) -> EmbeddingMeta | None:

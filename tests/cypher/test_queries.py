@@ -63,9 +63,19 @@ CASES: dict[str, tuple[dict[str, Any], bool]] = {
     "stats_relationship_types": ({}, False),
     "subgraph_hop": ({"frontier_ids": ["Tom Hanks"], "max_degree": 100, "max_triples": 100}, False),
     "typed_expand": (
-        {"source_ids": ["Tom Hanks"], "labels": [], "rel_types": ["STARRED_ACTORS"], "limit": 10},
+        {"source_ids": ["Jaws"], "rel_type": "DIRECTED_BY", "label": "Person", "limit": 10},
         False,
     ),
+    "typed_expand_in": (
+        {"source_ids": ["Tom Hanks"], "rel_type": "STARRED_ACTORS", "label": "Movie", "limit": 10},
+        False,
+    ),
+    "index_create_fulltext_entity_text": ({}, True),
+    "mor_schema": ({}, False),
+    "entities_text_present": ({}, False),
+    "mor_nodes_get": ({"ids": ["Jaws", "nobody"]}, False),
+    "mor_text_vector": ({"embedding": VEC16, "k": 10, "label": "Movie"}, False),
+    "mor_text_fulltext": ({"query": "shark", "limit": 5, "label": "Movie"}, False),
     "link_exact": ({"names_norm": ["tom hanks"], "limit": 5}, False),
     "link_fulltext": ({"query": "hanks", "limit": 5}, False),
     "link_vector": ({"embedding": VEC16, "k": 3}, False),
@@ -98,6 +108,9 @@ def test_kernel_runs_on_embedded_store(toy_kg: KgliteStore, name: str) -> None:
     query = queries.get(name)
     if name.startswith("question_") and name != "question_save":
         toy_kg.write([Statement(queries.get("question_save"), CASES["question_save"][0])])
+    if name in ("index_create_fulltext_entity_text", "mor_text_fulltext"):  # a text index needs texts
+        toy_kg.write([Statement(queries.get("ingest_entities"), CASES["ingest_entities"][0])])
+        toy_kg.write([Statement(queries.get("index_create_fulltext_entity_text"), {})])
     if is_write:
         summaries = toy_kg.write([Statement(query, params)])
         assert len(summaries) == 1
@@ -134,19 +147,20 @@ def test_subgraph_hop_caps_triples(toy_kg: KgliteStore) -> None:
     assert len(toy_kg.run(queries.get("subgraph_hop"), params)[0]["r_eids"]) == 2
 
 
-def test_typed_expand_filters_by_relationship_type_and_label(toy_kg: KgliteStore) -> None:
+def test_typed_expand_follows_one_direction_one_type_and_one_label(toy_kg: KgliteStore) -> None:
     toy_kg.write(
         [Statement(queries.get("ingest_entity_labels"), {"label": "Movie", "ids": ["Jaws", "Cast Away"]})]
     )
     params = {
         "source_ids": ["Steven Spielberg", "Robert Zemeckis"],
-        "labels": ["Movie"],
-        "rel_types": [],
+        "rel_type": "DIRECTED_BY",
+        "label": "Movie",
         "limit": 50,
     }
-    rows = toy_kg.run(queries.get("typed_expand"), params)
-    assert sorted(r["target_id"] for r in rows) == ["Cast Away", "Jaws"]
-    assert all(r["rel_type"] == "DIRECTED_BY" and r["outgoing"] is False for r in rows)
+    rows = toy_kg.run(queries.get("typed_expand_in"), params)
+    assert sorted(r["target_id"] for r in rows) == ["Cast Away", "Jaws"]  # not The Terminal: no label
+    assert toy_kg.run(queries.get("typed_expand"), params) == []  # directors point nowhere
+    assert len(toy_kg.run(queries.get("typed_expand_in"), {**params, "limit": 1})) == 1
 
 
 def test_link_vector_scores_use_neo4j_scale(toy_kg: KgliteStore, fake_embedder: Any) -> None:

@@ -56,6 +56,7 @@ CLEANUP_DDL = (
     "DROP CONSTRAINT question_id IF EXISTS",
     "DROP INDEX entity_name_norm IF EXISTS",
     "DROP INDEX entity_name IF EXISTS",
+    "DROP INDEX entity_text IF EXISTS",
     "DROP INDEX entity_embedding IF EXISTS",
     "DROP INDEX relation_type_embedding IF EXISTS",
 )
@@ -65,6 +66,8 @@ WRITTEN_BY_FIXTURE = (
     *schema.CONSTRAINT_KERNELS,
     *schema.VECTOR_INDEX_KERNELS,
     *schema.FULLTEXT_INDEX_KERNELS,
+    schema.TEXT_INDEX_KERNEL,
+    "entities_text_present",
     "ingest_entities",
     "ingest_triples",
     "ingest_entity_labels",
@@ -282,14 +285,28 @@ def test_listing_and_stats_kernels(store: Any, graph: dict[str, Any]) -> None:
     assert types == {"DIRECTED_BY": 1, "STARRED_ACTORS": 2, "TOPIC": 1, "ANSWER": 1}
 
 
-@covers("typed_expand")
-def test_typed_expand_filters_by_label_and_type(store: Any, graph: dict[str, Any]) -> None:
+@covers("typed_expand", "typed_expand_in")
+def test_typed_expand_follows_one_direction_type_and_label(store: Any, graph: dict[str, Any]) -> None:
+    rows = run(store, "typed_expand", source_ids=["m1"], rel_type="DIRECTED_BY", label="Person", limit=10)
+    assert [r["target_id"] for r in rows] == ["p1"]
     rows = run(
-        store, "typed_expand", source_ids=["m1"], labels=["Person"], rel_types=["DIRECTED_BY"], limit=10
+        store, "typed_expand_in", source_ids=["p2"], rel_type="STARRED_ACTORS", label="Movie", limit=10
     )
-    assert [(r["target_id"], r["rel_type"], r["outgoing"]) for r in rows] == [("p1", "DIRECTED_BY", True)]
-    everything = run(store, "typed_expand", source_ids=["p2"], labels=[], rel_types=[], limit=10)
-    assert {(r["target_id"], r["outgoing"]) for r in everything} == {("m1", False), ("m2", False)}
+    assert sorted(r["target_id"] for r in rows) == ["m1", "m2"]
+    assert (
+        run(store, "typed_expand", source_ids=["p2"], rel_type="STARRED_ACTORS", label="Movie", limit=10)
+        == []
+    )
+
+
+@covers("mor_schema", "mor_nodes_get", "mor_text_vector", "mor_text_fulltext")
+def test_mor_kernels_read_schema_nodes_and_texts(store: Any, graph: dict[str, Any]) -> None:
+    triples = {(r["source_type"], r["rel_type"], r["target_type"]) for r in run(store, "mor_schema")}
+    assert triples == {("Movie", "DIRECTED_BY", "Person"), ("Movie", "STARRED_ACTORS", "Person")}
+    assert run(store, "mor_nodes_get", ids=["m1", "nope"])[0]["type"] == "Movie"
+    near = run(store, "mor_text_vector", embedding=[1.0, 0.0, 0.0, 0.0], k=4, label="Movie")
+    assert near[0]["id"] == "m1" and all(0.0 <= r["score"] <= 1.0 for r in near)
+    assert run(store, "mor_text_fulltext", query="matrix", limit=5, label="Movie")[0]["id"] == "m1"
 
 
 def test_a_syntax_error_comes_back_at_the_file_line(store: Any, graph: dict[str, Any]) -> None:

@@ -294,3 +294,31 @@ def test_sample_is_fixed_representative_and_in_input_order() -> None:
     assert set(sample(examples, 20)) <= set(sample(examples, 50))  # grows by adding
     assert sample(examples, None) == examples and sample(examples, 900) == examples
     assert sample(examples, 50, seed=1) != picked
+
+
+def test_read_questions_stark_reads_json_and_python_id_lists_and_optional_columns(tmp_path: Path) -> None:
+    path = tmp_path / "qa.csv"
+    path.write_text(
+        "id,query,answer_ids,template,metapath,text_constraint\n"
+        '7,"Which genes, exactly?","[""G:1"", ""G:2""]",T7,gene* -r-> phenotype[text],a cue\n'
+        '8,"A query\nover two lines","[1, 2]",,,\n'
+        "9,Skipped,\"['x']\",,,\n",
+        encoding="utf-8",
+    )
+    first, second = list(read_questions(path, "stark", limit=2))
+    assert (first.qid, first.question, first.answers) == ("7", "Which genes, exactly?", ("G:1", "G:2"))
+    assert (first.qtype, first.metapath) == ("T7", "gene* -r-> phenotype[text]")
+    assert first.text_constraints == ("a cue",)
+    assert (second.question, second.answers, second.line) == ("A query\nover two lines", ("1", "2"), 1)
+    assert second.metapath == "" and second.text_constraints == ()
+    assert [e.qid for e in read_questions(path, "stark", lines={2})] == ["9"]
+
+
+def test_read_questions_stark_rejects_a_missing_column_and_a_bad_id_list(tmp_path: Path) -> None:
+    path = tmp_path / "qa.csv"
+    path.write_text("id,query\n1,q\n", encoding="utf-8")
+    with pytest.raises(IngestError, match="answer_ids"):
+        list(read_questions(path, "stark"))
+    path.write_text('id,query,answer_ids\n1,q,"not a list"\n', encoding="utf-8")
+    with pytest.raises(IngestError, match="JSON or Python list"):
+        list(read_questions(path, "stark"))

@@ -133,3 +133,22 @@ def test_score_answers_ignores_answers_that_normalise_to_empty() -> None:
     s = score_answers(["The", "Jaws"], ["jaws", "an"])
     assert (s.tp, s.n_pred, s.n_gold) == (1, 1, 1)
     assert s.hit_at_1 == 1.0
+
+
+def test_stark_scores_match_hand_computed_ranks() -> None:
+    from kgqa.eval.metrics import StarkScores, stark_scores
+
+    ranked = ["x", "y", "a", "z", "b"] + [f"n{i}" for i in range(20)] + ["c"]
+    s = stark_scores(ranked, {"a", "b", "c"})
+    assert (s.hit_at_1, s.hit_at_5) == (0.0, 1.0)
+    assert (s.recall_at_20, s.mrr) == (pytest.approx(2 / 3), pytest.approx(1 / 3))
+    assert stark_scores(["a", "a", "b"], ["b"]).mrr == pytest.approx(0.5)  # a duplicate ranks once
+    assert stark_scores([], ["a"]) == StarkScores(0.0, 0.0, 0.0, 0.0)
+
+
+def test_mean_stark_averages_each_metric() -> None:
+    from kgqa.eval.metrics import mean_stark, stark_scores
+
+    means = mean_stark([stark_scores(["a"], ["a"]), stark_scores(["x", "a"], ["a", "b"])])
+    assert means == pytest.approx({"hit_at_1": 0.5, "hit_at_5": 1.0, "recall_at_20": 0.75, "mrr": 0.75})
+    assert all(math.isnan(v) for v in mean_stark([]).values())

@@ -1,0 +1,162 @@
+"""``kgqa eval --format stark`` with a MoR checkpoint: STaRK's metrics next to the KGQA ones.
+
+Per question, the ranked node ids give STaRK's Hit@1, Hit@5, Recall@20 and MRR
+(:func:`~kgqa.eval.metrics.stark_scores`); the first ``answer_k`` of them, as ``kgqa ask``
+prints them, are the predicted answers of the KGQA metrics (Hit, Hit@1, Macro-/Micro-F1 over
+node ids). Each question's record goes to a JSONL log.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from tqdm import tqdm
+
+from kgqa.config import Settings
+from kgqa.eval.datasets import read_questions, sample
+from kgqa.eval.metrics import (
+    QAScores,
+    StarkScores,
+    aggregate,
+    latency_summary,
+    mean_stark,
+    score_answers,
+    stark_scores,
+)
+from kgqa.pipeline import open_mor_retriever
+from kgqa.retrieval.mor.plan import store_metapath
+from kgqa.retrieval.mor.retriever import MorRetriever
+from kgqa.types import QAExample
+
+#: Answers ``kgqa ask`` shows for a MoR question by default, and the KGQA metrics score.
+ANSWER_K = 5
+
+
+@dataclass(slots=True)
+class MorEvalSummary:
+    """Aggregated metrics of one MoR evaluation (also its JSON output).
+
+    Attributes:
+        stark: mean Hit@1, Hit@5, Recall@20, MRR; ``kgqa``: Hit, Hit@1, Macro-/Micro-F1 of the top
+            ``ANSWER_K``; ``per_kind``: STaRK metrics per question template; ``plan_accuracy``:
+            share of questions whose plan is the file's gold metapath (nan when none has one).
+    """
+
+    n: int = 0
+    stark: dict[str, float] = field(default_factory=dict)
+    kgqa: dict[str, float] = field(default_factory=dict)
+    per_kind: dict[str, dict[str, float]] = field(default_factory=dict)
+    plan_accuracy: float = math.nan
+    latency_ms: dict[str, float] = field(default_factory=dict)
+
+    def to_dict(self) -> dict[str, Any]:
+        return {
+            "n": self.n,
+            "stark": self.stark,
+            "kgqa": self.kgqa,
+            "per_kind": self.per_kind,
+            "plan_accuracy": self.plan_accuracy,
+            "latency_ms": self.latency_ms,
+        }
+
+    def render(self) -> str:
+        lines = [
+            f"questions: {self.n}; the plan is the gold metapath for {self.plan_accuracy:.4f} of them",
+            "",
+            "| kind | Hit@1 | Hit@5 | R@20 | MRR |",
+            "|---|---|---|---|---|",
+        ]
+        for kind, m in [("all", self.stark), *self.per_kind.items()]:
+            cells = " | ".join(f"{m[k]:.4f}" for k in ("hit_at_1", "hit_at_5", "recall_at_20", "mrr"))
+            lines.append(f"| {kind} | {cells} |")
+        k = self.kgqa
+        lines += [
+            "",
+            f"KGQA metrics (top {ANSWER_K}): Hit {k['hit']:.4f}, Hit@1 {k['hit_at_1']:.4f}, "
+            f"Macro-F1 {k['macro_f1']:.4f}, Micro-F1 {k['micro_f1']:.4f}",
+            f"latency: p50 {self.latency_ms['p50']:.1f} ms, p95 {self.latency_ms['p95']:.1f} ms",
+        ]
+        return "\n".join(lines)
+
+
+def evaluate_mor(
+    retriever: MorRetriever,
+    examples: Sequence[QAExample],
+    *,
+    log_path: Path | None,
+    gold_plan: Callable[[QAExample], tuple[str, ...] | None],
+    on_progress: Callable[[int], None] | None = None,
+) -> MorEvalSummary:
+    """Answer every example, log one JSON line each, and aggregate.
+
+    Args:
+        gold_plan: the key of an example's gold plan in the store's names, or None.
+    """
+    records = []
+    log = log_path.open("w", encoding="utf-8") if log_path else None
+    try:
+        for ex in examples:
+            result = retriever.retrieve(ex.question)
+            ranked = [n.id for n in result.nodes]
+            gold = gold_plan(ex)
+            record = {
+                "id": ex.qid,
+                "kind": ex.qtype,
+                "question": ex.question,
+                "plan": str(result.plan),
+                "plan_hit": None if gold is None else result.plan.key == gold,
+                "ranked": ranked,
+                "gold": list(ex.answers),
+                "stark": stark_scores(ranked, ex.answers).to_dict(),
+                "kgqa": score_answers(ranked[:ANSWER_K], list(ex.answers)).to_dict(),
+                "ms": sum(result.timings_ms.values()),
+            }
+            records.append(record)
+            if log:
+                log.write(json.dumps(record) + "\n")
+            if on_progress:
+                on_progress(1)
+    finally:
+        if log:
+            log.close()
+    return summarise_mor(records)
+
+
+def summarise_mor(records: Sequence[dict[str, Any]]) -> MorEvalSummary:
+    """Aggregate per-question records of :func:`evaluate_mor`."""
+    kinds: dict[str, list[StarkScores]] = {}
+    for r in records:
+        kinds.setdefault(r["kind"] or "-", []).append(StarkScores(**r["stark"]))
+    hits = [r["plan_hit"] for r in records if r["plan_hit"] is not None]
+    return MorEvalSummary(
+        n=len(records),
+        stark=mean_stark([StarkScores(**r["stark"]) for r in records]),
+        kgqa=aggregate([QAScores(**r["kgqa"]) for r in records]),
+        per_kind={k: mean_stark(v) for k, v in sorted(kinds.items())},
+        plan_accuracy=sum(hits) / len(hits) if hits else math.nan,
+        latency_ms=latency_summary([r["ms"] for r in records]),
+    )
+
+
+def run_mor_eval(
+    settings: Settings, path: Path, *, limit: int | None, log_path: Path | None, progress: bool
+) -> MorEvalSummary:
+    """Evaluate the configured MoR checkpoint on a STaRK-format question file (a fixed sample of
+    ``limit`` questions when given)."""
+    examples = sample(list(read_questions(path, "stark")), limit)
+
+    def gold_plan(example: QAExample) -> tuple[str, ...] | None:
+        return store_metapath(example.metapath).key if example.metapath else None
+
+    with (
+        open_mor_retriever(settings) as retriever,
+        tqdm(total=len(examples), desc="eval", disable=not progress, leave=False) as bar,
+    ):
+        return evaluate_mor(
+            retriever, examples, log_path=log_path, gold_plan=gold_plan, on_progress=bar.update
+        )

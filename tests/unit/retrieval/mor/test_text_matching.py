@@ -1,0 +1,57 @@
+"""MoR's text helpers: description cues learnt from gold spans, word overlap, alias matching."""
+
+from __future__ import annotations
+
+import pytest
+
+from kgqa.retrieval.mor.planner import learn_cues
+from kgqa.retrieval.mor.traversal import alias_match, lexical_overlap
+
+TRAIN = [
+    (
+        'Which genes are linked to pain and to the feature defined as "reduced hand strength"?',
+        "reduced hand strength",
+    ),
+    (
+        'Which genes are linked to fever and to the feature defined as "a high temperature"?',
+        "a high temperature",
+    ),
+    (
+        "Find diseases with a finding marked by short fingers that are also seen in Marfan syndrome.",
+        "short fingers",
+    ),
+    (
+        "Find diseases with a finding marked by a small jaw that are also seen in Apert syndrome.",
+        "a small jaw",
+    ),
+]
+
+
+def test_learnt_cues_find_quoted_and_unquoted_descriptions() -> None:
+    cues = learn_cues(TRAIN)
+    assert cues.left['defined as "'] == 1.0
+    assert cues.span(
+        'Which genes are linked to cough and to the feature defined as "dry skin, or scales"?'
+    ) == ("dry skin, or scales")
+    assert cues.span(
+        "Find diseases with a finding marked by long toes that are also seen in X syndrome."
+    ) == ("long toes")
+    assert cues.span("Who directed Jaws?") is None
+
+
+def test_lexical_overlap_is_the_share_of_span_words_in_the_text() -> None:
+    assert (
+        lexical_overlap("reduced volume of the earlobe", "Reduced volume of the earlobe. Synonyms: x.") == 1.0
+    )
+    assert lexical_overlap(
+        "reduced volume of the earlobe", "Increased volume of the earlobe."
+    ) == pytest.approx(2 / 3)
+    assert lexical_overlap("of the", "anything") == 0.0
+
+
+def test_alias_match_takes_the_best_of_name_and_short_text_segments() -> None:
+    question = "Which diseases present with hearing loss and a finding marked by ..."
+    text = "A decreased magnitude of the sensory perception of sound. Synonyms: Hearing loss; Deafness."
+    assert alias_match(question, "Hearing impairment", text) == 1.0  # by its synonym
+    assert alias_match(question, "Conductive hearing impairment", "") == pytest.approx(1 / 3)
+    assert alias_match(question, "Seizure", None) == 0.0
