@@ -26,6 +26,7 @@ from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass
 from typing import Any
 
+from rapidfuzz import process
 from rapidfuzz.distance import OSA
 
 from kgqa.embed.protocol import Embedder
@@ -444,21 +445,28 @@ def _fuzzy_matches(
     if not terms:
         return []
     rows = store.run(queries.get("link_fulltext"), {"query": " ".join(terms), "limit": limit})
-    usable: dict[int, list[_Span]] = {}
-    for span in spans:
-        if fuzzy.intersection(range(span.start, span.end)):
-            usable.setdefault(len(span.words_norm), []).append(span)
-    ranked = _rank_rows(rows, "", uncased=uncased)
-    names = [normalise_name(row["name"] or row["id"]) for row, _ in ranked]
+    usable = _SpansByWords([s for s in spans if fuzzy.intersection(range(s.start, s.end))])
+    names = [normalise_name(row["name"] or row["id"]) for row in rows]
     known = {word for name_norm in names for word in name_norm.split()}
-    matches = []
-    for (row, cue), name_norm in zip(ranked, names, strict=True):
-        if not name_norm:
-            continue
-        best = _best_span(name_norm, usable, known)
+    found = {}
+    for row, name_norm in zip(rows, names, strict=True):
+        best = _best_span(name_norm, usable, known) if name_norm else None
         if best is not None:
-            matches.append(_Match(best[0], row, best[1], cue))
-    return matches
+            found[id(row)] = best
+    ranked = _rank_rows([row for row in rows if id(row) in found], "", uncased=uncased)
+    return [_Match(found[id(row)][0], row, found[id(row)][1], cue) for row, cue in ranked]
+
+
+class _SpansByWords:
+    """Question spans grouped by word count, with their normalised and space-free forms, for
+    rapidfuzz's batch scoring."""
+
+    def __init__(self, spans: Sequence[_Span]) -> None:
+        self.spans: dict[int, list[_Span]] = {}
+        for span in spans:
+            self.spans.setdefault(len(span.words_norm), []).append(span)
+        self.norms = {n: [s.norm for s in group] for n, group in self.spans.items()}
+        self.joined = {n: [s.norm.replace(" ", "") for s in group] for n, group in self.spans.items()}
 
 
 def _fuzzy_term(word: str) -> str:
@@ -467,9 +475,8 @@ def _fuzzy_term(word: str) -> str:
     return f"{escaped}~{TYPO_EDITS}" if len(word) >= 4 else escaped
 
 
-def _best_span(name_norm: str, spans: dict[int, list[_Span]], known: set[str]) -> tuple[_Span, float] | None:
-    """The question span (``spans``: by word count) that best matches a name, with its quality,
-    or None.
+def _best_span(name_norm: str, spans: _SpansByWords, known: set[str]) -> tuple[_Span, float] | None:
+    """The question span that best matches a name, with its quality, or None.
 
     A typo is an edit of a letter (deletion, transposition, substitution, duplication), counted
     as one by the optimal-string-alignment distance. The span must have the name's words, each
@@ -483,28 +490,28 @@ def _best_span(name_norm: str, spans: dict[int, list[_Span]], known: set[str]) -
     ("forest gump": 0.92, "osaar" -> Oscar: 0.8).
     """
     name_words = name_norm.split()
-    budget = TYPO_EDITS * len(name_words)
-    joined = name_norm.replace(" ", "")
-    best: tuple[_Span, float] | None = None
     n = len(name_words)
-    for span in (*spans.get(n - 1, ()), *spans.get(n, ()), *spans.get(n + 1, ())):
-        words = span.words_norm
-        if len(words) == len(name_words):
-            edits = OSA.distance(span.norm, name_norm, score_cutoff=budget)
-            if edits > budget or (len(words) == 1 and words[0] in known and words[0] != name_words[0]):
-                continue
-            if not all(
-                a == b or (min(len(a), len(b)) >= 4 and OSA.distance(a, b) <= TYPO_EDITS)
-                for a, b in zip(words, name_words, strict=True)
-            ):
-                continue
-        elif abs(len(words) - len(name_words)) == 1 and len(joined) >= 6:
-            # A word split or joined at punctuation: "twelve oclock high" ~ "Twelve O'Clock High".
-            edits = OSA.distance("".join(words), joined, score_cutoff=1)
-            if edits > 1:
-                continue
-        else:
+    candidates: list[tuple[_Span, int]] = []
+    for _, edits, i in process.extract(
+        name_norm, spans.norms.get(n, []), scorer=OSA.distance, score_cutoff=TYPO_EDITS * n, limit=None
+    ):
+        words = spans.spans[n][i].words_norm
+        if n == 1 and words[0] in known and words[0] != name_words[0]:
             continue
+        if all(
+            a == b or (min(len(a), len(b)) >= 4 and OSA.distance(a, b) <= TYPO_EDITS)
+            for a, b in zip(words, name_words, strict=True)
+        ):
+            candidates.append((spans.spans[n][i], int(edits)))
+    joined = name_norm.replace(" ", "")
+    if len(joined) >= 6:  # a word split or joined at punctuation: "twelve oclock high"
+        for m in (n - 1, n + 1):
+            for _, edits, i in process.extract(
+                joined, spans.joined.get(m, []), scorer=OSA.distance, score_cutoff=1, limit=None
+            ):
+                candidates.append((spans.spans[m][i], int(edits)))
+    best: tuple[_Span, float] | None = None
+    for span, edits in candidates:
         quality = 1.0 - edits / len(name_norm)
         if best is None or (quality, len(span.norm)) > (best[1], len(best[0].norm)):
             best = (span, min(quality, MAX_FUZZY_QUALITY))
