@@ -5,7 +5,7 @@ from __future__ import annotations
 from collections.abc import Iterator
 from pathlib import Path
 
-from ingest.readers.source_files import numbered_lines, open_source, require_file, snippet
+from ingest.readers.source_files import parsed_lines, require_file, snippet
 from kgqa.types import BadLine, SourceItem, TripleRecord
 
 _SEPARATOR = "|"
@@ -29,23 +29,14 @@ def read_metaqa(path: str | Path) -> Iterator[SourceItem]:
     Raises:
         IngestError: the file does not exist (raised here, before iteration) or is corrupt.
     """
-    return _iter_metaqa(require_file(path))
+    return parsed_lines(require_file(path), _parse_line)
 
 
-def _iter_metaqa(path: Path) -> Iterator[SourceItem]:
-    with open_source(path) as handle:
-        for item in numbered_lines(handle, path=path):
-            if isinstance(item, BadLine):
-                yield item
-                continue
-            line, text = item
-            fields = text.split(_SEPARATOR)
-            if len(fields) == 3 and all(fields):
-                yield TripleRecord(fields[0], fields[1], fields[2], line)
-            elif not text.strip():
-                continue
-            elif len(fields) != 3:
-                yield BadLine(line, f"expected 3 '|'-separated fields, got {len(fields)}: {snippet(text)}")
-            else:
-                empty = _ROLES[fields.index("")]
-                yield BadLine(line, f"empty {empty} field: {snippet(text)}")
+def _parse_line(line: int, text: str) -> Iterator[SourceItem]:
+    fields = text.split(_SEPARATOR)
+    if len(fields) == 3 and all(fields):
+        yield TripleRecord(fields[0], fields[1], fields[2], line)
+    elif len(fields) != 3:
+        yield BadLine(line, f"expected 3 '|'-separated fields, got {len(fields)}: {snippet(text)}")
+    else:
+        yield BadLine(line, f"empty {_ROLES[fields.index('')]} field: {snippet(text)}")

@@ -17,7 +17,7 @@ from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
-from ingest.readers.source_files import numbered_lines, open_source, require_file
+from ingest.readers.source_files import parsed_lines, require_file
 from kgqa.types import BadLine, EntityRecord, SourceItem, TripleRecord
 
 # Fields that may map entity ids to display names ({"m.0abc": "Paris"}). In RoG dumps ``q_entity`` and
@@ -46,27 +46,19 @@ def read_rog_jsonl(path: str | Path) -> Iterator[SourceItem]:
     Raises:
         IngestError: the file does not exist (raised here, before iteration) or is corrupt.
     """
-    return _iter_rog(require_file(path))
+    return parsed_lines(require_file(path), _parse_line)
 
 
-def _iter_rog(path: Path) -> Iterator[SourceItem]:
-    with open_source(path) as handle:
-        for item in numbered_lines(handle, path=path):
-            if isinstance(item, BadLine):
-                yield item
-                continue
-            line, text = item
-            if not text.strip():
-                continue
-            try:
-                record = json.loads(text)
-            except json.JSONDecodeError as exc:
-                yield BadLine(line, f"invalid JSON: {exc.msg} (column {exc.colno})")
-                continue
-            if not isinstance(record, dict):
-                yield BadLine(line, f"expected a JSON object, got {_kind(record)}")
-                continue
-            yield from _line_items(record, line)
+def _parse_line(line: int, text: str) -> Iterator[SourceItem]:
+    try:
+        record = json.loads(text)
+    except json.JSONDecodeError as exc:
+        yield BadLine(line, f"invalid JSON: {exc.msg} (column {exc.colno})")
+        return
+    if not isinstance(record, dict):
+        yield BadLine(line, f"expected a JSON object, got {_kind(record)}")
+        return
+    yield from _line_items(record, line)
 
 
 def _line_items(record: dict[str, Any], line: int) -> Iterator[SourceItem]:

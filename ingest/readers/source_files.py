@@ -12,12 +12,12 @@ import csv
 import gzip
 import re
 import zlib
-from collections.abc import Iterable, Iterator
+from collections.abc import Callable, Iterable, Iterator
 from pathlib import Path
 from typing import TextIO
 
 from kgqa.errors import IngestError
-from kgqa.types import BadLine
+from kgqa.types import BadLine, SourceItem
 
 _UNDECODABLE = re.compile("[\udc80-\udcff]")
 _SNIPPET_CHARS = 60
@@ -138,6 +138,21 @@ def numbered_lines(handle: TextIO, *, path: Path) -> Iterator[tuple[int, str] | 
         text = raw.rstrip("\r\n")
         problem = undecodable(text)
         yield BadLine(line_number, problem) if problem else (line_number, text)
+
+
+def parsed_lines(path: Path, parse: Callable[[int, str], Iterable[SourceItem]]) -> Iterator[SourceItem]:
+    """The items ``parse(line_number, text)`` makes of each non-blank line of a line-based file,
+    with undecodable lines as ``BadLine``: the loop every line reader shares.
+
+    Raises:
+        IngestError: the file is truncated or corrupt (e.g. a cut-off ``.gz``).
+    """
+    with open_source(path) as handle:
+        for item in numbered_lines(handle, path=path):
+            if isinstance(item, BadLine):
+                yield item
+            elif item[1].strip():
+                yield from parse(*item)
 
 
 class CsvRows:
