@@ -13,13 +13,13 @@ from ingest.readers.source_files import (
     CsvRows,
     base_suffix,
     column_index,
-    is_blank,
     open_source,
     require_file,
     sized_rows,
+    triple_rows,
 )
 from kgqa.errors import IngestError
-from kgqa.types import BadLine, SourceItem, TripleRecord
+from kgqa.types import SourceItem
 
 ROLES = ("head", "relation", "tail")
 _CSV_SUFFIXES = (".csv",)
@@ -98,18 +98,8 @@ def _iter_delimited(path: Path, *, delimiter: str, names: dict[str, str] | None)
             width = len(header_names)
             picks = tuple(index[names[role]] for role in ROLES)
             labels = tuple(f"{role} (column {names[role]!r})" for role in ROLES)
-        has_header = names is not None
-        head_at, relation_at, tail_at = picks
-        for item in sized_rows(rows, width, delimiter=delimiter, header=has_header):
-            if isinstance(item, BadLine):
-                yield item
-                continue
-            line, fields = item
-            head, relation, tail = fields[head_at], fields[relation_at], fields[tail_at]
-            if head and relation and tail:
-                yield TripleRecord(head, relation, tail, line)
-            elif not is_blank(fields):
-                yield BadLine(line, f"empty {labels[(head, relation, tail).index('')]}")
+        sized = sized_rows(rows, width, delimiter=delimiter, header=names is not None)
+        yield from triple_rows(sized, picks, labels)
 
 
 def _check_delimiter(delimiter: str, path: Path) -> str:

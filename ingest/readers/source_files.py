@@ -12,12 +12,12 @@ import csv
 import gzip
 import re
 import zlib
-from collections.abc import Callable, Iterable, Iterator
+from collections.abc import Callable, Iterable, Iterator, Sequence
 from pathlib import Path
 from typing import TextIO
 
 from kgqa.errors import IngestError
-from kgqa.types import BadLine, SourceItem
+from kgqa.types import BadLine, SourceItem, TripleRecord
 
 _UNDECODABLE = re.compile("[\udc80-\udcff]")
 _SNIPPET_CHARS = 60
@@ -256,6 +256,27 @@ def sized_rows(
             yield BadLine(
                 item[0], field_count_problem(width, len(item[1]), delimiter=delimiter, header=header)
             )
+
+
+def triple_rows(
+    rows: Iterable[tuple[int, list[str]] | BadLine], at: Sequence[int], labels: Sequence[str]
+) -> Iterator[SourceItem]:
+    """The (head, relation, tail) fields at the three positions ``at`` of sized rows as
+    ``TripleRecord``s.
+
+    BadLines pass through; a row with one of the three empty is a BadLine naming it from
+    ``labels``; a blank row is dropped.
+    """
+    for item in rows:
+        if isinstance(item, BadLine):
+            yield item
+            continue
+        line, fields = item
+        head, relation, tail = (fields[i] for i in at)
+        if head and relation and tail:
+            yield TripleRecord(head, relation, tail, line)
+        elif not is_blank(fields):
+            yield BadLine(line, f"empty {labels[(head, relation, tail).index('')]}")
 
 
 def _read_error(path: Path, line: int, exc: BaseException) -> IngestError:

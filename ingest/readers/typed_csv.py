@@ -23,9 +23,10 @@ from ingest.readers.source_files import (
     open_source,
     require_file,
     sized_rows,
+    triple_rows,
 )
 from kgqa.errors import IngestError
-from kgqa.types import BadLine, EntityRecord, SourceItem, TripleRecord
+from kgqa.types import BadLine, EntityRecord, SourceItem
 
 NODE_COLUMNS = ("id", "type", "name")
 EDGE_COLUMNS = ("src", "type", "dst")
@@ -139,13 +140,6 @@ def _edge_items(rows: CsvRows) -> Iterator[SourceItem]:
     index = column_index(names)
     width = len(names)
     src_at, type_at, dst_at = (index[column] for column in EDGE_COLUMNS)
-    for item in sized_rows(rows, width, delimiter=",", header=True):
-        if isinstance(item, BadLine):
-            yield item
-            continue
-        line, fields = item
-        src, relation, dst = fields[src_at], fields[type_at], fields[dst_at]
-        if src and relation and dst:
-            yield TripleRecord(src, relation, dst, line)
-        elif not is_blank(fields):
-            yield BadLine(line, f"empty {EDGE_COLUMNS[(src, relation, dst).index('')]}")
+    yield from triple_rows(
+        sized_rows(rows, width, delimiter=",", header=True), (src_at, type_at, dst_at), EDGE_COLUMNS
+    )
