@@ -35,7 +35,6 @@ from rapidfuzz import process
 from rapidfuzz.distance import OSA
 
 from kgqa.names import normalise_name
-from kgqa.store.kglite_vectors import swap_call_for_hits
 
 QUERY_NODES = re.compile(
     r"CALL\s+db\.index\.fulltext\.queryNodes\(\s*'(?P<name>\w+)'\s*,\s*\$(?P<query>\w+)\s*,\s*"
@@ -150,16 +149,3 @@ class FuzzyNameIndex:
 def _deletions(word: str) -> set[str]:
     """``word`` and every string of 2+ letters made from it by deleting one letter."""
     return {word} | {word[:i] + word[i + 1 :] for i in range(len(word)) if len(word) > 2}
-
-
-def rewrite_query_nodes(text: str) -> tuple[str, str, str, str] | None:
-    """Replace the full-text procedure call by an UNWIND over precomputed hits.
-
-    Returns:
-        (new text, index name, query param, limit param), or None when the text has no such call.
-    """
-    swapped = swap_call_for_hits(text, QUERY_NODES)
-    if swapped is None:
-        return None
-    new_text, match = swapped
-    return new_text, match.group("name"), match.group("query"), match.group("limit")

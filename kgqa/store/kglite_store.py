@@ -183,12 +183,14 @@ class KgliteStore:
     def run(self, query: Query, params: Mapping[str, Any] | None = None) -> list[dict[str, Any]]:
         text, values = self._prepare(query, params)
         with map_store_errors(query):
-            rewritten = vectors.rewrite_query_nodes(text)
-            if rewritten is not None:
-                text, values = self._with_vector_hits(query, values, *rewritten)
-            fuzzy = fulltext.rewrite_query_nodes(text)
-            if fuzzy is not None and fulltext.is_fuzzy(str(values.get(fuzzy[2], ""))):
-                text, values = self._with_fuzzy_hits(query, values, *fuzzy)
+            swapped = vectors.swap_call_for_hits(text, vectors.QUERY_NODES)
+            if swapped is not None:
+                text, call = swapped
+                values = self._with_vector_hits(query, values, call)
+            swapped = vectors.swap_call_for_hits(text, fulltext.QUERY_NODES)
+            if swapped is not None and fulltext.is_fuzzy(str(values.get(swapped[1].group("query"), ""))):
+                text, call = swapped
+                values = self._with_fuzzy_hits(query, values, call)
             rows = self._read(text, values)
             if re.match(r"\s*SHOW\s+INDEXES", text, re.I):
                 rows += [
@@ -197,9 +199,9 @@ class KgliteStore:
                 ]
         return rows
 
-    def _with_vector_hits(
-        self, query: Query, values: dict[str, Any], text: str, name: str, k_param: str, vec_param: str
-    ) -> tuple[str, dict[str, Any]]:
+    def _with_vector_hits(self, query: Query, values: dict[str, Any], call: re.Match[str]) -> dict[str, Any]:
+        """``values`` with the vector call's parameters swapped for its hits (``$__hits``)."""
+        name, k_param, vec_param = call.group("name", "k", "vec")
         index = self._vector_indexes().get(name)
         if index is None:
             raise MissingIndexError(
@@ -210,11 +212,11 @@ class KgliteStore:
             hits = self._vectors.top_k(index, values.pop(vec_param), int(values.pop(k_param)))
         except ValueError as exc:
             raise QueryError(f"{query.path}: {exc}", query=query.name) from exc
-        return text, {**values, "__hits": hits}
+        return {**values, "__hits": hits}
 
-    def _with_fuzzy_hits(
-        self, query: Query, values: dict[str, Any], text: str, name: str, query_param: str, limit_param: str
-    ) -> tuple[str, dict[str, Any]]:
+    def _with_fuzzy_hits(self, query: Query, values: dict[str, Any], call: re.Match[str]) -> dict[str, Any]:
+        """``values`` with the full-text call's parameters swapped for its fuzzy hits."""
+        name, query_param, limit_param = call.group("name", "query", "limit")
         if name not in self._fuzzy:
             rows = self._read(
                 "SHOW INDEXES YIELD name, type, labelsOrTypes WHERE name = $name AND type = 'FULLTEXT' "
@@ -228,7 +230,7 @@ class KgliteStore:
                 )
             self._fuzzy[name] = fulltext.FuzzyNameIndex(self._read, rows[0]["labelsOrTypes"][0])
         hits = self._fuzzy[name].search(str(values.pop(query_param)), int(values.pop(limit_param)))
-        return text, {**values, "__hits": hits}
+        return {**values, "__hits": hits}
 
     def write(self, statements: Sequence[Statement]) -> list[WriteSummary]:
         self._ensure_writer()

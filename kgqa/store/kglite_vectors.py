@@ -147,19 +147,6 @@ class VectorSearch:
         ]
 
 
-def rewrite_query_nodes(text: str) -> tuple[str, str, str, str] | None:
-    """Replace the vector procedure call by an UNWIND over precomputed hits.
-
-    Returns:
-        (new text, index name, k param, vector param), or None when the text has no such call.
-    """
-    swapped = swap_call_for_hits(text, QUERY_NODES)
-    if swapped is None:
-        return None
-    new_text, match = swapped
-    return new_text, match.group("name"), match.group("k"), match.group("vec")
-
-
 def swap_call_for_hits(text: str, call: re.Pattern[str]) -> tuple[str, re.Match[str]] | None:
     """Replace a procedure ``call ... YIELD node, score`` in ``text`` by an UNWIND over the
     ``$__hits`` parameter (``{eid, score}`` rows computed in process), so the rest of the kernel

@@ -22,6 +22,20 @@ def _run(*args: str, env: dict[str, str] | None = None) -> tuple[int, str, str]:
     return result.exit_code, result.stdout, result.stderr
 
 
+def _ingest_excerpt(data: str) -> None:
+    """The MetaQA excerpt into ``data``, unembedded (what the cypher and show tests read)."""
+    code, _, err = _run(
+        "ingest",
+        str(FIXTURES / "metaqa_kb_excerpt.txt"),
+        "--format",
+        "metaqa",
+        "--data-dir",
+        data,
+        "--no-embed",
+    )
+    assert code == 0, err
+
+
 def test_help_imports_no_heavy_modules() -> None:
     code = (
         "import sys\nfrom click.testing import CliRunner\nfrom kgqa.cli import cli\n"
@@ -99,15 +113,7 @@ def test_ingest_on_error_skip_reports_bad_lines(tmp_path: Path) -> None:
 
 def test_cypher_command_runs_a_kernel_with_params(tmp_path: Path) -> None:
     data = str(tmp_path / "d")
-    _run(
-        "ingest",
-        str(FIXTURES / "metaqa_kb_excerpt.txt"),
-        "--format",
-        "metaqa",
-        "--data-dir",
-        data,
-        "--no-embed",
-    )
+    _ingest_excerpt(data)
     kernel = Path(__file__).resolve().parents[3] / "cypher" / "subgraph_hop.cypher"
     code, out, _ = _run(
         "cypher",
@@ -285,15 +291,7 @@ def _kernel(tmp_path: Path, body: str) -> str:
 
 def test_cypher_write_refuses_a_delete_without_yes_and_reports_deletions_with_it(tmp_path: Path) -> None:
     data = str(tmp_path / "d")
-    _run(
-        "ingest",
-        str(FIXTURES / "metaqa_kb_excerpt.txt"),
-        "--format",
-        "metaqa",
-        "--data-dir",
-        data,
-        "--no-embed",
-    )
+    _ingest_excerpt(data)
     kernel = _kernel(tmp_path, "MATCH (n) DETACH DELETE n")
     code, _, err = _run("cypher", kernel, "--write", "--data-dir", data)
     assert code == 2 and "DETACH DELETE" in err and "--yes" in err
@@ -349,15 +347,7 @@ def test_read_commands_refuse_a_data_dir_without_a_store(tmp_path: Path, command
 
 def test_show_hint_names_a_cypher_kernel_that_runs(tmp_path: Path) -> None:
     data = str(tmp_path / "d")
-    _run(
-        "ingest",
-        str(FIXTURES / "metaqa_kb_excerpt.txt"),
-        "--format",
-        "metaqa",
-        "--data-dir",
-        data,
-        "--no-embed",
-    )
+    _ingest_excerpt(data)
     code, _, err = _run("show", "q-missing", "--data-dir", data)
     assert code == 1 and "kgqa cypher questions.cypher" in err
     kernel = tmp_path / "questions.cypher"
