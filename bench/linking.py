@@ -34,14 +34,7 @@ from typing import Any
 
 import click
 
-from bench.common import (
-    REPO,
-    SHARED_DATA,
-    append_jsonl,
-    environment,
-    markdown_table,
-    retriever_settings,
-)
+from bench import common
 
 HOPS = ("1-hop", "2-hop", "3-hop")
 READINGS = ("bracketed", "lower-case", "one typo")
@@ -122,7 +115,7 @@ def _pct(values: list[float], q: float) -> float:
 @click.option(
     "--out",
     type=click.Path(path_type=Path),
-    default=REPO / "bench" / "results" / "linking.jsonl",
+    default=common.REPO / "bench" / "results" / "linking.jsonl",
     show_default=True,
 )
 def main(data_dir: Path, checkpoint: Path, limit: int, device: str, show_misses: int, out: Path) -> None:
@@ -131,12 +124,12 @@ def main(data_dir: Path, checkpoint: Path, limit: int, device: str, show_misses:
     from kgqa.eval.splits import hops_for
     from kgqa.pipeline import open_asker
 
-    settings = retriever_settings(data_dir, device, checkpoint)
+    settings = common.retriever_settings(data_dir, device, checkpoint)
     results: dict[str, dict[str, dict[str, float]]] = {}
     rows = []
     with open_asker(settings) as asker:
         for hop in HOPS:
-            path = SHARED_DATA / "metaqa" / hop / "qa_dev.txt"
+            path = common.SHARED_DATA / "metaqa" / hop / "qa_dev.txt"
             if not path.exists():
                 raise click.ClickException(f"{path} is not available (MetaQA lives in ../shared/data)")
             examples = select(settings, path, "metaqa", limit=limit, lines_file=None, heldout=True)
@@ -199,8 +192,10 @@ def main(data_dir: Path, checkpoint: Path, limit: int, device: str, show_misses:
         f"MetaQA dev, held-out part, {limit} questions per hop; store {data_dir}, checkpoint {checkpoint}"
     )
     header = ["hop", "reading", "questions", "linking top-1", "Hit@1", "link p50 ms", "link p95 ms"]
-    click.echo(markdown_table([*header, "disambiguated", "with a typo"], rows))
-    append_jsonl(out, {"bench": "linking", "limit": limit, **environment(device), "results": results})
+    click.echo(common.markdown_table([*header, "disambiguated", "with a typo"], rows))
+    common.append_jsonl(
+        out, {"bench": "linking", "limit": limit, **common.environment(device), "results": results}
+    )
 
 
 if __name__ == "__main__":

@@ -142,24 +142,24 @@ def _read_request(conn: socket.socket) -> None:
         data += conn.recv(65536)
 
 
-def _drip_body(conn: socket.socket, stop: threading.Event) -> None:
-    """Headers at once, then one byte of the body every 0.1 s; hangs up after 10 s (a bound for the test)."""
-    _read_request(conn)
-    conn.sendall(b"HTTP/1.1 200 OK\r\nContent-Type: application/json\r\nContent-Length: 100000\r\n\r\n")
-    for _ in range(100):
-        if stop.wait(0.1):
-            return
-        conn.sendall(b" ")
+def _dripping(head: bytes, drop: bytes) -> Callable[[socket.socket, threading.Event], None]:
+    """A server that sends ``head`` at once, then ``drop`` every 0.1 s; hangs up after 10 s."""
+
+    def serve(conn: socket.socket, stop: threading.Event) -> None:
+        _read_request(conn)
+        conn.sendall(head)
+        for _ in range(100):
+            if stop.wait(0.1):
+                return
+            conn.sendall(drop)
+
+    return serve
 
 
-def _drip_headers(conn: socket.socket, stop: threading.Event) -> None:
-    """The status line, then one byte of a header every 0.1 s; hangs up after 10 s."""
-    _read_request(conn)
-    conn.sendall(b"HTTP/1.1 200 OK\r\n")
-    for _ in range(100):
-        if stop.wait(0.1):
-            return
-        conn.sendall(b"X")
+_drip_body = _dripping(
+    b"HTTP/1.1 200 OK\r\nContent-Type: application/json\r\nContent-Length: 100000\r\n\r\n", b" "
+)  # headers at once, then the body one byte at a time
+_drip_headers = _dripping(b"HTTP/1.1 200 OK\r\n", b"X")  # the status line, then a header one byte at a time
 
 
 def _never_answer(conn: socket.socket, stop: threading.Event) -> None:
