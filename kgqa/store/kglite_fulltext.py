@@ -88,9 +88,6 @@ class FuzzyNameIndex:
         self._deletions: dict[str, set[str]] = {}
         self._by_length: dict[int, list[str]] = {}
 
-    def invalidate(self) -> None:
-        self._eids, self._postings, self._deletions, self._by_length = [], {}, {}, {}
-
     def _load(self) -> None:
         rows = self._read(
             f"MATCH (n:`{self._label}`) WHERE n.name_norm IS NOT NULL "
