@@ -58,7 +58,7 @@ SCORE_FALLBACK_MAX = 0.9  # vector scores are scaled into (0, SCORE_FALLBACK_MAX
 MAX_FUZZY_QUALITY = 0.999  # a fuzzy match never ties an exact one
 TYPO_EDITS = 1  # edits a misspelt word may be away from the name's word (one typo: one OSA edit)
 FULLTEXT_LIMIT = 200  # full-text hits re-scored per question (common words crowd out a misspelt name)
-CONTENDER_MARGIN = 0.15  # candidates this close to the top one are weighed by fit (exact 0.95 vs a typo 0.85)
+CONTENDER_MARGIN = 0.15  # full-text and vector candidates this close to the top one are weighed by fit
 MAX_CONTENDERS = 3
 MIN_VECTOR_SCORE = 0.8  # Neo4j-scale similarity below which a vector neighbour is not a match (cos < 0.6:
 # with all-MiniLM-L6-v2, gibberish such as "zzzxqv qqqq" is within cos 0.59 of some short MetaQA name)
@@ -633,11 +633,16 @@ def _span_tier(match: _Match, uncased: bool) -> int:
     entity ("jaws") but are weighed by fit when nothing named competes.
     """
     span = match.span
-    name = match.row["name"] or match.row["id"]
-    case_exact = _case_key(name, bare=True) == _case_key(span.text, bare=True)
-    if span.capitalised and case_exact and match.quality >= 1.0:
+    if span.capitalised and _case_exact(match) and match.quality >= 1.0:
         return 0
     return 1 if span.name_like or span.words > 1 else 2
+
+
+def _case_exact(match: _Match) -> bool:
+    """The mention has its entity's name in the same letter case (punctuation and a leading
+    article aside)."""
+    name = match.row["name"] or match.row["id"]
+    return _case_key(name, bare=True) == _case_key(match.span.text, bare=True)
 
 
 def _span_rank(match: _Match, uncased: bool) -> tuple[int, float, bool, int]:
@@ -650,12 +655,10 @@ def _span_rank(match: _Match, uncased: bool) -> tuple[int, float, bool, int]:
     3. A case-exact match, 4. earlier position.
     """
     span = match.span
-    name = match.row["name"] or match.row["id"]
-    case_exact = _case_key(name, bare=True) == _case_key(span.text, bare=True)
-    tier = _span_tier(match, uncased)
+    tier, length, case_exact = _span_tier(match, uncased), len(span.norm) * match.quality, _case_exact(match)
     if tier == 2:  # lone words: a proper name in the KB ("jaws" -> Jaws) before a tag ("director")
-        return (tier, -1000.0 * _is_proper(name) - len(span.norm) * match.quality, not case_exact, span.start)
-    return (tier, -len(span.norm) * match.quality, not case_exact, span.start)
+        length += 1000.0 * _is_proper(match.row["name"] or match.row["id"])
+    return (tier, -length, not case_exact, span.start)
 
 
 def _interleave(groups: Sequence[Sequence[LinkedEntity]]) -> tuple[LinkedEntity, ...]:
