@@ -26,7 +26,6 @@ from __future__ import annotations
 import hashlib
 import json
 import random
-import statistics
 import tempfile
 from dataclasses import replace
 from pathlib import Path
@@ -101,11 +100,6 @@ def _run(asker: Any, examples: list[Any], hops_of: Any, free_text: bool) -> tupl
     return summary, records
 
 
-def _pct(values: list[float], q: float) -> float:
-    values = sorted(values)
-    return values[min(len(values) - 1, int(q * (len(values) - 1) + 0.5))] if values else float("nan")
-
-
 @click.command()
 @click.option("--data-dir", type=click.Path(file_okay=False, path_type=Path), required=True)
 @click.option("--checkpoint", type=click.Path(dir_okay=False, path_type=Path), required=True)
@@ -120,6 +114,7 @@ def _pct(values: list[float], q: float) -> float:
 )
 def main(data_dir: Path, checkpoint: Path, limit: int, device: str, show_misses: int, out: Path) -> None:
     """Linking top-1, end-to-end Hit@1 and linking latency: bracketed, lower-case, one typo."""
+    from kgqa.eval.metrics import latency_summary
     from kgqa.eval.session import select
     from kgqa.eval.splits import hops_for
     from kgqa.pipeline import open_asker
@@ -149,6 +144,7 @@ def main(data_dir: Path, checkpoint: Path, limit: int, device: str, show_misses:
                     r["timings_ms"].get("link", 0.0) + r["timings_ms"].get("disambiguate", 0.0)
                     for r in answered
                 ]
+                latency = latency_summary(link_ms)
                 disambiguated = sum(r.get("disambiguation") is not None for r in answered)
                 total = len(records)
                 # A question nothing was linked to (an error record) is a linking miss and a wrong answer.
@@ -162,8 +158,8 @@ def main(data_dir: Path, checkpoint: Path, limit: int, device: str, show_misses:
                     "failed": total - len(answered),
                     "linking_top1": top1,
                     "hit_at_1": hits,
-                    "link_p50_ms": statistics.median(link_ms) if link_ms else float("nan"),
-                    "link_p95_ms": _pct(link_ms, 0.95),
+                    "link_p50_ms": latency["p50"],
+                    "link_p95_ms": latency["p95"],
                     "disambiguated": disambiguated,
                     "typos": typos if name == "one typo" else 0,
                 }
