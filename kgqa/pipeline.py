@@ -28,9 +28,11 @@ from kgqa.store.schema import check_query_embedder
 from kgqa.types import EmbeddingMeta
 
 if TYPE_CHECKING:
+    from kgqa.embed.protocol import Embedder
     from kgqa.reasoning.extractive import ExtractiveReader
     from kgqa.reasoning.llm_reader import LLMReader
     from kgqa.retrieval.mor.retriever import MorRetriever
+    from kgqa.store.protocol import GraphStore
     from kgqa.types import TokenBudget
 
 
@@ -40,9 +42,9 @@ def subgraph_settings(settings: Settings) -> SubgraphSettings:
 
 
 @contextmanager
-def open_retriever(settings: Settings) -> Iterator[Retriever]:
-    """A retriever over the configured store with the configured checkpoint; closes the store."""
-    embedder = make_embedder(settings.embedder)
+def open_query_store(settings: Settings, embedder: Embedder) -> Iterator[GraphStore]:
+    """The configured store, ready to be searched with ``embedder``'s query vectors: embedded
+    completely with its model and, on Neo4j, with ONLINE search indexes sized for it. Closes it."""
     meta = EmbeddingMeta(embedder.model_id, embedder.dimension)
     with open_store(settings.store) as store:
         check_query_embedder(store, meta)
@@ -50,6 +52,14 @@ def open_retriever(settings: Settings) -> Iterator[Retriever]:
         check_indexes = getattr(store, "check_search_indexes", None)
         if check_indexes is not None:
             check_indexes(meta)
+        yield store
+
+
+@contextmanager
+def open_retriever(settings: Settings) -> Iterator[Retriever]:
+    """A retriever over the configured store with the configured checkpoint; closes the store."""
+    embedder = make_embedder(settings.embedder)
+    with open_query_store(settings, embedder) as store:
         yield Retriever.from_checkpoint(
             store,
             embedder,
@@ -268,6 +278,5 @@ def open_mor_retriever(settings: Settings, *, planner: str = "trained") -> Itera
         from kgqa.reasoning.readers import make_llm_client
 
         chosen = LLMPlanner(make_llm_client(settings.reader), model.schema, fallback=chosen)
-    with open_store(settings.store) as store:
-        check_query_embedder(store, EmbeddingMeta(embedder.model_id, embedder.dimension))
+    with open_query_store(settings, embedder) as store:
         yield MorRetriever(store, embedder, model, planner=chosen)
