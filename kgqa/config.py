@@ -2,8 +2,9 @@
 
 Precedence, highest first: CLI flags > ``KGQA_<SECTION>__<KEY>`` environment variables >
 config file (``--config PATH``, else ``./kgqa.toml``, else the user config dir) > defaults.
-Two shorthands exist because users type them most: ``KGQA_STORE`` (= ``store.backend``) and
-``KGQA_DATA_DIR`` (= ``store.data_dir``). Secrets come only from the environment.
+Three shorthands exist because users type them most: ``KGQA_STORE`` (= ``store.backend``),
+``KGQA_DATA_DIR`` (= ``store.data_dir``) and ``KGQA_THREADS`` (= ``runtime.threads``).
+Secrets come only from the environment.
 """
 
 from __future__ import annotations
@@ -20,7 +21,11 @@ from pydantic import BaseModel, ConfigDict, Field, SecretStr, ValidationError
 from kgqa.errors import ConfigError
 
 ENV_PREFIX = "KGQA_"
-ENV_SHORTHANDS = {"KGQA_STORE": ("store", "backend"), "KGQA_DATA_DIR": ("store", "data_dir")}
+ENV_SHORTHANDS = {
+    "KGQA_STORE": ("store", "backend"),
+    "KGQA_DATA_DIR": ("store", "data_dir"),
+    "KGQA_THREADS": ("runtime", "threads"),
+}
 SECRET_ENV = {
     "NEO4J_PASSWORD": ("store", "neo4j_password"),
     "OPENAI_API_KEY": ("reader", "api_key"),
@@ -152,6 +157,16 @@ class ReaderSettings(_Section):
     device: str = "auto"
 
 
+class RuntimeSettings(_Section):
+    """Process resources: CPU threads of torch, OpenMP and the tokenizers (:mod:`kgqa.threads`).
+
+    ``threads`` unset means ``OMP_NUM_THREADS`` where set, else every core this process may use;
+    with several jobs on one machine give each its share (README, "Several jobs on one machine").
+    """
+
+    threads: int | None = Field(None, ge=1)
+
+
 class Settings(_Section):
     """All settings, one nested section per subsystem."""
 
@@ -161,6 +176,7 @@ class Settings(_Section):
     retrieval: RetrievalSettings = RetrievalSettings()
     answer: AnswerSettings = AnswerSettings()
     reader: ReaderSettings = ReaderSettings()
+    runtime: RuntimeSettings = RuntimeSettings()
 
     @property
     def checkpoint_path(self) -> Path:
