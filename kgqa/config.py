@@ -59,7 +59,8 @@ class EmbedderSettings(_Section):
     model: str = DEFAULT_EMBED_MODEL
     device: str = "auto"
     dtype: Literal["auto", "float32", "bfloat16"] = "auto"
-    batch_size: int = Field(64, ge=1)
+    batch_size: int = Field(256, ge=1)  # texts per forward pass at most
+    batch_tokens: int = Field(4096, ge=1)  # padded tokens per forward pass at most (bounds memory)
     max_length: int = Field(256, ge=1)
 
 
