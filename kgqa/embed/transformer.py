@@ -17,6 +17,7 @@ import json
 import logging
 import sys
 from collections.abc import Sequence
+from concurrent.futures import Future, ThreadPoolExecutor
 from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Literal
@@ -118,6 +119,43 @@ def read_max_seq_length(model_dir: str) -> int | None:
     return int(value) if value is not None else None
 
 
+def read_hidden_size(model_dir: str) -> int | None:
+    """The encoder's output width from its ``config.json``, ``None`` where the folder has none."""
+    cfg_file = Path(model_dir) / "config.json"
+    if not cfg_file.is_file():
+        return None
+    value = json.loads(cfg_file.read_text()).get("hidden_size")
+    return int(value) if value is not None else None
+
+
+#: One thread loads models in the background (see ``TransformerEmbedder.from_settings``).
+_LOADER = ThreadPoolExecutor(max_workers=1, thread_name_prefix="kgqa-embedder-load")
+
+
+def load_model(
+    name: str, path: str, device: torch.device, *, bf16: bool
+) -> tuple[PreTrainedTokenizerBase, PreTrainedModel]:
+    """Tokenizer and encoder (eval mode, on ``device``, bf16 weights when asked) of ``path``.
+
+    Raises:
+        EmbeddingError: the model cannot be loaded (``name`` is the configured model).
+    """
+    from transformers import AutoModel, AutoTokenizer
+    from transformers.utils import logging as hf_logging
+
+    hf_logging.disable_progress_bar()
+    try:
+        tokenizer = AutoTokenizer.from_pretrained(path)
+        model = AutoModel.from_pretrained(path).to(device).eval()
+    except (OSError, ValueError) as exc:
+        raise EmbeddingError(
+            f"cannot load embedding model '{name}': {exc}",
+            hint="use a local model directory or a model in the Hugging Face cache "
+            f"(this machine may be offline); the offline default is '{DEFAULT_EMBED_MODEL}'",
+        ) from exc
+    return tokenizer, model.to(torch.bfloat16) if bf16 else model
+
+
 def cpu_supports_bf16() -> bool:
     """True where the CPU has native bf16 dot products (AVX512-BF16 or AMX), so bf16 is faster."""
     if not sys.platform.startswith("linux"):
@@ -156,8 +194,7 @@ class TransformerEmbedder:
 
     model_id: str
     dimension: int
-    tokenizer: PreTrainedTokenizerBase
-    model: PreTrainedModel
+    loaded: Future[tuple[PreTrainedTokenizerBase, PreTrainedModel]]
     pooling: Pooling
     normalise: bool
     device: torch.device
@@ -166,38 +203,45 @@ class TransformerEmbedder:
     max_length: int = 256
     bfloat16: bool = False
 
+    @property
+    def tokenizer(self) -> PreTrainedTokenizerBase:
+        return self.loaded.result()[0]
+
+    @property
+    def model(self) -> PreTrainedModel:
+        return self.loaded.result()[1]
+
     @classmethod
     def from_settings(cls, settings: EmbedderSettings) -> TransformerEmbedder:
-        from transformers import AutoModel, AutoTokenizer
-        from transformers.utils import logging as hf_logging
+        """The embedder of ``settings``; a local model folder loads on a background thread.
 
-        hf_logging.disable_progress_bar()
+        Why in the background: importing transformers and loading the weights is most of a
+        command's start-up, and the store opens meanwhile (kglite reads its file without the
+        GIL); the first ``embed`` waits for it. A model that is not a local folder (a hub name)
+        loads here, so a wrong name fails at once.
+        """
         path = resolve_model_path(settings.model)
         device = resolve_device(settings.device)
-        pooling, normalise = read_pooling(path) if Path(path).is_dir() else ("mean", True)
+        local = Path(path).is_dir()
+        pooling, normalise = read_pooling(path) if local else ("mean", True)
         # sentence-transformers truncates at the model's max_seq_length; never embed longer texts.
-        model_max = read_max_seq_length(path) if Path(path).is_dir() else None
+        model_max = read_max_seq_length(path) if local else None
         max_length = settings.max_length if model_max is None else min(settings.max_length, model_max)
-        try:
-            tokenizer = AutoTokenizer.from_pretrained(path)
-            model = AutoModel.from_pretrained(path).to(device).eval()
-        except (OSError, ValueError) as exc:
-            raise EmbeddingError(
-                f"cannot load embedding model '{settings.model}': {exc}",
-                hint="use a local model directory or a model in the Hugging Face cache "
-                f"(this machine may be offline); the offline default is '{DEFAULT_EMBED_MODEL}'",
-            ) from exc
         if settings.dtype == "auto":
             bf16 = device.type == "cuda" or (device.type == "cpu" and cpu_supports_bf16())
         else:
             bf16 = settings.dtype == "bfloat16"
-        if bf16:
-            model = model.to(torch.bfloat16)
+        hidden_size = read_hidden_size(path) if local else None
+        if hidden_size is None:
+            loaded: Future[tuple[PreTrainedTokenizerBase, PreTrainedModel]] = Future()
+            loaded.set_result(load_model(settings.model, path, device, bf16=bf16))
+            hidden_size = int(loaded.result()[1].config.hidden_size)
+        else:
+            loaded = _LOADER.submit(load_model, settings.model, path, device, bf16=bf16)
         return cls(
             model_id=settings.model,
-            dimension=int(model.config.hidden_size),
-            tokenizer=tokenizer,
-            model=model,
+            dimension=hidden_size,
+            loaded=loaded,
             pooling=pooling,
             normalise=normalise,
             device=device,
