@@ -284,6 +284,7 @@ def _child_main(name: str, args: dict[str, Any]) -> None:
 
 
 def _export(rev: str, into: Path) -> Path:
+    into.mkdir(parents=True)
     archive = subprocess.run(["git", "archive", rev], cwd=REPO, capture_output=True, check=True).stdout
     subprocess.run(["tar", "-x", "-C", str(into)], input=archive, check=True)
     return into
