@@ -287,6 +287,9 @@ def _export(rev: str, into: Path) -> Path:
     into.mkdir(parents=True)
     archive = subprocess.run(["git", "archive", rev], cwd=REPO, capture_output=True, check=True).stdout
     subprocess.run(["tar", "-x", "-C", str(into)], input=archive, check=True)
+    # The harness is this file on both sides: only the measured code comes from REV.
+    harness = Path(__file__).read_text(encoding="utf-8")
+    (into / "bench" / "throughput.py").write_text(harness, encoding="utf-8")
     return into
 
 
