@@ -33,9 +33,12 @@ import click
 
 from bench.common import REPO, SHARED_DATA, append_jsonl, environment, markdown_table
 
-EXAMPLES = REPO / "examples" / "metaqa_movies"
-METAQA = SHARED_DATA / "metaqa"
-HPO_NODES = SHARED_DATA / "hpo" / "kg" / "nodes.csv.gz"
+# The parent pins the data paths for its children: an exported revision's bench.common would
+# look for the shared data beside the temporary directory it was exported into.
+_SHARED = Path(os.environ.get("BENCH_SHARED_DATA", SHARED_DATA))
+EXAMPLES = Path(os.environ.get("BENCH_EXAMPLES", REPO / "examples" / "metaqa_movies"))
+METAQA = _SHARED / "metaqa"
+HPO_NODES = _SHARED / "hpo" / "kg" / "nodes.csv.gz"
 SIZES: dict[str, dict[str, Any]] = {
     "small": {"names": 500, "texts": 50, "questions": 30, "kb": EXAMPLES / "kb.txt"},
     "full": {"names": 10_000, "texts": 1_000, "questions": 200, "kb": METAQA / "kb.txt.gz"},
@@ -193,7 +196,8 @@ def measure_training(size: str, work: Path, data_dir: Path, limit: int, epochs: 
 
 
 def measure_eval(size: str, work: Path, data_dir: Path, limit: int) -> dict[str, Any]:
-    """Start-up (process start to asker ready), then questions/s and retrieval p50/p95 per hop."""
+    """Start-up (process start to the first embedded text), then questions/s and retrieval p50/p95
+    per hop."""
     from kgqa.config import load_config
     from kgqa.eval.datasets import read_questions
     from kgqa.eval.run import evaluate
@@ -217,6 +221,7 @@ def measure_eval(size: str, work: Path, data_dir: Path, limit: int) -> dict[str,
     ).settings
     out: dict[str, Any] = {}
     with open_asker(settings) as asker:
+        asker.retriever.embedder.embed(["start-up"])  # the model may still be loading: wait for it
         out["eval_startup_s"] = time.perf_counter() - PROCESS_START
         for hop, path in files.items():
             if size == "small":
@@ -248,6 +253,8 @@ def _child(name: str, tree: Path, args: dict[str, Any], threads: int) -> dict[st
         **os.environ,
         "PYTHONPATH": os.pathsep.join(dict.fromkeys([str(tree), str(REPO)])),
         **{k: str(threads) for k in ("OMP_NUM_THREADS", "MKL_NUM_THREADS", "RAYON_NUM_THREADS")},
+        "BENCH_SHARED_DATA": str(_SHARED),
+        "BENCH_EXAMPLES": str(EXAMPLES),
     }
     load_before = os.getloadavg()[0]
     proc = subprocess.run(
