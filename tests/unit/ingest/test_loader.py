@@ -31,6 +31,7 @@ class CrashingStore:
 
     def __init__(self, inner: KgliteStore, fail_on_write: int) -> None:
         self.inner = inner
+        self.backend, self.mapping = inner.backend, inner.mapping
         self.writes = 0
         self.fail_on_write = fail_on_write
 

@@ -48,6 +48,7 @@ from kgqa.types import EmbeddingMeta, WriteSummary  # noqa: E402
 
 URI = "bolt://graph.example:7687"
 ATTEMPTS = 3
+META_PARAMS = {"model_id": "m", "dimension": 4, "similarity": "cosine", "schema_version": 1}
 
 
 def server_error(code: str, message: str, **gql: Any) -> Neo4jError:
@@ -98,7 +99,12 @@ class Bolt:
     def answer(self, by_kernel: Mapping[str, Callable[[], MagicMock]]) -> None:
         """Make ``tx.run`` reply per kernel (matched on its body text)."""
         bodies = {queries.get(name).body: make for name, make in by_kernel.items()}
-        self.tx.run.side_effect = lambda text, params=None: bodies[text]()
+        self.tx.run.side_effect = lambda text, params=None: bodies[sent_text(text)]()
+
+
+def sent_text(statement: Any) -> str:
+    """The Cypher text of what was passed to ``tx.run``: reads send a ``neo4j.Query`` (with a timeout)."""
+    return statement.text if isinstance(statement, neo4j.Query) else statement
 
 
 @pytest.fixture
@@ -135,11 +141,21 @@ def test_run_sends_kernel_body_and_params_in_one_read_transaction(bolt: Bolt, st
     kernel = queries.get("link_fulltext")  # declares a parameter named `query`: must not clash with tx.run
     store.run(kernel, {"query": "matrix~", "limit": 5})
 
-    bolt.driver.session.assert_called_once_with(database="kgqa")
+    bolt.driver.session.assert_called_once_with(database="kgqa", bookmark_manager=store._bookmarks)
     bolt.session.execute_read.assert_called_once()
     bolt.session.execute_write.assert_not_called()
-    bolt.tx.run.assert_called_once_with(kernel.body, {"query": "matrix~", "limit": 5})
+    (sent, params), _ = bolt.tx.run.call_args
+    assert isinstance(sent, neo4j.Query) and sent.text == kernel.body and sent.timeout == 120.0
+    assert params == {"query": "matrix~", "limit": 5}
     assert not kernel.body.startswith("//")
+
+
+def test_every_session_shares_one_bookmark_manager(bolt: Bolt, store: Neo4jStore) -> None:
+    store.write([Statement(queries.get("meta_set"), META_PARAMS)])
+    store.run(queries.get("meta_get"))
+    managers = [c.kwargs["bookmark_manager"] for c in bolt.driver.session.call_args_list]
+    assert len(managers) == 2 and managers[0] is managers[1]
+    assert isinstance(managers[0], neo4j.api.BookmarkManager)
 
 
 def test_run_materialises_records_into_plain_dicts(bolt: Bolt, store: Neo4jStore) -> None:
@@ -222,7 +238,17 @@ def test_write_runs_all_statements_in_one_write_transaction_with_counters_per_st
     bolt.session.execute_read.assert_not_called()
     bolt.session.run.assert_not_called()
     sent = [c.args for c in bolt.tx.run.call_args_list]
-    assert sent == [(st.query.body, dict(st.params)) for st in statements]
+    literal_type = statements[1].query.body.replace(":$(rel_type)", ":`DIRECTED_BY`")
+    literal_label = statements[2].query.body.replace(":$(label)", ":`Movie`")
+    bodies = [statements[0].query.body, literal_type, literal_label]
+    assert sent == [(body, dict(st.params)) for body, st in zip(bodies, statements, strict=True)]
+
+
+def test_dynamic_types_are_sent_as_one_quoted_literal_per_statement(bolt: Bolt, store: Neo4jStore) -> None:
+    store.write([Statement(queries.get("ingest_triples"), {"rel_type": "HAS `ODD` TYPE", "rows": []})])
+    (text, params), _ = bolt.tx.run.call_args
+    assert "MERGE (h)-[:`HAS ``ODD`` TYPE`]->(t)" in text and "$(" not in text
+    assert params["rel_type"] == "HAS `ODD` TYPE"  # still bound by the WITH the kernel starts with
 
 
 def test_write_checks_every_statement_before_sending_any(bolt: Bolt, store: Neo4jStore) -> None:
@@ -246,7 +272,15 @@ def test_write_names_the_statement_that_failed_inside_the_transaction(bolt: Bolt
         ),
         Statement(
             queries.get("question_save"),
-            {"id": "q1", "text": "t", "asked_at": "now", "answers": "x", "evidence_rels": []},
+            {
+                "id": "q1",
+                "text": "t",
+                "asked_at": "now",
+                "answers": "x",
+                "evidence_heads": [],
+                "evidence_types": [],
+                "evidence_tails": [],
+            },
         ),
     ]
     with pytest.raises(QueryError, match=r"cypher/question_save\.cypher.*TypeError") as info:
@@ -261,8 +295,18 @@ def test_write_runs_a_single_schema_statement_as_auto_commit(bolt: Bolt, store: 
 
     store.write([Statement(kernel, {"dimensions": 384, "similarity": "cosine"})])
 
-    bolt.session.run.assert_called_once_with(kernel.body, {"dimensions": 384, "similarity": "cosine"})
+    sent = [c.args for c in bolt.session.run.call_args_list]
+    assert sent == [
+        (kernel.body, {"dimensions": 384, "similarity": "cosine"}),
+        ("CALL db.awaitIndexes($seconds)", {"seconds": 300}),  # the next query never meets POPULATING
+    ]
     bolt.session.execute_write.assert_not_called()
+
+
+def test_dropping_an_index_does_not_wait_for_indexes(bolt: Bolt, store: Neo4jStore) -> None:
+    bolt.session.run.return_value = result()
+    store.write([Statement(queries.get("index_drop_vector_entity"), {})])
+    assert [c.args[0] for c in bolt.session.run.call_args_list] == [queries.get("index_drop_vector_entity").body]
 
 
 def test_write_rejects_schema_statement_batched_with_data_writes(bolt: Bolt, store: Neo4jStore) -> None:
@@ -480,6 +524,8 @@ def test_from_settings_builds_a_bounded_driver(driver_factory: MagicMock, bolt: 
             neo4j_database="movies",
             neo4j_max_pool_size=4,
             neo4j_connection_timeout_s=2.5,
+            neo4j_read_timeout_s=7.0,
+            entity_label="Film",
         ),
         retry_wait=tenacity.wait_none(),
     )
@@ -491,8 +537,11 @@ def test_from_settings_builds_a_bounded_driver(driver_factory: MagicMock, bolt: 
     assert kwargs["max_connection_pool_size"] == 4
     assert kwargs["connection_timeout"] == kwargs["connection_acquisition_timeout"] == 2.5
     assert kwargs["max_transaction_retry_time"] == 0.0
-    store.run(queries.get("stats_labels"))
-    bolt.driver.session.assert_called_with(database="movies")
+    store.run(queries.get("entities_get"), {"ids": ["m1"]})
+    bolt.driver.session.assert_called_with(database="movies", bookmark_manager=store._bookmarks)
+    (sent, _), _ = bolt.tx.run.call_args
+    assert sent.timeout == 7.0
+    assert "MATCH (e:`Film` {id: id})" in sent.text  # the mapping from the settings renders every kernel
 
 
 def test_from_settings_without_password_is_a_config_error(driver_factory: MagicMock) -> None:
@@ -514,7 +563,7 @@ def test_from_settings_without_the_driver_names_the_extra(monkeypatch: pytest.Mo
     monkeypatch.setitem(sys.modules, "neo4j", None)  # makes `import neo4j` raise ImportError
     with pytest.raises(ConfigError) as info:
         Neo4jStore.from_settings(settings())
-    assert 'pip install "kgqa[neo4j]"' in (info.value.hint or "")
+    assert 'neo4j>=6' in (info.value.hint or "")
 
 
 def test_importing_kgqa_store_does_not_import_neo4j() -> None:
