@@ -73,7 +73,7 @@ _UNTYPED_REL = re.compile(r"-\[\s*([A-Za-z_]\w*)\s*\]-")
 _ANONYMOUS_REL = re.compile(r"\)(\s*<?)--(>?\s*)\(")
 _INDEX_DDL = re.compile(r"\b(INDEX|CONSTRAINT)(\s+)([A-Za-z_]\w*)")
 _ENTITY_INDEX_CALL = re.compile(r"queryNodes\(\s*\x00(\d+)\x00")
-_NAME = re.compile(r"[^\x00`]+")
+_NAME = re.compile(r"[^\x00]+")
 
 
 def quote(name: str) -> str:

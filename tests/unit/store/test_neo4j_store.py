@@ -39,6 +39,7 @@ from kgqa.errors import (  # noqa: E402
     SchemaMismatchError,
     StoreAuthError,
     StoreError,
+    StoreMemoryError,
     StoreUnavailableError,
 )
 from kgqa.store import queries  # noqa: E402
@@ -306,7 +307,9 @@ def test_write_runs_a_single_schema_statement_as_auto_commit(bolt: Bolt, store: 
 def test_dropping_an_index_does_not_wait_for_indexes(bolt: Bolt, store: Neo4jStore) -> None:
     bolt.session.run.return_value = result()
     store.write([Statement(queries.get("index_drop_vector_entity"), {})])
-    assert [c.args[0] for c in bolt.session.run.call_args_list] == [queries.get("index_drop_vector_entity").body]
+    assert [c.args[0] for c in bolt.session.run.call_args_list] == [
+        queries.get("index_drop_vector_entity").body
+    ]
 
 
 def test_write_rejects_schema_statement_batched_with_data_writes(bolt: Bolt, store: Neo4jStore) -> None:
@@ -373,6 +376,48 @@ def test_write_retries_the_whole_transaction_on_transient_error(bolt: Bolt, stor
     )
     store.write([Statement(queries.get("ingest_relation_types"), {"rows": []})])
     assert bolt.session.execute_write.call_count == 2
+
+
+@pytest.mark.parametrize(
+    "code",
+    [
+        "Neo.TransientError.General.MemoryPoolOutOfMemoryError",
+        "Neo.ClientError.General.TransactionOutOfMemoryError",
+        "Neo.TransientError.General.OutOfMemoryError",
+    ],
+)
+def test_out_of_memory_is_a_store_memory_error_and_not_retried(
+    bolt: Bolt, store: Neo4jStore, code: str
+) -> None:
+    bolt.tx.run.side_effect = server_error(
+        code, "The allocation of an extra 2.0 MiB would use more than the limit"
+    )
+    with pytest.raises(StoreMemoryError, match="ran out of transaction memory") as info:
+        store.write([Statement(queries.get("ingest_relation_types"), {"rows": []})])
+    assert not isinstance(info.value, RetryableError)
+    assert "batch" in (info.value.hint or "")
+    assert bolt.session.execute_write.call_count == 1  # the same batch would fail again
+
+
+class MessagelessUnavailable(ServiceUnavailable):
+    """A driver 5.2x ``ServiceUnavailable`` whose ``.message`` raises instead of naming the cause."""
+
+    @property
+    def message(self) -> str:  # type: ignore[override]
+        raise AttributeError("message")
+
+
+def test_errors_are_described_with_str_not_message(bolt: Bolt) -> None:
+    bolt.driver.verify_connectivity.side_effect = MessagelessUnavailable("Connection refused (os error 111)")
+    with pytest.raises(StoreUnavailableError, match="Connection refused"):
+        open_store(bolt, attempts=1)
+
+
+def test_a_created_index_is_awaited_in_the_same_session(bolt: Bolt, store: Neo4jStore) -> None:
+    bolt.session.run.return_value = result()
+    store.write([Statement(queries.get("index_create_entity_name_norm"), {})])
+    assert bolt.session.run.call_args_list[-1].args[0].startswith("CALL db.awaitIndexes(")
+    assert bolt.driver.session.call_count == 1
 
 
 # --- error translation -----------------------------------------------------------------------------
@@ -563,7 +608,7 @@ def test_from_settings_without_the_driver_names_the_extra(monkeypatch: pytest.Mo
     monkeypatch.setitem(sys.modules, "neo4j", None)  # makes `import neo4j` raise ImportError
     with pytest.raises(ConfigError) as info:
         Neo4jStore.from_settings(settings())
-    assert 'neo4j>=6' in (info.value.hint or "")
+    assert "neo4j>=6" in (info.value.hint or "")
 
 
 def test_importing_kgqa_store_does_not_import_neo4j() -> None:
@@ -700,3 +745,53 @@ def test_from_settings_gives_up_within_the_retry_deadline_when_the_port_is_not_b
         thread.join(timeout=5)
     assert time.monotonic() - start < 3.0
     assert uri in str(info.value) and "7474" in (info.value.hint or "")
+
+
+# --- embedding a database kgqa did not ingest ------------------------------------------------------
+
+
+def test_embed_on_neo4j_ensures_lookups_writes_float32_vectors_then_builds_vector_indexes(
+    bolt: Bolt, store: Neo4jStore, fake_embedder: Any
+) -> None:
+    from ingest.embedding import embed_store
+
+    sent: list[str] = []
+    pending = [[{"id": "m1", "name": "The Matrix", "text": None}], []]
+    replies = {
+        "index_list": lambda: result(),  # a database without kgqa's indexes
+        "meta_get": lambda: result(),
+        "meta_set": lambda: result(),
+        "entities_text_present": lambda: result([{"present": False}]),
+        "embed_pending_entities": lambda: result(pending.pop(0)),
+        "embed_set_entities_vector": lambda: result(properties_set=2),
+        "embed_pending_relation_types": lambda: result(),
+    }
+    names = {queries.get(name).body: name for name in [*replies, *queries.names()]}
+
+    def tx_run(statement: Any, params: Any = None) -> MagicMock:
+        name = names[sent_text(statement)]
+        sent.append(name)
+        return replies[name]()
+
+    def session_run(text: str, params: Any = None) -> MagicMock:
+        sent.append(names.get(text, text.split("(")[0]))
+        return result()
+
+    bolt.tx.run.side_effect = tx_run
+    bolt.session.run.side_effect = session_run
+
+    report = embed_store(store, fake_embedder)
+
+    assert report.entities_embedded == 1
+    ddl = [s for s in sent if s.startswith(("schema_", "index_create_", "CALL db.awaitIndexes"))]
+    assert ddl[:4] == [
+        "schema_constraint_entity_id",  # kgqa's own graph model: the id constraint
+        "CALL db.awaitIndexes",
+        "index_create_entity_name_norm",
+        "CALL db.awaitIndexes",
+    ]
+    assert "embed_set_entities" not in sent  # the float64 list SET is the embedded store's
+    vectors_written = sent.index("embed_set_entities_vector")
+    assert sent.index("index_create_vector_entity") > vectors_written
+    assert sent.index("index_create_vector_relation_type") > vectors_written
+    assert sent.index("index_create_fulltext_entity") < vectors_written
