@@ -38,6 +38,7 @@ with Neo4j's parser and runs each on the embedded store.
 
 from __future__ import annotations
 
+import functools
 import re
 from dataclasses import dataclass, replace
 
@@ -74,6 +75,11 @@ _ANONYMOUS_REL = re.compile(r"\)(\s*<?)--(>?\s*)\(")
 _INDEX_DDL = re.compile(r"\b(INDEX|CONSTRAINT)(\s+)([A-Za-z_]\w*)")
 _ENTITY_INDEX_CALL = re.compile(r"queryNodes\(\s*\x00(\d+)\x00")
 _NAME = re.compile(r"[^\x00]+")
+
+
+@functools.lru_cache(maxsize=4096)
+def _rendered(mapping: GraphMapping, text: str) -> str:
+    return mapping._render_text(text)
 
 
 def quote(name: str) -> str:
@@ -145,7 +151,7 @@ class GraphMapping:
     @property
     def is_default(self) -> bool:
         """kgqa's own graph model: kernels run verbatim."""
-        return self == GraphMapping()
+        return self == DEFAULT_MAPPING
 
     @property
     def name_norm_property(self) -> str:
@@ -167,10 +173,12 @@ class GraphMapping:
         }.get(name, name)
 
     def render(self, query: Query) -> Query:
-        """``query`` with this mapping's names in place of kgqa's (unchanged for the default)."""
+        """``query`` with this mapping's names in place of kgqa's (unchanged for the default).
+
+        The text is rewritten once per mapping and kernel text (cached), not at every call."""
         if self.is_default:
             return query
-        return replace(query, text=self._render_text(query.text))
+        return replace(query, text=_rendered(self, query.text))
 
     def _render_text(self, text: str) -> str:
         masked: list[str] = []
@@ -220,3 +228,7 @@ class GraphMapping:
         if literal == "'embedding'":
             return "'" + self.embedding_property.replace("\\", "\\\\").replace("'", "\\'") + "'"
         return literal
+
+
+#: kgqa's own graph model (``Entity``, ``id``, ``name``, ...): what a store kgqa ingested uses.
+DEFAULT_MAPPING = GraphMapping()
