@@ -501,11 +501,12 @@ class Neo4jStore:
             StoreUnavailableError: the server is unreachable after retries.
         """
         query, values = self._prepare(query, params)
-        statement = _import_neo4j().Query(query.body, timeout=self._read_timeout_s)
 
+        # a managed transaction takes its timeout from the function (tx.run refuses a neo4j.Query)
+        @_import_neo4j().unit_of_work(timeout=self._read_timeout_s)
         def work(tx: neo4j.ManagedTransaction) -> list[dict[str, Any]]:
             # rows must be read inside the transaction: a Result is dead once it closes
-            return [{key: _plain(value) for key, value in rec.items()} for rec in tx.run(statement, values)]
+            return [{key: _plain(value) for key, value in rec.items()} for rec in tx.run(query.body, values)]
 
         def once() -> list[dict[str, Any]]:
             with map_store_errors(query, uri=self.uri), self._session() as session:

@@ -95,7 +95,7 @@ class Bolt:
         self.session.__enter__.return_value = self.session
         self.session.execute_read.side_effect = lambda fn, *a, **k: fn(self.tx, *a, **k)
         self.session.execute_write.side_effect = lambda fn, *a, **k: fn(self.tx, *a, **k)
-        self.tx.run.side_effect = lambda *a, **k: result()
+        self.tx.run.side_effect = lambda text, *a, **k: sent_text(text) and result()
 
     def answer(self, by_kernel: Mapping[str, Callable[[], MagicMock]]) -> None:
         """Make ``tx.run`` reply per kernel (matched on its body text)."""
@@ -104,8 +104,11 @@ class Bolt:
 
 
 def sent_text(statement: Any) -> str:
-    """The Cypher text of what was passed to ``tx.run``: reads send a ``neo4j.Query`` (with a timeout)."""
-    return statement.text if isinstance(statement, neo4j.Query) else statement
+    """What was passed to ``tx.run``, which (like the driver) takes text only: a ``neo4j.Query``
+    is refused there (its timeout would be ignored)."""
+    if not isinstance(statement, str):
+        raise TypeError("Query object is only supported for session.run")
+    return statement
 
 
 @pytest.fixture
@@ -145,9 +148,9 @@ def test_run_sends_kernel_body_and_params_in_one_read_transaction(bolt: Bolt, st
     bolt.driver.session.assert_called_once_with(database="kgqa", bookmark_manager=store._bookmarks)
     bolt.session.execute_read.assert_called_once()
     bolt.session.execute_write.assert_not_called()
-    (sent, params), _ = bolt.tx.run.call_args
-    assert isinstance(sent, neo4j.Query) and sent.text == kernel.body and sent.timeout == 120.0
-    assert params == {"query": "matrix~", "limit": 5}
+    bolt.tx.run.assert_called_once_with(kernel.body, {"query": "matrix~", "limit": 5})
+    (work,), _ = bolt.session.execute_read.call_args
+    assert work.timeout == 120.0  # the read transaction's server-side timeout
     assert not kernel.body.startswith("//")
 
 
@@ -585,8 +588,8 @@ def test_from_settings_builds_a_bounded_driver(driver_factory: MagicMock, bolt: 
     store.run(queries.get("entities_get"), {"ids": ["m1"]})
     bolt.driver.session.assert_called_with(database="movies", bookmark_manager=store._bookmarks)
     (sent, _), _ = bolt.tx.run.call_args
-    assert sent.timeout == 7.0
-    assert "MATCH (e:`Film` {id: id})" in sent.text  # the mapping from the settings renders every kernel
+    assert bolt.session.execute_read.call_args.args[0].timeout == 7.0
+    assert "MATCH (e:`Film` {id: id})" in sent  # the mapping from the settings renders every kernel
 
 
 def test_from_settings_without_password_is_a_config_error(driver_factory: MagicMock) -> None:
