@@ -19,6 +19,7 @@ from dataclasses import asdict, dataclass
 from typing import Any
 
 from kgqa.embed.protocol import Embedder
+from kgqa.errors import StoreMemoryError
 from kgqa.store import queries
 from kgqa.store.protocol import GraphStore, Statement
 from kgqa.store.schema import (
@@ -87,11 +88,29 @@ def _embed_pages(
             page = rows[start : start + page_size]
             vectors = embedder.embed([text_of(r) for r in page]).tolist()
             payload = [{key: r[key], "embedding": v} for r, v in zip(page, vectors, strict=True)]
-            store.write([Statement(queries.get(setter), {"model_id": embedder.model_id, "rows": payload})])
+            _write_vectors(store, setter, embedder.model_id, payload)
             done += len(page)
             if on_page:
                 on_page(len(page))
     return done
+
+
+def _write_vectors(store: GraphStore, setter: str, model_id: str, rows: list[dict[str, Any]]) -> None:
+    """Write one page of vectors; a page the server has no transaction memory for is written in
+    two halves (each halved again if need be) instead of failing the run.
+
+    Raises:
+        StoreMemoryError: a single vector does not fit.
+    """
+    try:
+        store.write([Statement(queries.get(setter), {"model_id": model_id, "rows": rows})])
+    except StoreMemoryError:
+        if len(rows) == 1:
+            raise
+        log.warning("page of %d vectors exceeds the server's memory; writing it in two halves", len(rows))
+        half = len(rows) // 2
+        _write_vectors(store, setter, model_id, rows[:half])
+        _write_vectors(store, setter, model_id, rows[half:])
 
 
 def embed_store(
