@@ -267,6 +267,7 @@ def load(
     started = time.perf_counter()
     report = IngestReport(source=source, format=fmt, source_key=source_key)
     ensure_constraints(store)
+    store.write([Statement(queries.get("ingest_degrees_backfill"), {})])
     progress = store.run(queries.get("ingest_progress_get"), {"source_key": source_key})
     if progress and progress[0]["complete"] and not force:
         report.already_complete = True

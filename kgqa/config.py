@@ -100,6 +100,7 @@ class RetrievalSettings(_Section):
     hops: int = Field(2, ge=1)
     max_triples: int = Field(5000, ge=1)
     max_degree: int = Field(100, ge=1)
+    max_per_node: int = Field(1000, ge=1)
     top_k: int = Field(100, ge=1)
     rescoring: Literal["plan", "path", "none"] = "plan"
 

@@ -38,7 +38,9 @@ if TYPE_CHECKING:
 
 def subgraph_settings(settings: Settings) -> SubgraphSettings:
     r = settings.retrieval
-    return SubgraphSettings(hops=r.hops, max_triples=r.max_triples, max_degree=r.max_degree)
+    return SubgraphSettings(
+        hops=r.hops, max_triples=r.max_triples, max_degree=r.max_degree, max_per_node=r.max_per_node
+    )
 
 
 @contextmanager

@@ -38,6 +38,7 @@ CASES: dict[str, tuple[dict[str, Any], bool]] = {
         {"rows": [{"id": "Q1", "name": "Quux", "name_norm": "quux", "text": "a test"}]},
         True,
     ),
+    "ingest_degrees_backfill": ({}, True),
     "ingest_entity_labels": ({"label": "Movie", "ids": ["Jaws"]}, True),
     "ingest_triples": (
         {
@@ -69,7 +70,10 @@ CASES: dict[str, tuple[dict[str, Any], bool]] = {
     "stats_labels": ({}, False),
     "stats_relationship_types": ({}, False),
     "stats_relationship_type_count": ({"rel_type": "DIRECTED_BY"}, False),
-    "subgraph_hop": ({"frontier_ids": ["Tom Hanks"], "max_degree": 100, "max_triples": 100}, False),
+    "subgraph_hop": (
+        {"frontier_ids": ["Tom Hanks"], "max_degree": 100, "max_per_node": 1000, "max_triples": 100},
+        False,
+    ),
     "typed_expand": (
         {"source_ids": ["Jaws"], "rel_type": "DIRECTED_BY", "label": "Person", "limit": 10},
         False,
@@ -140,7 +144,8 @@ def test_kernel_runs_on_embedded_store(toy_kg: KgliteStore, name: str) -> None:
 
 def test_subgraph_hop_returns_both_directions_as_parallel_arrays(toy_kg: KgliteStore) -> None:
     rows = toy_kg.run(
-        queries.get("subgraph_hop"), {"frontier_ids": ["Cast Away"], "max_degree": 100, "max_triples": 100}
+        queries.get("subgraph_hop"),
+        {"frontier_ids": ["Cast Away"], "max_degree": 100, "max_per_node": 1000, "max_triples": 100},
     )
     row = rows[0]
     triples = set(zip(row["h_ids"], row["r_types"], row["t_ids"], strict=True))
@@ -153,14 +158,19 @@ def test_subgraph_hop_returns_both_directions_as_parallel_arrays(toy_kg: KgliteS
 
 
 def test_subgraph_hop_skips_frontier_entities_above_max_degree(toy_kg: KgliteStore) -> None:
-    params = {"frontier_ids": ["Tom Hanks", "Jaws"], "max_degree": 2, "max_triples": 100}
+    params = {
+        "frontier_ids": ["Tom Hanks", "Jaws"],
+        "max_degree": 2,
+        "max_per_node": 1000,
+        "max_triples": 100,
+    }
     row = toy_kg.run(queries.get("subgraph_hop"), params)[0]
     # Tom Hanks has 3 relationships (> 2): not expanded; Jaws has 2.
     assert set(row["h_ids"]) == {"Jaws"}
 
 
 def test_subgraph_hop_caps_triples(toy_kg: KgliteStore) -> None:
-    params = {"frontier_ids": ["Tom Hanks"], "max_degree": 100, "max_triples": 2}
+    params = {"frontier_ids": ["Tom Hanks"], "max_degree": 100, "max_per_node": 1000, "max_triples": 2}
     assert len(toy_kg.run(queries.get("subgraph_hop"), params)[0]["r_eids"]) == 2
 
 
@@ -192,7 +202,8 @@ def test_link_vector_scores_use_neo4j_scale(toy_kg: KgliteStore, fake_embedder: 
 
 def test_question_evidence_returns_saved_relationships_in_saved_order(toy_kg: KgliteStore) -> None:
     hop = toy_kg.run(
-        queries.get("subgraph_hop"), {"frontier_ids": ["Jaws"], "max_degree": 9, "max_triples": 9}
+        queries.get("subgraph_hop"),
+        {"frontier_ids": ["Jaws"], "max_degree": 9, "max_per_node": 1000, "max_triples": 9},
     )[0]
     keys = sorted(zip(hop["h_ids"], hop["r_types"], hop["t_ids"], strict=True), reverse=True)
     keys.append(("Jaws", "DIRECTED_BY", "Tom Hanks"))  # no such relationship: absent, not an error
@@ -217,6 +228,20 @@ def test_saved_question_links_never_enter_subgraphs(toy_kg: KgliteStore) -> None
         [Statement(queries.get("question_link_topics"), {"id": "q1", "entity_ids": ["Jaws", "Tom Hanks"]})]
     )
     row = toy_kg.run(
-        queries.get("subgraph_hop"), {"frontier_ids": ["Jaws"], "max_degree": 2, "max_triples": 9}
+        queries.get("subgraph_hop"),
+        {"frontier_ids": ["Jaws"], "max_degree": 2, "max_per_node": 1000, "max_triples": 9},
     )[0]
     assert set(row["r_types"]) == {"DIRECTED_BY", "HAS_GENRE"}  # KGQA_TOPIC neither returned nor counted
+
+
+def test_link_exact_caps_rows_per_name_not_across_names(kglite_store: KgliteStore) -> None:
+    rows = [{"id": f"y{i:02d}", "name": "2000", "name_norm": "2000", "text": None} for i in range(20, 0, -1)]
+    rows.append({"id": "cast", "name": "Cast Away", "name_norm": "cast away", "text": None})
+    kglite_store.write([Statement(queries.get("ingest_entities"), {"rows": rows})])
+    got = kglite_store.run(queries.get("link_exact"), {"names_norm": ["2000", "cast away"], "limit": 3})
+    assert sorted(r["id"] for r in got) == [
+        "cast",
+        "y01",
+        "y02",
+        "y03",
+    ]  # first 3 ids + the other name

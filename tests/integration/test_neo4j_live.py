@@ -24,11 +24,13 @@ from __future__ import annotations
 import os
 from collections.abc import Callable, Iterator
 from datetime import UTC, datetime
+from pathlib import Path
 from typing import Any, TypeVar
 from urllib.parse import urlsplit
 
 import pytest
 import torch
+from hub_graphs import hub_records
 from pydantic import SecretStr
 
 from ingest.embedding import embed_store
@@ -40,6 +42,7 @@ from kgqa.names import normalise_name
 from kgqa.retrieval.subgraph import extract_subgraph
 from kgqa.saved_questions import _save, browser_cypher, load_saved
 from kgqa.store import queries, schema
+from kgqa.store.kglite_store import KgliteStore
 from kgqa.store.protocol import Statement
 from kgqa.store.stats import collect_stats
 from kgqa.types import SCHEMA_VERSION, EmbeddingMeta, TripleRecord
@@ -231,7 +234,9 @@ def graph(store: Any) -> dict[str, Any]:
     schema.ensure_vector_indexes(store, META)  # the adapter awaits them: no explicit wait here
     schema.record_embedding_meta(store, META)
 
-    [hop] = run(store, "subgraph_hop", frontier_ids=["m1"], max_degree=100, max_triples=100)
+    [hop] = run(
+        store, "subgraph_hop", frontier_ids=["m1"], max_degree=100, max_per_node=1000, max_triples=100
+    )
     question = {
         "id": "q1",
         "text": "who directed [The Matrix]",
@@ -310,7 +315,9 @@ def test_subgraph_hop_returns_parallel_arrays(store: Any, graph: dict[str, Any])
     hop = graph["hop_before_question"]
     triples = set(zip(hop["h_ids"], hop["r_types"], hop["t_ids"], strict=True))
     assert triples == {("m1", "DIRECTED_BY", "p1"), ("m1", "STARRED_ACTORS", "p2")}
-    [capped] = run(store, "subgraph_hop", frontier_ids=["p2"], max_degree=1, max_triples=100)
+    [capped] = run(
+        store, "subgraph_hop", frontier_ids=["p2"], max_degree=1, max_per_node=1000, max_triples=100
+    )
     assert capped["h_ids"] == []  # p2 has degree 2 > max_degree: a hub is not expanded
 
 
@@ -586,6 +593,22 @@ def test_prepare_embed_and_ask_on_a_mapped_graph(store: Any, graph: dict[str, An
         assert drawn and all(r["r"] is not None for r in drawn)
 
         assert prepare_store(mapped).names_normalised == 0  # a re-run writes nothing new
+
+
+@covers("ingest_degrees_backfill", "subgraph_hop")
+def test_hub_subgraph_is_the_embedded_stores(store: Any, graph: dict[str, Any], tmp_path: Path) -> None:
+    """The same hub question gives the same subgraph on Neo4j as on kglite: per-node and global
+    caps keep the same triples in the same order, whatever order either store keeps them in."""
+    caps = {"hops": 3, "max_degree": 20, "max_per_node": 15, "max_triples": 40}
+    load(store, hub_records("hub-", seed=11), source="hub", fmt="test", source_key="hub-live")
+    with KgliteStore(tmp_path / "hub.kgl") as embedded:
+        load(embedded, hub_records("hub-"), source="hub", fmt="test", source_key="hub")
+        expected = extract_subgraph(embedded, ["hub-H"], **caps)
+    got = extract_subgraph(store, ["hub-H"], **caps)
+    assert [got.triple(i) for i in range(got.num_triples)] == [
+        expected.triple(i) for i in range(expected.num_triples)
+    ]
+    assert got.entity_ids == expected.entity_ids and "hub-G" in got.entity_ids
 
 
 def test_every_kernel_ran_on_the_live_server() -> None:

@@ -123,6 +123,8 @@ def test_cypher_command_runs_a_kernel_with_params(tmp_path: Path) -> None:
         "-p",
         "max_degree=100",
         "-p",
+        "max_per_node=1000",
+        "-p",
         "max_triples=50",
         "--data-dir",
         data,

@@ -21,7 +21,12 @@ TRIPLES = [TripleRecord(f"film{i}", "directed_by", f"director{i % 7}", line=i + 
 def _graph(store: KgliteStore) -> set[tuple[str, str, str]]:
     row = store.run(
         queries.get("subgraph_hop"),
-        {"frontier_ids": [f"director{i}" for i in range(7)], "max_degree": 1000, "max_triples": 1000},
+        {
+            "frontier_ids": [f"director{i}" for i in range(7)],
+            "max_degree": 1000,
+            "max_per_node": 1000,
+            "max_triples": 1000,
+        },
     )[0]
     return set(zip(row["h_ids"], row["r_types"], row["t_ids"], strict=True))
 
@@ -69,7 +74,7 @@ def test_load_writes_all_triples_and_rerun_writes_nothing(kglite_store: KgliteSt
 
 
 def test_load_resumes_after_interruption_without_duplicates(kglite_store: KgliteStore) -> None:
-    crashing = CrashingStore(kglite_store, fail_on_write=4 + 4)  # 4 schema statements, then batches
+    crashing = CrashingStore(kglite_store, fail_on_write=4 + 1 + 4)  # schema (4), degree backfill, batches
     with pytest.raises(KeyboardInterrupt):
         load(crashing, TRIPLES, source="s", fmt="t", source_key="k", batch_size=10)  # type: ignore[arg-type]
     progress = kglite_store.run(queries.get("ingest_progress_get"), {"source_key": "k"})[0]
@@ -180,7 +185,12 @@ def test_relation_types_stay_distinct_for_distinct_source_names(kglite_store: Kg
     assert by_source["导演"] == "导演" and by_source["has.genre"] == "HAS.GENRE"
     graph = kglite_store.run(
         queries.get("subgraph_hop"),
-        {"frontier_ids": [f"m{i}" for i in range(len(names))], "max_degree": 10, "max_triples": 100},
+        {
+            "frontier_ids": [f"m{i}" for i in range(len(names))],
+            "max_degree": 10,
+            "max_per_node": 1000,
+            "max_triples": 100,
+        },
     )[0]
     assert sorted(graph["r_types"]) == sorted(by_source.values())
 
