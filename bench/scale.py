@@ -181,9 +181,9 @@ def _latency(timing: dict[str, float]) -> str:
 def _rows(results: list[dict[str, Any]]) -> list[list[Any]]:
     rows = []
     for r in results:
-        load = (
-            f"{r['load_s']:.0f} s / {r['peak_rss_mb'] / 1024:.2f} GB" if "load_s" in r else "(loaded before)"
-        )
+        load = "(loaded before)"
+        if "load_s" in r:
+            load = f"{r['load_s']:.0f} s (CPU {r['load_cpu_s']:.0f} s) / {r['peak_rss_mb'] / 1024:.2f} GB"
         rows.append(
             [
                 r["graph"],
