@@ -13,7 +13,7 @@
 //          entities can come back twice; the caller drops the second.
 //        Ordering reads every relationship of the entity once: a hub topic costs its degree in
 //        relationship reads, but the rows after the cap stay bounded by the caps.
-//        Only Entity-Entity triples count: saved (:Question) links never enter a subgraph.
+//        Only Entity-Entity triples count: saved (:KgqaQuestion) links never enter a subgraph.
 //        Arrays, not paths, come back: index i of each list is one triple (head, type, tail, elementId).
 // used by: kgqa.retrieval.subgraph
 UNWIND range(0, size($frontier_ids) - 1) AS position
