@@ -29,8 +29,8 @@ import torch
 
 from kgqa.config import EmbedderSettings
 from kgqa.retrieval.tables import EntityTable, RelationTable
-from kgqa.store import queries
 from kgqa.store.protocol import GraphStore
+from kgqa.store.stats import collect_stats
 from kgqa.types import QAExample
 from retriever_training.examples import TrainingExample
 
@@ -41,14 +41,14 @@ CACHE_FORMAT = 1
 
 
 def kb_fingerprint(store: GraphStore) -> dict[str, Any]:
-    """What identifies the KB's content: location, embedding model, node and relationship counts."""
-    info = store.info()
-    relationship_types = store.run(queries.get("stats_relationship_types"))
+    """What identifies the KB's content: location, embedding model, counts by label and type."""
+    stats = collect_stats(store)
     return {
-        "location": info.location,
-        "embedding": asdict(info.embedding) if info.embedding else None,
-        "labels": [[r["label"], r["count"]] for r in store.run(queries.get("stats_labels"))],
-        "relationship_types": [[r["type"], r["count"]] for r in relationship_types],
+        "location": stats.info.location,
+        "embedding": asdict(stats.info.embedding) if stats.info.embedding else None,
+        "labels": stats.labels,
+        "relationship_types": stats.relationship_types,
+        "embedded_entities": stats.embedded_entities,
     }
 
 

@@ -64,7 +64,7 @@ def test_key_changes_with_questions_settings_embedder_and_kb(toy_kg: KgliteStore
         cache_key(kb, EmbedderSettings(), questions[:-1], SETTINGS),
         cache_key(kb, EmbedderSettings(), questions, {**SETTINGS, "auto_hops": True}),
         cache_key(kb, EmbedderSettings(dtype="float32"), questions, SETTINGS),
-        cache_key({**kb, "labels": []}, EmbedderSettings(), questions, SETTINGS),
+        cache_key({**kb, "labels": {}}, EmbedderSettings(), questions, SETTINGS),
     ]
     assert base not in others and len(set(others)) == len(others)
     # batching does not change a vector's meaning: it is not part of the key
