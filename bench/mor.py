@@ -56,22 +56,22 @@ def _ranker(system: str, retriever: Any) -> Callable[[str], list[str]]:
         channel = VECTOR_CHANNEL if system == "text-only (vector)" else FULLTEXT_CHANNEL
 
         def textual(question: str) -> list[str]:
-            found, *_ = retriever.candidates(question, structural=False)
+            runs, _ = retriever.candidates(question, structural=False)
+            found = runs[0].candidates  # the heaviest plan's answer type
             scored = [
-                (max((t.score for t in c.trajectories if t.chain == channel), default=None), c.id)
+                (max(scores), c.id)
                 for c in found
+                if (scores := [t.score for t in c.trajectories if t.chain == channel])
             ]
-            return [
-                i for s, i in sorted((p for p in scored if p[0] is not None), key=lambda p: (-p[0], p[1]))
-            ]
+            return [i for _, i in sorted(scored, key=lambda p: (-p[0], p[1]))]
 
         return textual
-    textual = system in ("MoR w/o reranker", "MoR")
+    with_text = system in ("MoR w/o reranker", "MoR")
     text_matching = system != "traversal-only"
     rerank = system == "MoR"
 
     def mixed(question: str) -> list[str]:
-        result = retriever.retrieve(question, textual=textual, text_matching=text_matching, rerank=rerank)
+        result = retriever.retrieve(question, textual=with_text, text_matching=text_matching, rerank=rerank)
         return [n.id for n in result.nodes]
 
     return mixed

@@ -36,6 +36,7 @@ from kgqa.retrieval.mor.reranker import (
     features,
     heuristic_scores,
     listwise_loss,
+    plan_mixture,
 )
 from kgqa.retrieval.mor.retriever import MorModel, MorRetriever
 from kgqa.retrieval.mor.traversal import read_schema
@@ -126,10 +127,19 @@ def train_planner(
 
 
 @dataclass(frozen=True, slots=True)
-class _Question:
-    x: torch.Tensor  # [N, F] candidate features
-    positive: torch.Tensor  # [N] bool
+class _Run:
+    """One executed plan of a question: its candidates' features [N, F], gold mask [N], ids, and
+    the plan's weight among the question's plans."""
+
+    x: torch.Tensor
+    positive: torch.Tensor
     ids: list[str]
+    weight: float
+
+
+@dataclass(frozen=True, slots=True)
+class _Question:
+    runs: list[_Run]
     gold: tuple[str, ...]
 
 
@@ -138,14 +148,20 @@ def _prepare(
 ) -> list[_Question]:
     out = []
     for ex in tqdm(examples, desc=desc, disable=not progress, leave=False):
-        found, plan, prob, _, _ = retriever.candidates(ex.question)
-        x = features(found, chains=len(plan.chains), plan_prob=prob)
+        runs, _ = retriever.candidates(ex.question)
         gold = set(ex.answers)
         out.append(
             _Question(
-                x,
-                torch.tensor([c.id in gold for c in found], dtype=torch.bool),
-                [c.id for c in found],
+                [
+                    _Run(
+                        features(r.candidates, chains=len(r.plan.chains), plan_prob=r.prob),
+                        torch.tensor([c.id in gold for c in r.candidates], dtype=torch.bool),
+                        [c.id for c in r.candidates],
+                        r.weight,
+                    )
+                    for r in runs
+                    if r.candidates
+                ],
                 ex.answers,
             )
         )
@@ -155,14 +171,13 @@ def _prepare(
 def _evaluate(
     questions: Sequence[_Question], score: Callable[[torch.Tensor], torch.Tensor]
 ) -> dict[str, float]:
+    """STaRK metrics of ranking each question's runs by ``score``, mixed over its plans as
+    :meth:`MorRetriever.rank` mixes them."""
     results = []
     for q in questions:
-        if len(q.ids) == 0:
-            results.append(stark_scores([], q.gold))
-            continue
         with torch.no_grad():
-            s = score(q.x).tolist()
-        ranked = [i for _, i in sorted(zip(s, q.ids, strict=True), key=lambda p: (-p[0], p[1]))]
+            mixture = plan_mixture([(r.ids, score(r.x), r.weight) for r in q.runs])
+        ranked = [i for i, _ in sorted(mixture.items(), key=lambda p: (-p[1], p[0]))]
         results.append(stark_scores(ranked, q.gold))
     return mean_stark(results)
 
@@ -170,18 +185,19 @@ def _evaluate(
 def train_reranker(
     train: Sequence[_Question], val: Sequence[_Question], settings: MorTrainSettings
 ) -> tuple[TrajectoryReranker, dict[str, float], int]:
-    """Fit the reranker (listwise, one question per step in file order); best by validation MRR."""
+    """Fit the reranker (listwise over one plan's candidates per step, in file order; runs
+    without a gold candidate skipped); best by validation MRR."""
     torch.manual_seed(settings.seed)
     model = TrajectoryReranker(RerankerConfig(hidden=settings.hidden))
     opt = torch.optim.Adam(model.parameters(), lr=3e-3)
-    usable = [q for q in train if bool(q.positive.any())]
+    usable = [r for q in train for r in q.runs if bool(r.positive.any())]
     best: dict[str, float] = {"mrr": -1.0}
     best_state, best_epoch, waited = copy.deepcopy(model.state_dict()), 0, 0
     for epoch in range(1, settings.reranker_epochs + 1):
         model.train()
-        for q in usable:
+        for r in usable:
             opt.zero_grad()
-            listwise_loss(model(q.x), q.positive).backward()
+            listwise_loss(model(r.x), r.positive).backward()
             opt.step()
         model.eval()
         metrics = _evaluate(val, model)

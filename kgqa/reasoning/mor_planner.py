@@ -77,7 +77,8 @@ class LLMPlanner:
         self.schema = schema
         self.fallback = fallback
 
-    def plan(self, question: str, reading: QuestionReading) -> tuple[Metapath, float]:
+    def plans(self, question: str, reading: QuestionReading) -> list[tuple[Metapath, float]]:
+        """The LLM's one plan (probability 1), or the fallback's plans when it wrote none valid."""
         messages = [
             {"role": "system", "content": SYSTEM},
             {"role": "user", "content": f"Schema:\n{schema_prompt(self.schema)}\n\nQuestion: {question}"},
@@ -88,8 +89,8 @@ class LLMPlanner:
         except PlanError:
             if self.fallback is None:
                 raise
-            return self.fallback.plan(question, reading)
-        return plan, 1.0
+            return self.fallback.plans(question, reading)
+        return [(plan, 1.0)]
 
     def parse(self, reply: str) -> Metapath:
         """The repaired plan in ``reply``.

@@ -20,7 +20,7 @@ from ingest.loader import load
 from ingest.readers.typed_csv import read_typed_csv
 from kgqa.eval.datasets import read_questions
 from kgqa.retrieval.mor.plan import Metapath, parse_metapath
-from kgqa.retrieval.mor.retriever import MorModel, MorRetriever
+from kgqa.retrieval.mor.retriever import MorModel, MorRetriever, PlanRun
 from kgqa.retrieval.mor.traversal import Anchors, TraversalSettings, Traverser, read_schema
 from kgqa.store.kglite_store import KgliteStore
 from retriever_training.mor import MorTrainReport, MorTrainSettings, train_mor
@@ -60,7 +60,7 @@ def _neighbours(answer_type: str) -> dict[str, set[str]]:
 
 
 def _write_questions(path: Path) -> None:
-    rows = []
+    rows: list[list[str]] = []
     for answer_type, (template, metapath) in TEMPLATES.items():
         by_phenotype = _neighbours(answer_type)
         for named in ("HP:3", "HP:4"):
@@ -167,8 +167,9 @@ def test_mor_fails_without_either_channel(trained: MorRetriever) -> None:
     # the plan without its text restriction: the named phenotype alone cannot tell D:1 from D:2
     full = trained.retrieve(QUESTION)
     name_chain = next(c for c in full.plan.chains if c.nodes[-1].restriction == "name")
-    found = trained.traverser.run(Metapath((name_chain,)), full.anchors)
-    ranked = trained.rank(found, full.plan, full.plan_prob, rerank=False)
+    name_plan = Metapath((name_chain,))
+    found = trained.traverser.run(name_plan, full.anchors)
+    ranked = trained.rank([PlanRun(name_plan, full.plan_prob, 1.0, full.anchors, found)], rerank=False)
     assert ranked[0][0].id != "D:2"
 
 

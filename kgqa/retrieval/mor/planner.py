@@ -10,6 +10,8 @@ Spans: the text restriction is the part of the question between a cue that intro
 description ('defined as "', 'characterized by') and the text that follows it in the training
 questions ('"', '?', '. Which'). Both cue lists are read off the training questions' gold
 ``text_constraint`` (:func:`learn_cues`), so they follow the phrasing of the data, not of this code.
+So are the frame words: the words common to many training questions outside their descriptions
+("diseases", "annotated", "feature"), which are how questions are asked, not what they name.
 """
 
 from __future__ import annotations
@@ -24,12 +26,16 @@ import torch
 from torch import Tensor, nn
 
 from kgqa.retrieval.mor.plan import Metapath, plan_tokens
+from kgqa.retrieval.mor.traversal import content_words
 from kgqa.retrieval.nn import Checkpointable
 
 #: Words before a span (at most) that make up its left cue.
 CUE_WORDS = 4
 #: Occurrences a cue needs in training to be kept.
 MIN_CUE_COUNT = 2
+#: Share of the training questions a word must occur in (outside their descriptions) to be a
+#: frame word.
+FRAME_SHARE = 0.02
 
 
 @dataclass(frozen=True, slots=True)
@@ -41,10 +47,17 @@ class Cues:
             -> precision: the share of its occurrences in training questions that a span follows.
         right: lower-case text right after an unquoted span (``' that are also'``, ``'. which'``)
             -> precision: the share of its occurrences after a span's start that end the span.
+        frame: content words of the question phrasing (module docstring); what names a node is
+            searched for without them.
     """
 
     left: dict[str, float]
     right: dict[str, float]
+    frame: frozenset[str] = frozenset()
+
+    def unframed(self, text: str) -> str:
+        """The content words of ``text`` that are no frame words, space-joined."""
+        return " ".join(w for w in content_words(text) if w not in self.frame)
 
     def span(self, question: str) -> str | None:
         """The description in ``question``, or None when no left cue occurs in it.
@@ -79,9 +92,11 @@ def _occurrences(text: str, sub: str, start: int = 0) -> list[int]:
 def learn_cues(pairs: Sequence[tuple[str, str]]) -> Cues:
     """Cues from ``(question, gold span)`` pairs: the last 1..CUE_WORDS words before each span
     and the first 1..CUE_WORDS words after each unquoted one, kept when seen MIN_CUE_COUNT times,
-    with their precision (:class:`Cues`)."""
+    with their precision; and the frame words, found outside the span in at least FRAME_SHARE
+    of the questions (:class:`Cues`)."""
     left: collections.Counter[str] = collections.Counter()
     right: collections.Counter[str] = collections.Counter()
+    outside: collections.Counter[str] = collections.Counter()
     located = []
     for question, span in pairs:
         lowered = question.lower()
@@ -89,6 +104,7 @@ def learn_cues(pairs: Sequence[tuple[str, str]]) -> Cues:
         if at < 0 or not span:
             continue
         located.append((lowered, at, at + len(span)))
+        outside.update(set(content_words(lowered[:at] + " " + lowered[at + len(span) :])))
         words = lowered[:at].split(" ")
         for n in range(1, min(CUE_WORDS, len(words) - 1) + 1):
             left[" ".join(words[-n - 1 :])] += 1
@@ -111,6 +127,7 @@ def learn_cues(pairs: Sequence[tuple[str, str]]) -> Cues:
     return Cues(
         left={c: left[c] / left_seen[c] for c in sorted(left_cues)},
         right={c: right[c] / right_seen[c] for c in sorted(right_cues)},
+        frame=frozenset(w for w, n in outside.items() if n >= FRAME_SHARE * len(located)),
     )
 
 

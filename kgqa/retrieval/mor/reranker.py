@@ -84,6 +84,24 @@ def features(candidates: Sequence[Candidate], *, chains: int, plan_prob: float) 
     return torch.tensor(rows, dtype=torch.float32).reshape(-1, len(FEATURES))
 
 
+def plan_mixture(scored: Sequence[tuple[Sequence[str], Tensor, float]]) -> dict[str, float]:
+    """Mix several plans' rankings: node id -> log sum_plans p(plan) softmax_plan(score)(node).
+
+    ``scored`` holds, per executed plan, its candidates' ids, their scores [N] (reranker logits)
+    and the plan's weight (its probability); the weights are renormalised over the plans given. A node
+    a plan did not reach gets nothing from it. Why a mixture of per-plan distributions: the
+    reranker was trained on one plan's candidates at a time, so its logits are comparable within
+    a plan only; their softmax is, and the plan's probability weighs how much to trust it.
+    """
+    total = sum(prob for _, _, prob in scored)
+    mass: dict[str, float] = {}
+    for ids, scores, prob in scored:
+        shares = torch.softmax(scores.double(), 0) * (prob / total if total > 0 else 1 / len(scored))
+        for node_id, share in zip(ids, shares.tolist(), strict=True):
+            mass[node_id] = mass.get(node_id, 0.0) + share
+    return {node_id: math.log(m) if m > 0 else -math.inf for node_id, m in mass.items()}
+
+
 def heuristic_scores(x: Tensor) -> Tensor:
     """The untrained ranking: chains reached and their trajectory scores first, then the
     answer's own text match, then the direct textual scores as tie-breakers. [N, F] -> [N]."""

@@ -22,7 +22,7 @@ from kgqa.errors import CheckpointError, EntityNotFoundError
 from kgqa.link import link
 from kgqa.retrieval.mor.plan import Metapath, Schema, enumerate_plans
 from kgqa.retrieval.mor.planner import Cues, MetapathScorer
-from kgqa.retrieval.mor.reranker import TrajectoryReranker, features, heuristic_scores
+from kgqa.retrieval.mor.reranker import TrajectoryReranker, features, heuristic_scores, plan_mixture
 from kgqa.retrieval.mor.traversal import (
     Anchors,
     Candidate,
@@ -30,6 +30,7 @@ from kgqa.retrieval.mor.traversal import (
     TraversalSettings,
     Traverser,
     alias_match,
+    content_words,
     node_types,
 )
 from kgqa.retrieval.nn import FORMAT_VERSION
@@ -40,7 +41,11 @@ KIND = "mor"
 #: Trajectories kept per answer as its evidence.
 EVIDENCE_TRAJECTORIES = 3
 #: Full-text matches of the question outside its description tried per named node (beside the linker's).
-SYNONYM_K = 5
+SYNONYM_K = 20
+#: Plans executed besides the likeliest one: those at least this share of its probability ...
+PLAN_RATIO = 0.1
+#: ... and at most this many plans in all.
+MAX_PLANS = 3
 
 
 @dataclass(slots=True)
@@ -66,7 +71,11 @@ class MorModel:
             "kind": KIND,
             "embedder_model_id": self.embedder_model_id,
             "schema": sorted(list(t) for t in self.schema.triples),
-            "cues": {"left": dict(self.cues.left), "right": dict(self.cues.right)},
+            "cues": {
+                "left": dict(self.cues.left),
+                "right": dict(self.cues.right),
+                "frame": sorted(self.cues.frame),
+            },
             "planner": self.planner.checkpoint(embedder_model_id=self.embedder_model_id),
             "reranker": (
                 self.reranker.checkpoint(embedder_model_id=self.embedder_model_id) if self.reranker else None
@@ -97,7 +106,11 @@ class MorModel:
         reranker = ckpt.get("reranker")
         return cls(
             schema=Schema(frozenset(tuple(t) for t in ckpt["schema"])),
-            cues=Cues(left=dict(ckpt["cues"]["left"]), right=dict(ckpt["cues"]["right"])),
+            cues=Cues(
+                left=dict(ckpt["cues"]["left"]),
+                right=dict(ckpt["cues"]["right"]),
+                frame=frozenset(ckpt["cues"].get("frame", ())),
+            ),
             planner=MetapathScorer.from_checkpoint(ckpt["planner"]),
             reranker=TrajectoryReranker.from_checkpoint(reranker) if reranker else None,
             embedder_model_id=str(ckpt["embedder_model_id"]),
@@ -175,39 +188,76 @@ class QuestionReading:
 
 
 @dataclass(frozen=True, slots=True)
+class PlanRun:
+    """One executed plan: the planner's probability of it, its weight among the question's plans
+    (see :meth:`MorRetriever.candidates`), the anchors it was given and the candidates (of its
+    answer type) it found."""
+
+    plan: Metapath
+    prob: float
+    weight: float
+    anchors: Anchors
+    candidates: list[Candidate]
+
+
+@dataclass(frozen=True, slots=True)
 class MorResult:
-    """MoR's answer to one question: ranked nodes, the plan that found them, timings in ms."""
+    """MoR's answer to one question: ranked nodes, the heaviest plan run (``plan``, its
+    probability ``plan_prob``, ``anchors``), every plan run with its probability (``plans``,
+    heaviest first), timings in ms."""
 
     nodes: tuple[RankedNode, ...]
     plan: Metapath
     plan_prob: float
     anchors: Anchors
+    plans: tuple[tuple[Metapath, float], ...]
     timings_ms: dict[str, float]
 
 
 @runtime_checkable
 class Planner(Protocol):
-    """Chooses a question's plan: the trained :class:`TrainedPlanner` (default) or the LLM
+    """Chooses a question's plans: the trained :class:`TrainedPlanner` (default) or the LLM
     planner (:class:`kgqa.reasoning.mor_planner.LLMPlanner`)."""
 
-    def plan(self, question: str, reading: QuestionReading) -> tuple[Metapath, float]:
-        """The plan for ``question`` (valid in the store's schema) and its probability in [0, 1]."""
+    def plans(self, question: str, reading: QuestionReading) -> list[tuple[Metapath, float]]:
+        """The plans worth executing for ``question`` (valid in the store's schema), best first,
+        each with its probability in [0, 1]; at least one."""
         ...
 
 
 class TrainedPlanner:
-    """The plan scorer of a :class:`MorModel`: the likeliest of the schema's enumerated plans."""
+    """The plan scorer of a :class:`MorModel`: the likeliest of the schema's enumerated plans and
+    the runners-up within a margin of it.
 
-    def __init__(self, model: MorModel) -> None:
+    Args:
+        ratio: a runner-up is kept when its probability is at least ``ratio`` times the best's
+            and it asks for the same answer type (answers of one type: the type is what the
+            question is surest about, "which diseases ...").
+        max_plans: plans returned at most.
+
+    Why several: the scorer's second plan is often the right one when it hesitates ("diseases
+    of gene G with a phenotype described as ..." read as the 2-hop "diseases with a phenotype of
+    G described as ..."); executing it and letting :meth:`MorRetriever.rank` weigh the plans by
+    probability recovers those answers without changing the ranking when the scorer is sure.
+    """
+
+    def __init__(self, model: MorModel, *, ratio: float = PLAN_RATIO, max_plans: int = MAX_PLANS) -> None:
         self.model = model
+        self.ratio = ratio
+        self.max_plans = max_plans
 
-    def plan(self, question: str, reading: QuestionReading) -> tuple[Metapath, float]:
+    def plans(self, question: str, reading: QuestionReading) -> list[tuple[Metapath, float]]:
         scorer = self.model.planner
         with torch.no_grad():
             linked = scorer.linked_types(reading.topic_types)[None]
             probs = torch.softmax(scorer(reading.vector[None], linked, self.model.plan_matrix)[0], 0)
-        best = int(torch.argmax(probs))
-        return self.model.plans[best], float(probs[best])
+        top = torch.topk(probs, min(self.max_plans, len(self.model.plans)))
+        best, answer = float(top.values[0]), self.model.plans[int(top.indices[0])].answer.type
+        return [
+            (self.model.plans[i], p)
+            for p, i in zip(top.values.tolist(), top.indices.tolist(), strict=True)
+            if p >= self.ratio * best and self.model.plans[i].answer.type == answer
+        ]
 
 
 class MorRetriever:
@@ -240,8 +290,10 @@ class MorRetriever:
         the embeddings of the question and the span (one batch).
 
         The linker reads the whole question; a mention inside the span is part of the
-        description and dropped, except one that opens it ("both <name> and <description>"),
-        which is cut off the span instead.
+        description and dropped. A span that opens with "both" coordinates two findings ("both
+        <name> and <description>"), which one description cannot: it is cut at the "and" after
+        the linker's mention there (or at its first "and"), and the longer conjunct kept as the
+        description (names are short), so the other is read as a name.
         """
         span = self.model.cues.span(question) or question
         try:
@@ -251,16 +303,13 @@ class MorRetriever:
             found, topics = (), ()
         if span != question:
             start = question.find(span)
+            span = _uncoordinated(span, [c.mention for c in found if c.mention])
+            start = question.find(span, start)
             kept = []
             for cand in found:
                 at = question.find(cand.mention) if cand.mention else -1
                 if at < start or at >= start + len(span):
                     kept.append(cand)
-                elif question[start:at].strip() in ("", "both"):
-                    rest = question[at + len(cand.mention) : start + len(span)].strip()
-                    if rest.startswith("and "):
-                        kept.append(cand)
-                        span = rest.removeprefix("and ").strip() or span
             found, topics = tuple(kept), tuple(t for t in topics if t in kept)
         types = node_types(self.store, [c.id for c in found])
         with torch.no_grad():
@@ -274,67 +323,111 @@ class MorRetriever:
         """The question's spans and the candidates for ``plan``'s named nodes.
 
         A named node's candidates are the linker's entities of its type and the nodes of its type
-        whose text best matches the question outside the description (full-text), each scored by
-        :func:`~kgqa.retrieval.mor.traversal.alias_match`: questions name phenotypes by synonyms
-        too, which a node keeps in its text, not its name, so the linker alone picks partial
-        name matches over them.
+        whose text best matches the question outside the description, less its frame words
+        (full-text; :attr:`Cues.frame`), ranked by
+        :func:`~kgqa.retrieval.mor.traversal.alias_match` (the share of an alias's words the
+        question holds, then how many words that is, then the link score); the traversal starts
+        from the first ``name_k`` of them. Questions name phenotypes by synonyms too, which a
+        node keeps in its text, not its name, so the linker alone picks partial name matches
+        over them; and a one-word segment of a long text ("The lactate") must lose to a whole
+        three-word synonym ("Increased lactate in body").
         """
         outside = question.replace(reading.span, " ") if reading.span != question else question
         names: dict[tuple[int, int], list[tuple[str, float]]] = {}
+        named = 1.0
         for c, chain in enumerate(plan.chains):
             end = chain.nodes[-1]
             if end.restriction != "name":
                 continue
             linked = {e.id: e.score for e in reading.linked if reading.types.get(e.id) == end.type}
-            ids = [*linked, *(h["id"] for h in self.traverser.fulltext(outside, end.type, SYNONYM_K))]
+            searched = self.model.cues.unframed(outside)
+            ids = [*linked, *(h["id"] for h in self.traverser.fulltext(searched, end.type, SYNONYM_K))]
             rows = self.traverser.node_texts(ids)
             scored = [
-                (i, alias_match(outside, rows[i]["name"], rows[i]["text"]), linked.get(i, 0.0))
+                (i, *alias_match(outside, rows[i]["name"], rows[i]["text"]), linked.get(i, 0.0))
                 for i in dict.fromkeys(ids)
                 if i in rows
             ]
-            scored.sort(key=lambda t: (-t[1], -t[2], t[0]))
-            names[(c, len(chain.nodes) - 1)] = [(i, score) for i, score, _ in scored]
+            scored.sort(key=lambda t: (-t[1], -t[2], -t[3], t[0]))
+            names[(c, len(chain.nodes) - 1)] = [(i, score) for i, score, _, _ in scored]
+            named *= max((share for _, share, _, _ in scored), default=0.0)
         spans = {(0, 0): reading.span} if plan.answer.restriction == "text" else {}
         for c, chain in enumerate(plan.chains):
             for i, node in enumerate(chain.nodes[1:], start=1):
                 if node.restriction == "text":
                     spans[(c, i)] = reading.span
-        return Anchors(spans=spans, names=names, question=question)
+        return Anchors(spans=spans, names=names, question=question, named=named)
 
     def candidates(
         self, question: str, *, structural: bool = True, textual: bool = True, text_matching: bool = True
-    ) -> tuple[list[Candidate], Metapath, float, Anchors, dict[str, float]]:
-        """Plan, link and traverse; the unranked candidates and what produced them."""
+    ) -> tuple[list[PlanRun], dict[str, float]]:
+        """Plan, link and traverse: one :class:`PlanRun` per plan worth running, heaviest first,
+        with its unranked candidates; and the timings.
+
+        A plan's weight is the planner's probability times how well the question names its
+        named nodes (``Anchors.named``): a plan whose named node matches nothing in the question
+        ("genes of <X>" where no gene is named) is no reading of it. Plans of weight 0 are not
+        run unless every plan has weight 0; then the probabilities are the weights.
+        """
         timings: dict[str, float] = {}
         started = time.perf_counter()
         reading = self.read(question)
         timings["link"] = (time.perf_counter() - started) * 1000
         started = time.perf_counter()
-        plan, prob = self.planner.plan(question, reading)
-        anchors = self.anchors(question, plan, reading)
+        planned = [
+            (plan, prob, self.anchors(question, plan, reading))
+            for plan, prob in self.planner.plans(question, reading)
+        ]
+        weighted = [(plan, prob, prob * anchors.named, anchors) for plan, prob, anchors in planned]
+        if not any(w > 0 for _, _, w, _ in weighted):
+            weighted = [(plan, prob, prob, anchors) for plan, prob, _, anchors in weighted]
+        weighted = sorted((p for p in weighted if p[2] > 0), key=lambda p: -p[2])
         timings["plan"] = (time.perf_counter() - started) * 1000
         started = time.perf_counter()
-        found = self.traverser.run(
-            plan, anchors, structural=structural, textual=textual, text_matching=text_matching
-        )
-        timings["traverse"] = (time.perf_counter() - started) * 1000
-        return found, plan, prob, anchors, timings
-
-    def rank(
-        self, found: Sequence[Candidate], plan: Metapath, prob: float, *, rerank: bool = True
-    ) -> list[tuple[Candidate, float]]:
-        """Candidates with their scores, best first (ties by id): the reranker's where the model has
-        one and ``rerank`` is on, else :func:`heuristic_scores`."""
-        if not found:
-            return []
-        x = features(found, chains=len(plan.chains), plan_prob=prob)
-        with torch.no_grad():
-            scores = (
-                self.model.reranker(x) if rerank and self.model.reranker is not None else heuristic_scores(x)
+        runs = [
+            PlanRun(
+                plan,
+                prob,
+                weight,
+                anchors,
+                self.traverser.run(
+                    plan, anchors, structural=structural, textual=textual, text_matching=text_matching
+                ),
             )
-        pairs = list(zip(found, scores.tolist(), strict=True))
-        return sorted(pairs, key=lambda p: (-p[1], p[0].id))
+            for plan, prob, weight, anchors in weighted
+        ]
+        timings["traverse"] = (time.perf_counter() - started) * 1000
+        return runs, timings
+
+    def rank(self, runs: Sequence[PlanRun], *, rerank: bool = True) -> list[tuple[Candidate, float, PlanRun]]:
+        """Candidates of all runs with their scores, best first (ties by id), each with the run
+        whose evidence it shows.
+
+        Each run's candidates are scored by the reranker (where the model has one and ``rerank``
+        is on, else :func:`heuristic_scores`), turned into a distribution over that run's
+        candidates, and the runs' distributions mixed with the plans' weights
+        (:func:`~kgqa.retrieval.mor.reranker.plan_mixture`): a node's score is the log of its
+        probability under the mixture. With one plan that is the reranker's order.
+        """
+        scored = []
+        for run in runs:
+            if not run.candidates:
+                continue
+            x = features(run.candidates, chains=len(run.plan.chains), plan_prob=run.prob)
+            with torch.no_grad():
+                scores = (
+                    self.model.reranker(x)
+                    if rerank and self.model.reranker is not None
+                    else heuristic_scores(x)
+                )
+            scored.append(([c.id for c in run.candidates], scores, run.weight))
+        mixture = plan_mixture(scored)
+        best: dict[str, tuple[Candidate, PlanRun]] = {}
+        for run in runs:  # evidence from the likeliest plan that reached the node
+            for cand in run.candidates:
+                best.setdefault(cand.id, (cand, run))
+        ranked = [(best[i][0], score, best[i][1]) for i, score in mixture.items()]
+        return sorted(ranked, key=lambda p: (-p[1], p[0].id))
 
     def retrieve(
         self,
@@ -347,21 +440,43 @@ class MorRetriever:
         rerank: bool = True,
     ) -> MorResult:
         """The ``top_k`` answer nodes for ``question``, best first, with their evidence."""
-        found, plan, prob, anchors, timings = self.candidates(
+        runs, timings = self.candidates(
             question, structural=structural, textual=textual, text_matching=text_matching
         )
         started = time.perf_counter()
-        ranked = self.rank(found, plan, prob, rerank=rerank)[:top_k]
-        names = self.traverser.node_texts([c.id for c, _ in ranked])
+        ranked = self.rank(runs, rerank=rerank)[:top_k]
+        names = self.traverser.node_texts([c.id for c, _, _ in ranked])
         timings["rerank"] = (time.perf_counter() - started) * 1000
         nodes = tuple(
             RankedNode(
                 c.id,
                 names[c.id]["name"] if c.id in names else c.id,
-                plan.answer.type,
+                run.plan.answer.type,
                 score,
                 tuple(sorted(c.trajectories, key=lambda t: -t.score)[:EVIDENCE_TRAJECTORIES]),
             )
-            for c, score in ranked
+            for c, score, run in ranked
         )
-        return MorResult(nodes, plan, prob, anchors, timings)
+        top = runs[0]
+        return MorResult(
+            nodes, top.plan, top.prob, top.anchors, tuple((r.plan, r.prob) for r in runs), timings
+        )
+
+
+def _uncoordinated(span: str, mentions: Sequence[str]) -> str:
+    """``span`` without a leading coordination (see :meth:`MorRetriever.read`): after a linked
+    mention that opens it and is followed by "and", the rest; else, when it opens with "both",
+    the longer of the part before its first " and " and the part after it."""
+    body = span[len("both ") :] if span.lower().startswith("both ") else span
+    for mention in mentions:
+        if body.lower().startswith(mention.lower()):
+            rest = body[len(mention) :].strip()
+            if rest.lower().startswith("and ") and rest[len("and ") :].strip():
+                return rest[len("and ") :].strip()
+    if body == span:
+        return span
+    cut = body.lower().find(" and ")
+    if cut < 0 or not body[cut + len(" and ") :].strip():
+        return span
+    first, rest = body[:cut].strip(), body[cut + len(" and ") :].strip()
+    return first if len(content_words(first)) > len(content_words(rest)) else rest

@@ -65,11 +65,15 @@ class Anchors:
         names: linked ``(entity id, link score)`` per named node, keyed ``(chain, node index)``.
         question: the whole question (the answer type's direct textual channel reads it when the
             answer has no span of its own).
+        named: how well the question names the plan's named nodes, in [0, 1]: the product, over
+            them, of the best alias match of their candidates (1.0 when the plan names none). Not
+            the linker's score: its fuzzy matches ("List" for the gene LYST) name nothing.
     """
 
     spans: dict[tuple[int, int], str]
     names: dict[tuple[int, int], list[tuple[str, float]]]
     question: str
+    named: float = 1.0
 
 
 @dataclass(frozen=True, slots=True)
@@ -132,19 +136,22 @@ def lexical_overlap(span: str, text: str) -> float:
 _SEGMENT = re.compile(r"[.;:]")
 
 
-def alias_match(question: str, name: str, text: str | None) -> float:
-    """How well the question names a node, in [0, 1]: the best share of the content words of its
-    name, or of one short segment of its text (``Synonyms: a; b.`` lists), found in the question.
+def alias_match(question: str, name: str, text: str | None) -> tuple[float, int]:
+    """How well the question names a node: the best share, in [0, 1], of the content words of its
+    name (whatever its length) or of one short segment of its text (``Synonyms: a; b.`` lists)
+    found in the question, and how many words that share is (the larger count among equals).
 
     Why: a named anchor may be given by a synonym, and a partial match of a longer name (one
-    word of three) must lose to a whole alias.
+    word of three) must lose to a whole alias; among whole aliases, a longer one is the more
+    specific reading ("increased lactate in body" over a one-word segment "The lactate").
     """
     asked = set(content_words(question))
-    best = 0.0
+    best = (0.0, 0)
     for phrase in [name, *_SEGMENT.split(text or "")]:
         words = set(content_words(phrase))
-        if words and len(words) <= MAX_ALIAS_WORDS:
-            best = max(best, len(words & asked) / len(words))
+        if words and (phrase is name or len(words) <= MAX_ALIAS_WORDS):
+            found = len(words & asked)
+            best = max(best, (found / len(words), found))
     return best
 
 
@@ -167,10 +174,14 @@ class Traverser:
         self.settings = settings
         self._table = EntityTable(store, embedder.dimension)
         self._span_vectors: dict[str, torch.Tensor] = {}
+        self._hits: dict[tuple[str, str, str, int], list[dict[str, Any]]] = {}
 
     def remember(self, vectors: dict[str, torch.Tensor]) -> None:
-        """Use these embeddings of a question's texts (embedded in one batch) until the next question."""
+        """Use these embeddings of a question's texts (embedded in one batch) until the next
+        question, and forget the index hits of the last one (kept within a question: the plans
+        of one question look up the same spans)."""
         self._span_vectors = dict(vectors)
+        self._hits = {}
 
     def span_vector(self, span: str) -> torch.Tensor:
         """The embedding of ``span`` (the remembered one, else embedded now and remembered)."""
@@ -192,6 +203,12 @@ class Traverser:
         """The ``k`` nodes of type ``label`` best matching ``span`` by :meth:`text_similarity`,
         among its vector and full-text hits; rows ``{id, name, text, score, vector, fulltext}``
         where ``vector``/``fulltext`` say which index found them."""
+        key = ("text", span, label, k)
+        if key not in self._hits:
+            self._hits[key] = self._text_matches(span, label, k)
+        return self._hits[key]
+
+    def _text_matches(self, span: str, label: str, k: int) -> list[dict[str, Any]]:
         hits: dict[str, dict[str, Any]] = {}
         for row in self.vector(span, label, 3 * k):
             hits[row["id"]] = {**row, "vector": True, "fulltext": False}
@@ -205,21 +222,30 @@ class Traverser:
 
     def vector(self, text: str, label: str, k: int) -> list[dict[str, Any]]:
         """Up to ``k`` nearest nodes of type ``label`` to the embedding of ``text`` (best first)."""
-        rows = self.store.run(
-            queries.get("mor_text_vector"),
-            {"embedding": self.span_vector(text).tolist(), "k": self.settings.vector_fetch, "label": label},
-        )
-        return rows[:k]
+        key = ("vector", text, label, 0)
+        if key not in self._hits:
+            self._hits[key] = self.store.run(
+                queries.get("mor_text_vector"),
+                {
+                    "embedding": self.span_vector(text).tolist(),
+                    "k": self.settings.vector_fetch,
+                    "label": label,
+                },
+            )
+        return self._hits[key][:k]
 
     def fulltext(self, text: str, label: str, limit: int) -> list[dict[str, Any]]:
         """Full-text hits of type ``label`` for the content words of ``text`` (best first)."""
         words = content_words(text)
         if not words:
             return []
-        query = " ".join(escape_lucene(w) for w in words)
-        return self.store.run(
-            queries.get("mor_text_fulltext"), {"query": query, "limit": limit, "label": label}
-        )
+        key = ("fulltext", text, label, limit)
+        if key not in self._hits:
+            query = " ".join(escape_lucene(w) for w in words)
+            self._hits[key] = self.store.run(
+                queries.get("mor_text_fulltext"), {"query": query, "limit": limit, "label": label}
+            )
+        return self._hits[key]
 
     def expand(
         self, frontier: dict[str, list[Trajectory]], hop: Hop, label: str

@@ -21,13 +21,13 @@ GOLD = "Gene* <-DISEASE_PROTEIN- Disease[name] AND Gene* -PHENOTYPE_PROTEIN-> Ph
 
 
 class _Fallback:
-    def plan(self, question: str, reading: QuestionReading) -> tuple[Metapath, float]:
-        return parse_metapath("Gene* -PHENOTYPE_PROTEIN-> Phenotype[name]"), 0.5
+    def plans(self, question: str, reading: QuestionReading) -> list[tuple[Metapath, float]]:
+        return [(parse_metapath("Gene* -PHENOTYPE_PROTEIN-> Phenotype[name]"), 0.5)]
 
 
 def test_llm_planner_accepts_a_valid_plan_and_shows_the_schema() -> None:
     llm = ScriptedLLM([f'Sure: {{"metapath": "{GOLD}"}}'])
-    plan, prob = LLMPlanner(llm, SCHEMA).plan("which genes ...", READING)
+    [(plan, prob)] = LLMPlanner(llm, SCHEMA).plans("which genes ...", READING)
     assert (str(plan), prob) == (GOLD, 1.0)
     prompt = llm.calls[0]["messages"][1]["content"]
     assert "(Disease)-[:DISEASE_PROTEIN]->(Gene)" in prompt and llm.calls[0]["temperature"] == 0.0
@@ -36,7 +36,7 @@ def test_llm_planner_accepts_a_valid_plan_and_shows_the_schema() -> None:
 def test_llm_planner_repairs_names_and_a_reversed_hop() -> None:
     written = "gene* -disease_protein-> disease[name] AND gene* -phenotype_protein-> phenotype[text]"
     reply = json.dumps({"metapath": written})
-    plan, _ = LLMPlanner(ScriptedLLM([reply]), SCHEMA).plan("q", READING)
+    [(plan, _)] = LLMPlanner(ScriptedLLM([reply]), SCHEMA).plans("q", READING)
     assert str(plan) == GOLD
 
 
@@ -51,6 +51,6 @@ def test_llm_planner_repairs_names_and_a_reversed_hop() -> None:
 )
 def test_llm_planner_rejects_invalid_plans_or_falls_back(reply: str) -> None:
     with pytest.raises(PlanError):
-        LLMPlanner(ScriptedLLM([reply]), SCHEMA).plan("q", READING)
-    plan, prob = LLMPlanner(ScriptedLLM([reply]), SCHEMA, fallback=_Fallback()).plan("q", READING)
+        LLMPlanner(ScriptedLLM([reply]), SCHEMA).plans("q", READING)
+    [(plan, prob)] = LLMPlanner(ScriptedLLM([reply]), SCHEMA, fallback=_Fallback()).plans("q", READING)
     assert (str(plan), prob) == ("Gene* -PHENOTYPE_PROTEIN-> Phenotype[name]", 0.5)

@@ -52,6 +52,18 @@ def test_lexical_overlap_is_the_share_of_span_words_in_the_text() -> None:
 def test_alias_match_takes_the_best_of_name_and_short_text_segments() -> None:
     question = "Which diseases present with hearing loss and a finding marked by ..."
     text = "A decreased magnitude of the sensory perception of sound. Synonyms: Hearing loss; Deafness."
-    assert alias_match(question, "Hearing impairment", text) == 1.0  # by its synonym
-    assert alias_match(question, "Conductive hearing impairment", "") == pytest.approx(1 / 3)
-    assert alias_match(question, "Seizure", None) == 0.0
+    assert alias_match(question, "Hearing impairment", text) == (1.0, 2)  # by its synonym
+    share, words = alias_match(question, "Conductive hearing impairment", "")
+    assert (share, words) == (pytest.approx(1 / 3), 1)
+    assert alias_match(question, "Seizure", None) == (0.0, 0)
+
+
+def test_alias_match_prefers_the_longer_whole_alias() -> None:
+    question = "Which diseases present with increased lactate in body and also with ..."
+    long_alias = alias_match(
+        question, "Lactic acidosis", "Buildup of lactic acid. Synonyms: Increased lactate in body."
+    )
+    one_word = alias_match(
+        question, "Elevated lactate:pyruvate ratio", "A ratio. The lactate: pyruvate ratio."
+    )
+    assert long_alias == (1.0, 3) and one_word == (1.0, 1) and long_alias > one_word
