@@ -20,7 +20,13 @@ from ingest.loader import load
 from ingest.readers.typed_csv import read_typed_csv
 from kgqa.eval.datasets import read_questions
 from kgqa.retrieval.mor.plan import Metapath, parse_metapath
-from kgqa.retrieval.mor.retriever import MorModel, MorRetriever, PlanRun
+from kgqa.retrieval.mor.retriever import (
+    MorModel,
+    MorRetriever,
+    PlanRun,
+    QuestionReading,
+    TrainedPlanner,
+)
 from kgqa.retrieval.mor.traversal import Anchors, TraversalSettings, Traverser, read_schema
 from kgqa.store.kglite_store import KgliteStore
 from retriever_training.mor import MorTrainReport, MorTrainSettings, train_mor
@@ -171,6 +177,83 @@ def test_mor_fails_without_either_channel(trained: MorRetriever) -> None:
     found = trained.traverser.run(name_plan, full.anchors)
     ranked = trained.rank([PlanRun(name_plan, full.plan_prob, 1.0, full.anchors, found)], rerank=False)
     assert ranked[0][0].id != "D:2"
+
+
+class _ScriptedPlanner:
+    """Returns fixed plans, whatever the question (to drive MorRetriever's merging of plans)."""
+
+    def __init__(self, plans: list[tuple[str, float]]) -> None:
+        self.planned = [(parse_metapath(p), prob) for p, prob in plans]
+
+    def plans(self, question: str, reading: QuestionReading) -> list[tuple[Metapath, float]]:
+        return list(self.planned)
+
+
+FULL = (
+    "Disease* -DISEASE_PHENOTYPE_POSITIVE-> Phenotype[text] AND "
+    "Disease* -DISEASE_PHENOTYPE_POSITIVE-> Phenotype[name]"
+)
+NAME_ONLY = "Disease* -DISEASE_PHENOTYPE_POSITIVE-> Phenotype[name]"
+GENE_NAMED = (
+    "Disease* -DISEASE_PHENOTYPE_POSITIVE-> Phenotype[text] AND Disease* -DISEASE_PROTEIN-> Gene[name]"
+)
+
+
+def test_trained_planner_returns_runners_up_of_the_answer_type_within_the_margin(
+    trained: MorRetriever,
+) -> None:
+    reading = trained.read(QUESTION)
+    every = TrainedPlanner(trained.model, ratio=0.0, max_plans=4).plans(QUESTION, reading)
+    probs = [p for _, p in every]
+    assert 1 <= len(every) <= 4 and probs == sorted(probs, reverse=True)
+    assert {plan.answer.type for plan, _ in every} == {"Disease"}
+    best_only = TrainedPlanner(trained.model, ratio=1.0).plans(QUESTION, reading)
+    assert best_only == every[:1]
+    margin = TrainedPlanner(trained.model, ratio=0.5, max_plans=4).plans(QUESTION, reading)
+    assert margin == [(plan, p) for plan, p in every if p >= 0.5 * probs[0]]
+
+
+def test_merged_plans_recover_the_answer_the_likelier_plan_misses(trained: MorRetriever) -> None:
+    # alone, the name-only plan cannot tell D:1 from D:2; with the full plan beside it, at a
+    # lower probability, D:2 comes first, and both plans are reported
+    alone = MorRetriever(
+        trained.store, trained.embedder, trained.model, planner=_ScriptedPlanner([(NAME_ONLY, 1.0)])
+    )
+    assert alone.retrieve(QUESTION, rerank=False).nodes[0].id != "D:2"
+    merged = MorRetriever(
+        trained.store,
+        trained.embedder,
+        trained.model,
+        planner=_ScriptedPlanner([(NAME_ONLY, 0.6), (FULL, 0.4)]),
+    )
+    result = merged.retrieve(QUESTION, rerank=False)
+    assert result.nodes[0].id == "D:2"
+    assert [(str(p), w) for p, w in result.plans] == [(NAME_ONLY, 0.6), (FULL, 0.4)]
+    assert str(result.plan) == NAME_ONLY and result.plan_prob == 0.6
+
+
+def test_a_plan_whose_named_node_the_question_does_not_name_is_not_run(trained: MorRetriever) -> None:
+    # the question names a phenotype ("seizure"), no gene: the gene-named plan has weight 0
+    reading = trained.read(QUESTION)
+    assert trained.anchors(QUESTION, parse_metapath(GENE_NAMED), reading).named == 0.0
+    assert trained.anchors(QUESTION, parse_metapath(FULL), reading).named == 1.0
+    merged = MorRetriever(
+        trained.store,
+        trained.embedder,
+        trained.model,
+        planner=_ScriptedPlanner([(GENE_NAMED, 0.7), (FULL, 0.3)]),
+    )
+    runs, _ = merged.candidates(QUESTION)
+    assert [str(r.plan) for r in runs] == [FULL] and runs[0].weight == pytest.approx(0.3)
+    assert merged.retrieve(QUESTION).nodes[0].id == "D:2"
+
+
+def test_named_anchor_alternatives_are_kept_best_alias_first(trained: MorRetriever) -> None:
+    # "seizure" names HP:3 wholly; other phenotypes found by full-text follow, several kept
+    reading = trained.read(QUESTION)
+    names = trained.anchors(QUESTION, parse_metapath(FULL), reading).names[(1, 1)]
+    assert names[0] == ("HP:3", 1.0)
+    assert [score for _, score in names] == sorted((score for _, score in names), reverse=True)
 
 
 def test_mor_eval_scores_stark_and_kgqa_metrics_per_kind(trained: MorRetriever, tmp_path: Path) -> None:

@@ -93,7 +93,7 @@ def learn_cues(pairs: Sequence[tuple[str, str]]) -> Cues:
     """Cues from ``(question, gold span)`` pairs: the last 1..CUE_WORDS words before each span
     and the first 1..CUE_WORDS words after each unquoted one, kept when seen MIN_CUE_COUNT times,
     with their precision; and the frame words, found outside the span in at least FRAME_SHARE
-    of the questions (:class:`Cues`)."""
+    of the questions and MIN_CUE_COUNT of them (:class:`Cues`)."""
     left: collections.Counter[str] = collections.Counter()
     right: collections.Counter[str] = collections.Counter()
     outside: collections.Counter[str] = collections.Counter()
@@ -127,7 +127,7 @@ def learn_cues(pairs: Sequence[tuple[str, str]]) -> Cues:
     return Cues(
         left={c: left[c] / left_seen[c] for c in sorted(left_cues)},
         right={c: right[c] / right_seen[c] for c in sorted(right_cues)},
-        frame=frozenset(w for w, n in outside.items() if n >= FRAME_SHARE * len(located)),
+        frame=frozenset(w for w, n in outside.items() if n >= max(MIN_CUE_COUNT, FRAME_SHARE * len(located))),
     )
 
 

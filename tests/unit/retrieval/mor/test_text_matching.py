@@ -67,3 +67,38 @@ def test_alias_match_prefers_the_longer_whole_alias() -> None:
         question, "Elevated lactate:pyruvate ratio", "A ratio. The lactate: pyruvate ratio."
     )
     assert long_alias == (1.0, 3) and one_word == (1.0, 1) and long_alias > one_word
+
+
+def test_frame_words_are_the_phrasing_shared_by_questions_not_their_names() -> None:
+    cues = learn_cues(TRAIN)
+    assert {"genes", "linked", "feature", "defined", "diseases", "finding", "marked"} <= cues.frame
+    assert not {"pain", "fever", "marfan", "apert"} & cues.frame  # each named once in four questions
+    assert cues.unframed("Which genes are linked to pain and to the feature defined as") == "pain"
+
+
+@pytest.mark.parametrize(
+    ("span", "mentions", "kept"),
+    [
+        # "both <name> and <description>": the longer conjunct is the description
+        (
+            "both fluid around lungs and anteriorly-facing nostrils seen from the front",
+            [],
+            "anteriorly-facing nostrils seen from the front",
+        ),
+        (
+            "both a long-winded description of a finding and pain",
+            [],
+            "a long-winded description of a finding",
+        ),
+        # a linked mention opening the span ends at the "and" after it, whatever the lengths
+        ("both Hearing and balance loss and a small jaw", ["Hearing and balance loss"], "a small jaw"),
+        ("pain and a small jaw", ["pain"], "a small jaw"),
+        # no coordination: unchanged ("both" inside a description, no "and" after it)
+        ("abnormal smallness of one or both eyes", [], "abnormal smallness of one or both eyes"),
+        ("both eyes", [], "both eyes"),
+    ],
+)
+def test_a_coordinated_span_keeps_one_conjunct(span: str, mentions: list[str], kept: str) -> None:
+    from kgqa.retrieval.mor.retriever import _uncoordinated
+
+    assert _uncoordinated(span, mentions) == kept
