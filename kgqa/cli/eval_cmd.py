@@ -96,6 +96,7 @@ def evaluate(
             limit=limit,
             log_path=log_path or Path(f"eval-{questions_file.stem}.jsonl"),
             progress=not as_json,
+            restart=restart,
         )
         emit_json(mor.to_dict()) if as_json else click.echo(mor.render())
         return

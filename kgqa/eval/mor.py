@@ -3,7 +3,8 @@
 Per question, the ranked node ids give STaRK's Hit@1, Hit@5, Recall@20 and MRR
 (:func:`~kgqa.eval.metrics.stark_scores`); the first ``answer_k`` of them, as ``kgqa ask``
 prints them, are the predicted answers of the KGQA metrics (Hit, Hit@1, Macro-/Micro-F1 over
-node ids). Each question's record goes to a JSONL log.
+node ids). Each question's record goes to the JSONL log that ``kgqa eval`` keeps for KGQA
+files too (:mod:`kgqa.eval.log`), so an interrupted run resumes where it stopped.
 """
 
 from __future__ import annotations
@@ -18,7 +19,9 @@ from typing import Any
 from tqdm import tqdm
 
 from kgqa.config import Settings
+from kgqa.errors import KgqaError
 from kgqa.eval.datasets import read_questions, sample
+from kgqa.eval.log import checkpoint_identity, fingerprint, open_log, resume
 from kgqa.eval.metrics import (
     QAScores,
     StarkScores,
@@ -42,12 +45,16 @@ class MorEvalSummary:
     """Aggregated metrics of one MoR evaluation (also its JSON output).
 
     Attributes:
+        n: questions answered (counted); ``failed``: questions that raised (logged, not counted,
+            retried by a re-run); ``resumed``: answers of ``n`` taken from the log.
         stark: mean Hit@1, Hit@5, Recall@20, MRR; ``kgqa``: Hit, Hit@1, Macro-/Micro-F1 of the top
             ``ANSWER_K``; ``per_kind``: STaRK metrics per question template; ``plan_accuracy``:
             share of questions whose plan is the file's gold metapath (nan when none has one).
     """
 
     n: int = 0
+    failed: int = 0
+    resumed: int = 0
     stark: dict[str, float] = field(default_factory=dict)
     kgqa: dict[str, float] = field(default_factory=dict)
     per_kind: dict[str, dict[str, float]] = field(default_factory=dict)
@@ -57,6 +64,8 @@ class MorEvalSummary:
     def to_dict(self) -> dict[str, Any]:
         return {
             "n": self.n,
+            "failed": self.failed,
+            "resumed": self.resumed,
             "stark": self.stark,
             "kgqa": self.kgqa,
             "per_kind": self.per_kind,
@@ -66,7 +75,8 @@ class MorEvalSummary:
 
     def render(self) -> str:
         lines = [
-            f"questions: {self.n}; the plan is the gold metapath for {self.plan_accuracy:.4f} of them",
+            f"questions: {self.n} ({self.resumed} from the log, {self.failed} failed); "
+            f"the plan is the gold metapath for {self.plan_accuracy:.4f} of them",
             "",
             "| kind | Hit@1 | Hit@5 | R@20 | MRR |",
             "|---|---|---|---|---|",
@@ -90,41 +100,65 @@ def evaluate_mor(
     *,
     log_path: Path | None,
     gold_plan: Callable[[QAExample], tuple[str, ...] | None],
+    fingerprint: str = "",
+    restart: bool = False,
     on_progress: Callable[[int], None] | None = None,
 ) -> MorEvalSummary:
-    """Answer every example, log one JSON line each, and aggregate.
+    """Answer every example not yet in the log, log one JSON line each, and aggregate.
+
+    Resumes from ``log_path`` (records of the same ``fingerprint``) unless ``restart``; the
+    summary covers exactly ``examples``, in their order, whichever run answered them. A question
+    that raises a :class:`~kgqa.errors.KgqaError` is logged with the error and counted as
+    failed; a re-run retries it.
 
     Args:
         gold_plan: the key of an example's gold plan in the store's names, or None.
     """
-    records = []
-    log = log_path.open("w", encoding="utf-8") if log_path else None
+    done, todo = resume(examples, log_path, fingerprint, restart=restart)
+    answered = {r["qid"]: r for r in done}
+    if on_progress:
+        on_progress(len(done))
+    failed = 0
+    log = open_log(log_path, restart=restart) if log_path else None
     try:
-        for ex in examples:
-            result = retriever.retrieve(ex.question)
-            ranked = [n.id for n in result.nodes]
-            gold = gold_plan(ex)
-            record = {
-                "id": ex.qid,
-                "kind": ex.qtype,
-                "question": ex.question,
-                "plan": str(result.plan),
-                "plan_hit": None if gold is None else result.plan.key == gold,
-                "ranked": ranked,
-                "gold": list(ex.answers),
-                "stark": stark_scores(ranked, ex.answers).to_dict(),
-                "kgqa": score_answers(ranked[:ANSWER_K], list(ex.answers)).to_dict(),
-                "ms": sum(result.timings_ms.values()),
-            }
-            records.append(record)
+        for ex in todo:
+            try:
+                record = _record(retriever, ex, gold_plan(ex))
+            except KgqaError as exc:
+                failed += 1
+                record = {"qid": ex.qid, "question": ex.question, "error": str(exc)}
+            else:
+                answered[ex.qid] = record
             if log:
-                log.write(json.dumps(record) + "\n")
+                log.write(json.dumps({**record, "run": fingerprint}) + "\n")
+                log.flush()
             if on_progress:
                 on_progress(1)
     finally:
         if log:
             log.close()
-    return summarise_mor(records)
+    summary = summarise_mor([answered[e.qid] for e in examples if e.qid in answered])
+    summary.failed, summary.resumed = failed, len(done)
+    return summary
+
+
+def _record(retriever: MorRetriever, ex: QAExample, gold: tuple[str, ...] | None) -> dict[str, Any]:
+    """One question's log record: its plan, ranking, gold and scores."""
+    result = retriever.retrieve(ex.question)
+    ranked = [n.id for n in result.nodes]
+    return {
+        "qid": ex.qid,
+        "kind": ex.qtype,
+        "question": ex.question,
+        "plan": str(result.plan),
+        "plans": [[str(p), prob] for p, prob in result.plans],
+        "plan_hit": None if gold is None else result.plan.key == gold,
+        "ranked": ranked,
+        "gold": list(ex.answers),
+        "stark": stark_scores(ranked, ex.answers).to_dict(),
+        "kgqa": score_answers(ranked[:ANSWER_K], list(ex.answers)).to_dict(),
+        "ms": sum(result.timings_ms.values()),
+    }
 
 
 def summarise_mor(records: Sequence[dict[str, Any]]) -> MorEvalSummary:
@@ -143,11 +177,29 @@ def summarise_mor(records: Sequence[dict[str, Any]]) -> MorEvalSummary:
     )
 
 
+def mor_fingerprint(settings: Settings) -> str:
+    """Hash of what changes a MoR answer: the checkpoint file, the store and the retrieval settings."""
+    return fingerprint(
+        {
+            "kind": "mor",
+            "checkpoint": checkpoint_identity(settings.checkpoint_path),
+            "store": settings.store.model_dump(mode="json", exclude={"neo4j_password"}),
+            "retrieval": settings.retrieval.model_dump(mode="json"),
+        }
+    )
+
+
 def run_mor_eval(
-    settings: Settings, path: Path, *, limit: int | None, log_path: Path | None, progress: bool
+    settings: Settings,
+    path: Path,
+    *,
+    limit: int | None,
+    log_path: Path | None,
+    progress: bool,
+    restart: bool = False,
 ) -> MorEvalSummary:
     """Evaluate the configured MoR checkpoint on a STaRK-format question file (a fixed sample of
-    ``limit`` questions when given)."""
+    ``limit`` questions when given), resuming from ``log_path`` unless ``restart``."""
     examples = sample(list(read_questions(path, "stark")), limit)
 
     def gold_plan(example: QAExample) -> tuple[str, ...] | None:
@@ -158,5 +210,11 @@ def run_mor_eval(
         tqdm(total=len(examples), desc="eval", disable=not progress, leave=False) as bar,
     ):
         return evaluate_mor(
-            retriever, examples, log_path=log_path, gold_plan=gold_plan, on_progress=bar.update
+            retriever,
+            examples,
+            log_path=log_path,
+            gold_plan=gold_plan,
+            fingerprint=mor_fingerprint(settings),
+            restart=restart,
+            on_progress=bar.update,
         )

@@ -5,9 +5,9 @@ LLM's raw replies), gold, grounding, tokens and timings to a JSONL log; the summ
 answer-entity recall@K and shortest-path-triple recall@K for K in {25, 50, 100, 200}, Hit /
 Hit@1 / Macro-F1 / Micro-F1, Score_h, token counts and mean / p50 / p95 latency per stage.
 
-The log makes runs resumable: every record carries the run's fingerprint (the settings that
-change answers), and a re-run with the same log skips the questions already answered under
-the same fingerprint, so a crashed 5,000-question run restarts where it stopped. LLM calls run
+The log makes runs resumable (:mod:`kgqa.eval.log`): every record carries the run's
+fingerprint, and a re-run with the same log skips the questions already answered under the
+same fingerprint, so a crashed 5,000-question run restarts where it stopped. LLM calls run
 in a bounded thread pool (``reader.concurrency``) while the main thread keeps retrieving.
 """
 
@@ -19,12 +19,13 @@ from collections.abc import Callable, Iterable, Iterator, Sequence
 from concurrent.futures import Future, ThreadPoolExecutor
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, TextIO
+from typing import Any
 
 import torch
 
 from kgqa.answer import Answer
-from kgqa.errors import ConfigError, KgqaError
+from kgqa.errors import KgqaError
+from kgqa.eval.log import open_log, resume
 from kgqa.eval.metrics import (
     DEFAULT_KS,
     QAScores,
@@ -266,46 +267,6 @@ def summarise(records: Sequence[dict[str, Any]], failed: int, *, resumed: int = 
     return summary
 
 
-def read_log(path: Path, fingerprint: str) -> dict[str, dict[str, Any]]:
-    """Answered records of an earlier run with the same fingerprint, by question id.
-
-    Raises:
-        ConfigError: the log holds records of a run with other settings (mixing them would
-            report numbers no single configuration produced).
-    """
-    done: dict[str, dict[str, Any]] = {}
-    if not path.is_file():
-        return done
-    with path.open(encoding="utf-8") as fh:
-        for number, line in enumerate(fh, 1):
-            try:
-                record = json.loads(line)
-            except json.JSONDecodeError:
-                continue  # a line cut short by a crash; that question is simply redone
-            if record.get("run") != fingerprint:
-                raise ConfigError(
-                    f"eval log {path} line {number} comes from a run with other settings",
-                    hint="pass --restart to overwrite it, or --log to write elsewhere",
-                )
-            if "error" not in record:
-                done[record["qid"]] = record
-    return done
-
-
-def _open_log(path: Path, *, restart: bool) -> TextIO:
-    """Open the log for appending (or afresh); a line cut short by a crash gets its newline."""
-    path.parent.mkdir(parents=True, exist_ok=True)
-    if restart or not path.is_file():
-        return path.open("w", encoding="utf-8")
-    with path.open("rb") as fh:
-        size = fh.seek(0, 2)
-        cut = size > 0 and fh.seek(size - 1) >= 0 and fh.read(1) != b"\n"
-    log = path.open("a", encoding="utf-8")
-    if cut:
-        log.write("\n")
-    return log
-
-
 def answer_in_kg(asker: Asker, example: QAExample) -> bool:
     """Whether some gold answer entity exists in the store (Score_h's split)."""
     rows = asker.retriever.store.run(queries.get("entities_get"), {"ids": list(example.answers)})
@@ -382,15 +343,12 @@ def evaluate(
     questions (a run over the whole file before a ``--heldout`` or ``--limit`` one) stay in
     the log but are not counted.
     """
-    examples = list(examples)
-    logged = {} if restart or log_path is None else read_log(log_path, fingerprint)
-    done = {e.qid: logged[e.qid] for e in examples if e.qid in logged}
-    records = list(done.values())
-    todo = [e for e in examples if e.qid not in done]
+    done, todo = resume(list(examples), log_path, fingerprint, restart=restart)
+    records = list(done)
     if on_progress:
         on_progress(len(records))
     failed = 0
-    log = _open_log(log_path, restart=restart) if log_path else None
+    log = open_log(log_path, restart=restart) if log_path else None
     # The extractive reader shares the retriever's lazily filled tables with gather(): read inline.
     pool = ThreadPoolExecutor(max_workers=concurrency) if asker.llm is not None else None
     try:

@@ -2,8 +2,6 @@
 
 from __future__ import annotations
 
-import hashlib
-import json
 from pathlib import Path
 
 import torch
@@ -12,6 +10,7 @@ from tqdm import tqdm
 from kgqa.config import Settings
 from kgqa.errors import IngestError
 from kgqa.eval.datasets import read_line_numbers, read_questions, sample
+from kgqa.eval.log import checkpoint_identity, fingerprint
 from kgqa.eval.run import EvalSummary, evaluate
 from kgqa.eval.splits import SplitSettings, hops_for
 from kgqa.pipeline import open_asker
@@ -52,11 +51,9 @@ def select(
 def run_fingerprint(settings: Settings, hops: str, *, free_text: bool = False) -> str:
     """Hash of everything that changes an answer: checkpoint file, retrieval, evidence, reader,
     and whether the linker or the file chose the topics."""
-    checkpoint = settings.checkpoint_path
-    stat = checkpoint.stat() if checkpoint.is_file() else None
     reader = settings.reader.model_dump(mode="json", exclude={"api_key", "concurrency", "timeout_s"})
     key = {
-        "checkpoint": [str(checkpoint), stat.st_size if stat else None, stat.st_mtime_ns if stat else None],
+        "checkpoint": checkpoint_identity(settings.checkpoint_path),
         "store": settings.store.model_dump(mode="json", exclude={"neo4j_password"}),
         "retrieval": settings.retrieval.model_dump(mode="json"),
         "answer": settings.answer.model_dump(mode="json"),
@@ -64,7 +61,7 @@ def run_fingerprint(settings: Settings, hops: str, *, free_text: bool = False) -
         "hops": hops,
         **({"free_text": True} if free_text else {}),
     }
-    return hashlib.sha256(json.dumps(key, sort_keys=True).encode()).hexdigest()[:16]
+    return fingerprint(key)
 
 
 def run_eval(

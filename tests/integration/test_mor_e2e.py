@@ -319,3 +319,54 @@ def test_cli_ingests_trains_asks_and_evaluates_the_mor_path(tmp_path: Path) -> N
         run("eval", str(questions), "--format", "stark", "--data-dir", data, "--log", log, "--json")
     )
     assert 0.0 <= summary["stark"]["mrr"] <= 1.0
+
+
+def test_interrupted_mor_eval_resumes_to_the_full_runs_summary(
+    trained: MorRetriever, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from kgqa.errors import ConfigError
+    from kgqa.eval.mor import evaluate_mor
+    from kgqa.retrieval.mor.plan import store_metapath
+
+    path = tmp_path / "qa.csv"
+    _write_questions(path)
+    examples = list(read_questions(path, "stark"))
+
+    def run(log: Path, selected: list[Any] = examples, fingerprint: str = "f1") -> Any:
+        return evaluate_mor(
+            trained,
+            selected,
+            log_path=log,
+            gold_plan=lambda e: store_metapath(e.metapath).key,
+            fingerprint=fingerprint,
+        )
+
+    full = run(tmp_path / "full.jsonl")
+    answered: list[str] = []
+    retrieve = trained.retrieve
+
+    def interrupted(question: str, **kw: Any) -> Any:
+        if len(answered) == 5:
+            raise KeyboardInterrupt  # killed mid-run
+        answered.append(question)
+        return retrieve(question, **kw)
+
+    log = tmp_path / "eval.jsonl"
+    monkeypatch.setattr(trained, "retrieve", interrupted)
+    with pytest.raises(KeyboardInterrupt):
+        run(log)
+    with log.open("a") as fh:
+        fh.write('{"qid": "7", "kind": "dis')  # a line cut short by the kill
+    assert len(log.read_text().splitlines()) == 6
+    answered.clear()
+    monkeypatch.setattr(trained, "retrieve", lambda q, **kw: answered.append(q) or retrieve(q, **kw))
+    resumed = run(log)
+    assert len(answered) == len(examples) - 5 and resumed.resumed == 5 and resumed.n == full.n
+    for field in ("stark", "kgqa", "per_kind", "plan_accuracy"):
+        assert getattr(resumed, field) == getattr(full, field)
+    # a later run over a selection counts only the selected questions, answering none again
+    answered.clear()
+    part = run(log, examples[3:7])
+    assert (part.n, part.resumed, answered) == (4, 4, [])
+    with pytest.raises(ConfigError, match="other settings"):
+        run(log, fingerprint="f2")
