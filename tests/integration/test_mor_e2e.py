@@ -359,7 +359,12 @@ def test_interrupted_mor_eval_resumes_to_the_full_runs_summary(
         fh.write('{"qid": "7", "kind": "dis')  # a line cut short by the kill
     assert len(log.read_text().splitlines()) == 6
     answered.clear()
-    monkeypatch.setattr(trained, "retrieve", lambda q, **kw: answered.append(q) or retrieve(q, **kw))
+
+    def counted(question: str, **kw: Any) -> Any:
+        answered.append(question)
+        return retrieve(question, **kw)
+
+    monkeypatch.setattr(trained, "retrieve", counted)
     resumed = run(log)
     assert len(answered) == len(examples) - 5 and resumed.resumed == 5 and resumed.n == full.n
     for field in ("stark", "kgqa", "per_kind", "plan_accuracy"):
