@@ -3,11 +3,12 @@ plan's chains, and textual retrieval of answer-type nodes, every candidate keepi
 
 Each chain is walked from its anchor back to the answer (MoR 3.2): a ``text`` anchor starts from
 the nodes of its type whose text best matches its span (vector index plus full-text, rescored
-by :func:`text_similarity`), a ``name`` anchor from the entities the linker found for it. Every
-hop is one ``typed_expand`` call (typed by label and relationship type, capped per source), and
-a node with a text restriction keeps only its best matches. The answer's candidates are the
-intersection of the chains' end sets, or their union when the intersection is empty; the
-answer type's own best textual matches join them as a separate channel.
+by :func:`text_similarity`), a ``name`` anchor from its first ``name_k`` candidates (the
+retriever's, best alias match first). Every hop is one ``typed_expand`` call (typed by label and
+relationship type, capped per source), and a node with a text restriction keeps only its best
+matches. Index hits are kept until the next question, since its plans share spans. The answer's
+candidates are the intersection of the chains' end sets, or their union when the intersection is
+empty; the answer type's own best textual matches join them as a separate channel.
 """
 
 from __future__ import annotations
