@@ -63,6 +63,7 @@ def _examples_by_hops(
     auto_hops: bool,
     progress: bool,
     desc: str,
+    with_tokens: bool = False,
 ) -> list[TrainingExample]:
     groups: dict[int, list[QAExample]] = {}
     for q in questions:
@@ -71,7 +72,9 @@ def _examples_by_hops(
     with tqdm(total=len(questions), desc=desc, disable=not progress, leave=False) as bar:
         for hops, group in sorted(groups.items()):
             settings = SubgraphSettings(**{**asdict(subgraph), "hops": hops})
-            examples += build_examples(store, embedder, group, tables, settings, on_progress=bar.update)
+            examples += build_examples(
+                store, embedder, group, tables, settings, on_progress=bar.update, with_tokens=with_tokens
+            )
     return examples
 
 
@@ -99,6 +102,8 @@ def run_training(
     with open_store(settings.store) as store:
         check_query_embedder(store, EmbeddingMeta(embedder.model_id, embedder.dimension))
         tables = (EntityTable(store, embedder.dimension), RelationTable(store))
+        # The word-order planner reads token states; only build them when it may be trained.
+        with_tokens = train_settings.planner and train_settings.planner_kind != "mlp"
         train = _examples_by_hops(
             store,
             embedder,
@@ -108,6 +113,7 @@ def run_training(
             auto_hops=auto_hops,
             progress=progress,
             desc="preparing train",
+            with_tokens=with_tokens,
         )
         val = _examples_by_hops(
             store,
@@ -118,6 +124,7 @@ def run_training(
             auto_hops=auto_hops,
             progress=progress,
             desc="preparing val",
+            with_tokens=with_tokens,
         )
     report.examples = {"train": len(train), "val": len(val)}
     report.seconds["prepare"] = time.perf_counter() - started

@@ -23,11 +23,13 @@ from torch import nn
 from tqdm import tqdm
 
 from kgqa.reasoning.extractive import EntityReader, ReaderConfig
-from kgqa.retrieval.features import to_batch
+from kgqa.retrieval.features import PreparedQuestion, to_batch
 from kgqa.retrieval.nn import MlpConfig
 from kgqa.retrieval.path_context import triple_probabilities, with_path_context
+from kgqa.retrieval.plan_attention import AttentionPlannerConfig, AttentionPlanScorer
 from kgqa.retrieval.plans import (
     PLAN_FEATURES,
+    Planner,
     PlannerConfig,
     Plans,
     PlanScorer,
@@ -59,16 +61,24 @@ class TrainSettings:
     path_scorer: bool = True  # train the second-pass scorer (kgqa.retrieval.path_context)
     planner: bool = True  # train the relation-path planner (kgqa.retrieval.plans)
     planner_steps: int = 3  # longest plan
+    # mlp (kgqa.retrieval.plans), attention (word order, kgqa.retrieval.plan_attention), or auto:
+    # train both and keep the better validation plan accuracy (the MLP on a tie: it is faster).
+    planner_kind: str = "auto"
 
 
 @dataclass(slots=True)
 class History:
-    """Per-epoch training loss and validation metric; ``best_epoch`` is 1-based."""
+    """Per-epoch training loss and validation metric; ``best_epoch`` is 1-based.
+
+    ``candidates``: for the planner trained with ``planner_kind="auto"``, each kind's best
+    validation plan accuracy (the history is the chosen one's).
+    """
 
     metric: str
     train_loss: list[float] = field(default_factory=list)
     val_metric: list[float] = field(default_factory=list)
     best_epoch: int = 0
+    candidates: dict[str, float] = field(default_factory=dict)
 
     def to_dict(self) -> dict[str, Any]:
         return asdict(self)
@@ -215,9 +225,10 @@ def train_path_scorer(
 
 @dataclass(frozen=True, slots=True)
 class _PlanChoice:
-    """One question's plans, ready for the planner: what it reads and which plans are gold."""
+    """One question's plans, ready for the planner: its prepared question, relation embeddings,
+    plans, and which plans are gold."""
 
-    views: torch.Tensor
+    prepared: PreparedQuestion
     relation_emb: torch.Tensor
     plans: Plans
     gold: torch.Tensor
@@ -229,7 +240,17 @@ def _plan_choice(ex: TrainingExample, tables: Tables, max_steps: int) -> _PlanCh
     gold = gold_plans(plans, sub, ex.answers, ex.example.relation_paths)
     if not gold.any():
         return None
-    return _PlanChoice(ex.prepared.question_views, tables[1].matrix[ex.prepared.relation_rows], plans, gold)
+    return _PlanChoice(ex.prepared, tables[1].matrix[ex.prepared.relation_rows], plans, gold)
+
+
+#: What ``TrainSettings.planner_kind`` may name.
+PLANNER_CHOICES = ("mlp", "attention", "auto")
+
+
+def _new_planner(kind: str, emb_dim: int, max_steps: int) -> Planner:
+    if kind == "mlp":
+        return PlanScorer(PlannerConfig(emb_dim=emb_dim, max_steps=max_steps))
+    return AttentionPlanScorer(AttentionPlannerConfig(emb_dim=emb_dim, max_steps=max_steps))
 
 
 def train_planner(
@@ -239,19 +260,40 @@ def train_planner(
     settings: TrainSettings,
     *,
     progress: bool = True,
-) -> tuple[PlanScorer, History]:
+) -> tuple[Planner, History]:
     """Train the relation-path planner: softmax over each question's plans, maximising the
     probability of its gold plans (:func:`~kgqa.retrieval.plans.gold_plans`); early stopping on
-    how often the top plan is gold. Questions with no gold plan in their subgraph are skipped."""
-    seed_everything(settings.seed)
-    first = train[0].prepared
-    model = PlanScorer(
-        PlannerConfig(emb_dim=int(first.question_emb.numel()), max_steps=settings.planner_steps)
-    )
+    how often the top plan is gold. Questions with no gold plan in their subgraph are skipped.
+
+    ``settings.planner_kind`` picks the model; ``auto`` trains the MLP and the word-order planner
+    and keeps the one with the better best validation accuracy (the MLP on a tie), recording
+    both in ``History.candidates``. The word-order planner needs examples built ``with_tokens``.
+    """
+    if settings.planner_kind not in PLANNER_CHOICES:
+        raise ValueError(f"planner_kind must be one of {PLANNER_CHOICES}, got {settings.planner_kind!r}")
     choices = {id(ex): _plan_choice(ex, tables, settings.planner_steps) for ex in [*train, *val]}
+    kinds = ("mlp", "attention") if settings.planner_kind == "auto" else (settings.planner_kind,)
+    trained = {kind: _train_planner_kind(kind, train, val, choices, settings, progress) for kind in kinds}
+    best = max(kinds, key=lambda k: (max(trained[k][1].val_metric, default=0.0), k == "mlp"))
+    model, history = trained[best]
+    if len(kinds) > 1:
+        history.candidates = {k: max(h.val_metric, default=0.0) for k, (_, h) in trained.items()}
+    return model, history
+
+
+def _train_planner_kind(
+    kind: str,
+    train: Sequence[TrainingExample],
+    val: Sequence[TrainingExample],
+    choices: dict[int, _PlanChoice | None],
+    settings: TrainSettings,
+    progress: bool,
+) -> tuple[Planner, History]:
+    seed_everything(settings.seed)
+    model = _new_planner(kind, int(train[0].prepared.question_emb.numel()), settings.planner_steps)
 
     def logits_of(choice: _PlanChoice) -> torch.Tensor:
-        return model(choice.views, choice.relation_emb, choice.plans.steps)
+        return model.plan_logits(choice.prepared, choice.relation_emb, choice.plans.steps)
 
     def loss_of(ex: TrainingExample) -> torch.Tensor | None:
         choice = choices[id(ex)]
@@ -273,13 +315,13 @@ def train_planner(
         validate=validate,
         metric="plan_hit@1",
         settings=settings,
-        desc="planner",
+        desc=f"planner ({kind})",
         progress=progress,
     )
     return model, history
 
 
-def _plan_columns(ex: TrainingExample, tables: Tables, planner: PlanScorer | None) -> torch.Tensor | None:
+def _plan_columns(ex: TrainingExample, tables: Tables, planner: Planner | None) -> torch.Tensor | None:
     if planner is None:
         return None
     return rank_plans(planner, ex.prepared, tables).reach(ex.prepared.subgraph.num_entities)
@@ -293,7 +335,7 @@ def train_reader(
     settings: TrainSettings,
     *,
     path_scorer: TripleScorer | None = None,
-    planner: PlanScorer | None = None,
+    planner: Planner | None = None,
     progress: bool = True,
 ) -> tuple[EntityReader, History]:
     """Train the extractive reader's entity scorer on answer labels; early stopping on Hit@1.

@@ -57,6 +57,14 @@ from kgqa.config import Settings
     help="Also train the planner that rates whole relation paths for the reader.",
 )
 @click.option(
+    "--planner-kind",
+    type=click.Choice(["auto", "mlp", "attention"]),
+    default="auto",
+    show_default=True,
+    help="Planner model: mlp (sentence embeddings, fast), attention (reads the question's word order), "
+    "or auto (train both, keep the better validation plan accuracy).",
+)
+@click.option(
     "--val-file",
     type=click.Path(exists=True, dir_okay=False, path_type=Path),
     help="stark: validation questions (early stopping); default: --val-fraction of FILES.",
@@ -79,6 +87,7 @@ def train(
     val_fraction: float,
     path_scorer: bool,
     planner: bool,
+    planner_kind: str,
     val_file: Path | None,
     hops: str,
     backend: str | None,
@@ -124,6 +133,7 @@ def train(
             seed=seed,
             path_scorer=path_scorer,
             planner=planner,
+            planner_kind=planner_kind,
         ),
         limit=limit,
         progress=not as_json,
@@ -137,6 +147,9 @@ def train(
     for name, h in (("path scorer", report.path_scorer_history), ("planner", report.planner_history)):
         if h:
             click.echo(f"{name}: best {h['metric']} {max(h['val_metric']):.4f} at epoch {h['best_epoch']}")
+    if report.planner_history.get("candidates"):
+        tried = ", ".join(f"{k} {v:.4f}" for k, v in report.planner_history["candidates"].items())
+        click.echo(f"planner kinds by validation {report.planner_history['metric']}: {tried}")
     click.echo(f"extractive reader: best hit@1 {max(r['val_metric']):.4f} at epoch {r['best_epoch']}")
     click.echo(f"checkpoint: {report.out}  ({', '.join(f'{k} {v:.0f}s' for k, v in report.seconds.items())})")
 

@@ -137,3 +137,11 @@ def test_embedder_truncates_at_the_models_max_seq_length(tmp_path: Path) -> None
     (folder / "sentence_bert_config.json").write_text(json.dumps({"do_lower_case": True}))
     with pytest.raises(EmbeddingError, match="do_lower_case"):
         read_max_seq_length(str(folder))
+
+
+def test_embed_tokens_gives_the_token_states_that_embed_pools(minilm: TransformerEmbedder) -> None:
+    states = minilm.embed_tokens(TEXTS)
+    assert [s.shape[1] for s in states] == [minilm.dimension] * len(TEXTS)
+    assert len({s.shape[0] for s in states}) > 1  # padding dropped: each text keeps its own length
+    pooled = torch.nn.functional.normalize(torch.stack([s.mean(dim=0) for s in states]), dim=-1)
+    torch.testing.assert_close(pooled, minilm.embed(TEXTS), atol=1e-5, rtol=1e-4)
