@@ -5,8 +5,10 @@ The scorer, the second-pass path scorer (:mod:`kgqa.retrieval.path_context`) and
 train with BCE, the planner (:mod:`kgqa.retrieval.plans`) with a softmax over each question's
 plans; all with Adam and early stopping on a validation metric (recall@100 of the labelled
 triples for the scorers, how often the top plan is gold for the planner, Hit@1 for the reader),
-following SubgraphRAG's reference recipe; the best epoch's weights are kept. Runs are
-deterministic for a given seed.
+following SubgraphRAG's reference recipe; the best epoch's weights are kept. The metrics are
+coarse (a few hundred questions, often near 1.0), so an epoch that only ties the best metric
+counts as better when its validation loss is lower, and no model stops before ``min_epochs``
+(:func:`_fit`). Runs are deterministic for a given seed.
 """
 
 from __future__ import annotations
@@ -51,6 +53,7 @@ class TrainSettings:
 
     epochs: int = 20
     patience: int = 4
+    min_epochs: int = 3  # never stop earlier: a first epoch's metric is often already near 1.0
     lr: float = 1e-3
     scorer_hidden: int = 256
     reader_hidden: int = 256
@@ -68,7 +71,7 @@ class TrainSettings:
 
 @dataclass(slots=True)
 class History:
-    """Per-epoch training loss and validation metric; ``best_epoch`` is 1-based.
+    """Per-epoch training loss, validation metric and validation loss; ``best_epoch`` is 1-based.
 
     ``candidates``: for the planner trained with ``planner_kind="auto"``, each kind's best
     validation plan accuracy (the history is the chosen one's).
@@ -77,6 +80,7 @@ class History:
     metric: str
     train_loss: list[float] = field(default_factory=list)
     val_metric: list[float] = field(default_factory=list)
+    val_loss: list[float] = field(default_factory=list)
     best_epoch: int = 0
     candidates: dict[str, float] = field(default_factory=dict)
 
@@ -112,10 +116,16 @@ def _fit(
     desc: str,
     progress: bool,
 ) -> History:
+    """Train ``model`` one question per step and keep the best epoch's weights.
+
+    An epoch is better than the best so far when its validation metric is higher, or equal with
+    a lower mean validation loss (``loss_of`` on ``val``); training stops after ``patience``
+    epochs without a better one, but not before ``min_epochs``.
+    """
     optimiser = torch.optim.Adam(model.parameters(), lr=settings.lr)
     order = torch.Generator().manual_seed(settings.seed)
     history = History(metric=metric)
-    best_state, best, stale = copy.deepcopy(model.state_dict()), -1.0, 0
+    best_state, best, stale = copy.deepcopy(model.state_dict()), (-1.0, float("-inf")), 0
     bar = tqdm(range(settings.epochs), desc=desc, disable=not progress, leave=False)
     for epoch in bar:
         model.train()
@@ -131,15 +141,17 @@ def _fit(
         model.eval()
         with torch.inference_mode():
             value = validate()
+            val_losses = [float(loss) for ex in val if (loss := loss_of(ex)) is not None]
         history.train_loss.append(sum(losses) / max(len(losses), 1))
         history.val_metric.append(value)
+        history.val_loss.append(sum(val_losses) / max(len(val_losses), 1))
         bar.set_postfix(loss=f"{history.train_loss[-1]:.4f}", **{metric: f"{value:.4f}"})
-        if value > best:
-            best, stale, history.best_epoch = value, 0, epoch + 1
+        if (value, -history.val_loss[-1]) > best:
+            best, stale, history.best_epoch = (value, -history.val_loss[-1]), 0, epoch + 1
             best_state = copy.deepcopy(model.state_dict())
         else:
             stale += 1
-            if stale >= settings.patience:
+            if stale >= settings.patience and epoch + 1 >= settings.min_epochs:
                 break
     model.load_state_dict(best_state)
     model.eval()
@@ -267,12 +279,16 @@ def train_planner(
 
     ``settings.planner_kind`` picks the model; ``auto`` trains the MLP and the word-order planner
     and keeps the one with the better best validation accuracy (the MLP on a tie), recording
-    both in ``History.candidates``. The word-order planner needs examples built ``with_tokens``.
+    both in ``History.candidates``. The word-order planner needs examples built ``with_tokens``;
+    without token states ``auto`` trains the MLP only.
     """
     if settings.planner_kind not in PLANNER_CHOICES:
         raise ValueError(f"planner_kind must be one of {PLANNER_CHOICES}, got {settings.planner_kind!r}")
     choices = {id(ex): _plan_choice(ex, tables, settings.planner_steps) for ex in [*train, *val]}
-    kinds = ("mlp", "attention") if settings.planner_kind == "auto" else (settings.planner_kind,)
+    kinds: tuple[str, ...] = (settings.planner_kind,)
+    if settings.planner_kind == "auto":
+        has_tokens = train[0].prepared.question_tokens is not None
+        kinds = ("mlp", "attention") if has_tokens else ("mlp",)
     trained = {kind: _train_planner_kind(kind, train, val, choices, settings, progress) for kind in kinds}
     best = max(kinds, key=lambda k: (max(trained[k][1].val_metric, default=0.0), k == "mlp"))
     model, history = trained[best]

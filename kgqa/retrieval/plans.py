@@ -23,6 +23,7 @@ in order instead. ``kgqa train`` keeps the one with the better validation plan a
 
 from __future__ import annotations
 
+import re
 from collections.abc import Collection, Sequence
 from dataclasses import dataclass
 from typing import Any, ClassVar
@@ -53,11 +54,12 @@ PLAN_FEATURES = ("best_plan", "plan_mass")
 def question_views(question: str, mentions: Sequence[str]) -> list[str]:
     """The texts the planner embeds: the question, the text before the first mention of a topic
     found in it, and the text after (``"."`` where a side is empty; the whole question for both
-    when no mention is found)."""
+    when no mention is found). The mention is found regardless of case: a question typed in
+    lower case still splits at its topic's name."""
     for mention in mentions:
-        at = question.find(mention) if mention else -1
-        if at >= 0:
-            before, after = question[:at].strip(), question[at + len(mention) :].strip()
+        found = re.search(re.escape(mention), question, flags=re.IGNORECASE) if mention else None
+        if found is not None:
+            before, after = question[: found.start()].strip(), question[found.end() :].strip()
             return [question, before or ".", after or "."]
     return [question, question, question]
 
