@@ -194,6 +194,10 @@ def test_train_retrieve_eval_on_the_bundled_slice(tmp_path: Path) -> None:
     assert len(report["scorer_history"]["val_metric"]) == 2
     assert len(report["path_scorer_history"]["val_metric"]) == 2  # the second pass trains by default
     assert len(report["planner_history"]["val_metric"]) == 2  # and so does the planner
+    # --planner-kind auto (the default): the MLP and the word-order planner, the better one kept
+    candidates = report["planner_history"]["candidates"]
+    assert set(candidates) == {"mlp", "attention"}
+    assert max(report["planner_history"]["val_metric"]) == max(candidates.values())
     code, out, err = _run(
         "retrieve", "who directed [Cast Away]", "--data-dir", data, "--top-k", "5", "--json"
     )
