@@ -21,7 +21,8 @@ from kgqa.embed import make_embedder
 from kgqa.eval.datasets import read_questions, sample
 from kgqa.eval.splits import SplitSettings, hops_for
 from kgqa.retrieval.features import SubgraphSettings
-from kgqa.retrieval.retriever import CHECKPOINT_FORMAT_VERSION, CHECKPOINT_KIND
+from kgqa.retrieval.retriever import CHECKPOINT_FORMAT_VERSION, CHECKPOINT_KIND, load_bundle
+from kgqa.retrieval.scorer import TripleScorer
 from kgqa.retrieval.tables import EntityTable, RelationTable
 from kgqa.store import open_store
 from kgqa.store.schema import check_query_embedder
@@ -89,8 +90,14 @@ def run_training(
     train_settings: TrainSettings,
     limit: int | None,
     progress: bool,
+    reuse_scorers: Path | None = None,
 ) -> TrainReport:
-    """Train the triple scorer and the extractive reader on ``sources`` and write ``out``."""
+    """Train the triple scorer and the extractive reader on ``sources`` and write ``out``.
+
+    ``reuse_scorers``: a checkpoint of ``kgqa train`` on the same store whose triple scorer and
+    second-pass scorer are taken as they are, so only the planner and the reader train (the
+    scorers are the slow part; comparing planners or reader recipes need not retrain them).
+    """
     report = TrainReport(out=str(out))
     parts: dict[str, list[QAExample]] = {"train": [], "val": [], "heldout": []}
     for path, fmt in sources:
@@ -128,17 +135,20 @@ def run_training(
         )
     report.examples = {"train": len(train), "val": len(val)}
     report.seconds["prepare"] = time.perf_counter() - started
-    started = time.perf_counter()
-    scorer, scorer_history = train_scorer(train, val, tables, train_settings, progress=progress)
-    report.seconds["scorer"] = time.perf_counter() - started
-    path_scorer = None
-    if train_settings.path_scorer:
-        started = time.perf_counter()
-        path_scorer, path_history = train_path_scorer(
-            train, val, scorer, tables, train_settings, progress=progress
+    if reuse_scorers is not None:
+        reused = load_bundle(reuse_scorers, embedder.model_id)
+        scorer = TripleScorer.from_checkpoint(reused["scorer"], embedder_model_id=embedder.model_id)
+        path_scorer = None
+        if train_settings.path_scorer and reused.get("path_scorer") is not None:
+            path_scorer = TripleScorer.from_checkpoint(
+                reused["path_scorer"], embedder_model_id=embedder.model_id
+            )
+        report.scorer_history = reused.get("report", {}).get("scorer_history", {})
+        report.path_scorer_history = (
+            reused.get("report", {}).get("path_scorer_history", {}) if path_scorer else {}
         )
-        report.seconds["path_scorer"] = time.perf_counter() - started
-        report.path_scorer_history = path_history.to_dict()
+    else:
+        scorer, path_scorer = _train_scorers(train, val, tables, train_settings, report, progress)
     planner = None
     if train_settings.planner:
         started = time.perf_counter()
@@ -157,7 +167,7 @@ def run_training(
         progress=progress,
     )
     report.seconds["reader"] = time.perf_counter() - started
-    report.scorer_history, report.reader_history = scorer_history.to_dict(), reader_history.to_dict()
+    report.reader_history = reader_history.to_dict()
     model_id = embedder.model_id
     out.parent.mkdir(parents=True, exist_ok=True)
     torch.save(
@@ -179,3 +189,27 @@ def run_training(
         out,
     )
     return report
+
+
+def _train_scorers(
+    train: list[TrainingExample],
+    val: list[TrainingExample],
+    tables: tuple[EntityTable, RelationTable],
+    train_settings: TrainSettings,
+    report: TrainReport,
+    progress: bool,
+) -> tuple[TripleScorer, TripleScorer | None]:
+    """Train the triple scorer and, where asked, the second-pass scorer; histories into ``report``."""
+    started = time.perf_counter()
+    scorer, scorer_history = train_scorer(train, val, tables, train_settings, progress=progress)
+    report.seconds["scorer"] = time.perf_counter() - started
+    report.scorer_history = scorer_history.to_dict()
+    path_scorer = None
+    if train_settings.path_scorer:
+        started = time.perf_counter()
+        path_scorer, path_history = train_path_scorer(
+            train, val, scorer, tables, train_settings, progress=progress
+        )
+        report.seconds["path_scorer"] = time.perf_counter() - started
+        report.path_scorer_history = path_history.to_dict()
+    return scorer, path_scorer

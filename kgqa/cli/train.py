@@ -65,6 +65,12 @@ from kgqa.config import Settings
     "or auto (train both, keep the better validation plan accuracy).",
 )
 @click.option(
+    "--reuse-scorers",
+    type=click.Path(exists=True, dir_okay=False, path_type=Path),
+    help="Take the triple scorer and second-pass scorer from this checkpoint (same store) and train "
+    "only the planner and the reader.",
+)
+@click.option(
     "--val-file",
     type=click.Path(exists=True, dir_okay=False, path_type=Path),
     help="stark: validation questions (early stopping); default: --val-fraction of FILES.",
@@ -88,6 +94,7 @@ def train(
     path_scorer: bool,
     planner: bool,
     planner_kind: str,
+    reuse_scorers: Path | None,
     val_file: Path | None,
     hops: str,
     backend: str | None,
@@ -137,13 +144,16 @@ def train(
         ),
         limit=limit,
         progress=not as_json,
+        reuse_scorers=reuse_scorers,
     )
     if as_json:
         emit_json(report.to_dict())
         return
     s, r = report.scorer_history, report.reader_history
     click.echo(f"questions {report.questions}, examples {report.examples}")
-    click.echo(f"triple scorer: best {s['metric']} {max(s['val_metric']):.4f} at epoch {s['best_epoch']}")
+    if s:
+        best = f"best {s['metric']} {max(s['val_metric']):.4f} at epoch {s['best_epoch']}"
+        click.echo(f"triple scorer{' (reused)' if reuse_scorers else ''}: {best}")
     for name, h in (("path scorer", report.path_scorer_history), ("planner", report.planner_history)):
         if h:
             click.echo(f"{name}: best {h['metric']} {max(h['val_metric']):.4f} at epoch {h['best_epoch']}")
