@@ -3,7 +3,8 @@
 For MetaQA (1/2/3-hop dev files, consistent lines, the checkpoint's held-out part) it reports
 answer recall@100, recall@100 of the shortest-path triples and of the gold-relation-path triples
 (the qtype's walk; what the scorer is trained on), how often the planner's likeliest relation
-path is gold, Hit@1 of the extractive reader and retrieval latency
+path is gold, Hit@1 of the extractive reader, the misses split by the first stage that lost them
+(linking, retrieval, plan, reader; :func:`kgqa.eval.run.miss_cause`) and retrieval latency
 p50/p95 per stage, plus the factorised vs unfactorised scorer throughput at equal outputs,
 measured in the same run, at the checkpoint's width and at the paper's width 1024 (a freshly
 initialised scorer: speed does not depend on the weights). ``--dataset pathquestion|wc2014``
@@ -122,13 +123,13 @@ def main(
 ) -> None:
     """Evaluate retrieval and the extractive reader on the held-out part of each file."""
 
-    from kgqa.eval.run import evaluate
+    from kgqa.eval.run import MISS_CAUSES, MISS_RECALL_K, evaluate
     from kgqa.eval.session import select
     from kgqa.eval.splits import hops_for
     from kgqa.pipeline import open_asker
 
     settings = retriever_settings(data_dir, device, checkpoint)
-    rows, stage_rows = [], []
+    rows, stage_rows, miss_rows = [], [], []
     record = {"bench": "retrieval", "dataset": dataset, "size": size, **environment(device)}
     with open_asker(settings) as asker:
         retriever = asker.retriever
@@ -163,6 +164,10 @@ def main(
                     if s != "retrieval_total"
                 ]
             )
+            misses = summary.miss_causes
+            miss_rows.append(
+                [name, f"{sum(misses.values()):.4f}"] + [f"{misses[cause]:.4f}" for cause in MISS_CAUSES]
+            )
             stages = [s for s in summary.latency_ms if s != "retrieval_total"]
             record[name] = summary.to_dict()
         widths = (None, 1024) if dataset == "metaqa" else ()
@@ -186,6 +191,12 @@ def main(
             rows,
         )
     )
+    click.echo(
+        "\nmisses (wrong first answer) by the first stage that lost them, as shares of all questions: "
+        f"linking (topic not found or not the file's), retrieval (no answer in the top {MISS_RECALL_K} "
+        "triples), plan (top plan not gold), reader (right plan, wrong entity):"
+    )
+    click.echo(markdown_table(["split", "missed", *MISS_CAUSES], miss_rows))
     click.echo("\nper-stage latency, p50 / p95 ms:")
     click.echo(markdown_table(["split", *stages], stage_rows))
     for speed in speeds:

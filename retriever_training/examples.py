@@ -30,6 +30,8 @@ class TrainingExample:
         prepared: subgraph, DDE and table rows.
         labels: FloatTensor [E], 1 for triples on the question's reasoning paths (``weak_labels``).
         answers: BoolTensor [N], True for local entities that are gold answers (never topics).
+
+    ``prepared.question_tokens`` holds the question's token states when built ``with_tokens``.
     """
 
     example: QAExample
@@ -46,11 +48,13 @@ def build_examples(
     settings: SubgraphSettings,
     *,
     on_progress: Callable[[int], None] | None = None,
+    with_tokens: bool = False,
 ) -> list[TrainingExample]:
     """Prepare questions with their gold topics; questions whose topics are absent are skipped.
 
     Each question is embedded with its planner views (:func:`~kgqa.retrieval.plans.question_views`,
-    the topic found by name in the text).
+    the topic found by name in the text) and, ``with_tokens``, its token states for the
+    word-order planner (the embedder must have ``embed_tokens``).
     """
     examples: list[TrainingExample] = []
     names = tables[0].names
@@ -61,11 +65,14 @@ def build_examples(
         vectors = embedder.embed([text for views in texts for text in views]).reshape(
             len(chunk), QUESTION_VIEWS, -1
         )
-        for qa, vector in zip(chunk, vectors, strict=True):
+        tokens: list[torch.Tensor | None] = [None] * len(chunk)
+        if with_tokens:
+            tokens = list(embedder.embed_tokens([q.question for q in chunk]))  # type: ignore[attr-defined]
+        for qa, vector, states in zip(chunk, vectors, tokens, strict=True):
             if not qa.topic_ids:
                 log.warning("%s: no topic entity given; skipped", qa.qid)
                 continue
-            prepared = prepare(store, vector, qa.topic_ids, tables, settings)
+            prepared = prepare(store, vector, qa.topic_ids, tables, settings, question_tokens=states)
             sub = prepared.subgraph
             if sub.num_triples == 0:
                 log.warning("%s: topic %s not in the store; skipped", qa.qid, qa.topic_ids)

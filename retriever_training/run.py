@@ -21,7 +21,8 @@ from kgqa.embed import make_embedder
 from kgqa.eval.datasets import read_questions, sample
 from kgqa.eval.splits import SplitSettings, hops_for
 from kgqa.retrieval.features import SubgraphSettings
-from kgqa.retrieval.retriever import CHECKPOINT_FORMAT_VERSION, CHECKPOINT_KIND
+from kgqa.retrieval.retriever import CHECKPOINT_FORMAT_VERSION, CHECKPOINT_KIND, load_bundle
+from kgqa.retrieval.scorer import TripleScorer
 from kgqa.retrieval.tables import EntityTable, RelationTable
 from kgqa.store import open_store
 from kgqa.store.schema import check_query_embedder
@@ -65,6 +66,7 @@ def _examples_by_hops(
     auto_hops: bool,
     progress: bool,
     desc: str,
+    with_tokens: bool = False,
 ) -> list[TrainingExample]:
     groups: dict[int, list[QAExample]] = {}
     for q in questions:
@@ -73,7 +75,9 @@ def _examples_by_hops(
     with tqdm(total=len(questions), desc=desc, disable=not progress, leave=False) as bar:
         for hops, group in sorted(groups.items()):
             settings = SubgraphSettings(**{**asdict(subgraph), "hops": hops})
-            examples += build_examples(store, embedder, group, tables, settings, on_progress=bar.update)
+            examples += build_examples(
+                store, embedder, group, tables, settings, on_progress=bar.update, with_tokens=with_tokens
+            )
     return examples
 
 
@@ -89,12 +93,17 @@ def run_training(
     limit: int | None,
     progress: bool,
     cache_dir: Path | None = None,
+    reuse_scorers: Path | None = None,
 ) -> TrainReport:
     """Train the triple scorer and the extractive reader on ``sources`` and write ``out``.
 
     With ``cache_dir`` the prepared examples of each part are read from there when the same
     questions, KB and settings prepared them before, and stored there otherwise
     (:mod:`retriever_training.example_cache`).
+
+    ``reuse_scorers``: a checkpoint of ``kgqa train`` on the same store whose triple scorer and
+    second-pass scorer are taken as they are, so only the planner and the reader train (the
+    scorers are the slow part; comparing planners or reader recipes need not retrain them).
     """
     report = TrainReport(out=str(out))
     parts: dict[str, list[QAExample]] = {"train": [], "val": [], "heldout": []}
@@ -107,9 +116,15 @@ def run_training(
     with open_store(settings.store) as store:
         check_query_embedder(store, EmbeddingMeta(embedder.model_id, embedder.dimension))
         tables = (EntityTable(store, embedder.dimension), RelationTable(store))
+        # The word-order planner reads token states; only build them when it may be trained.
+        with_tokens = train_settings.planner and train_settings.planner_kind != "mlp"
         kb = kb_fingerprint(store) if cache_dir else {}
         # Everything besides the questions, the KB and the embedder that changes the examples.
-        example_settings = {"subgraph": asdict(subgraph), "auto_hops": auto_hops}
+        example_settings = {
+            "subgraph": asdict(subgraph),
+            "auto_hops": auto_hops,
+            "with_tokens": with_tokens,
+        }
         prepared: dict[str, list[TrainingExample]] = {}
         for part in ("train", "val"):
 
@@ -123,6 +138,7 @@ def run_training(
                     auto_hops=auto_hops,
                     progress=progress,
                     desc=f"preparing {part}",
+                    with_tokens=with_tokens,
                 )
 
             if cache_dir is None:
@@ -134,17 +150,20 @@ def run_training(
     train, val = prepared["train"], prepared["val"]
     report.examples = {"train": len(train), "val": len(val)}
     report.seconds["prepare"] = time.perf_counter() - started
-    started = time.perf_counter()
-    scorer, scorer_history = train_scorer(train, val, tables, train_settings, progress=progress)
-    report.seconds["scorer"] = time.perf_counter() - started
-    path_scorer = None
-    if train_settings.path_scorer:
-        started = time.perf_counter()
-        path_scorer, path_history = train_path_scorer(
-            train, val, scorer, tables, train_settings, progress=progress
+    if reuse_scorers is not None:
+        reused = load_bundle(reuse_scorers, embedder.model_id)
+        scorer = TripleScorer.from_checkpoint(reused["scorer"], embedder_model_id=embedder.model_id)
+        path_scorer = None
+        if train_settings.path_scorer and reused.get("path_scorer") is not None:
+            path_scorer = TripleScorer.from_checkpoint(
+                reused["path_scorer"], embedder_model_id=embedder.model_id
+            )
+        report.scorer_history = reused.get("report", {}).get("scorer_history", {})
+        report.path_scorer_history = (
+            reused.get("report", {}).get("path_scorer_history", {}) if path_scorer else {}
         )
-        report.seconds["path_scorer"] = time.perf_counter() - started
-        report.path_scorer_history = path_history.to_dict()
+    else:
+        scorer, path_scorer = _train_scorers(train, val, tables, train_settings, report, progress)
     planner = None
     if train_settings.planner:
         started = time.perf_counter()
@@ -163,7 +182,7 @@ def run_training(
         progress=progress,
     )
     report.seconds["reader"] = time.perf_counter() - started
-    report.scorer_history, report.reader_history = scorer_history.to_dict(), reader_history.to_dict()
+    report.reader_history = reader_history.to_dict()
     model_id = embedder.model_id
     out.parent.mkdir(parents=True, exist_ok=True)
     torch.save(
@@ -185,3 +204,27 @@ def run_training(
         out,
     )
     return report
+
+
+def _train_scorers(
+    train: list[TrainingExample],
+    val: list[TrainingExample],
+    tables: tuple[EntityTable, RelationTable],
+    train_settings: TrainSettings,
+    report: TrainReport,
+    progress: bool,
+) -> tuple[TripleScorer, TripleScorer | None]:
+    """Train the triple scorer and, where asked, the second-pass scorer; histories into ``report``."""
+    started = time.perf_counter()
+    scorer, scorer_history = train_scorer(train, val, tables, train_settings, progress=progress)
+    report.seconds["scorer"] = time.perf_counter() - started
+    report.scorer_history = scorer_history.to_dict()
+    path_scorer = None
+    if train_settings.path_scorer:
+        started = time.perf_counter()
+        path_scorer, path_history = train_path_scorer(
+            train, val, scorer, tables, train_settings, progress=progress
+        )
+        report.seconds["path_scorer"] = time.perf_counter() - started
+        report.path_scorer_history = path_history.to_dict()
+    return scorer, path_scorer

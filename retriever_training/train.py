@@ -5,8 +5,10 @@ The scorer, the second-pass path scorer (:mod:`kgqa.retrieval.path_context`) and
 train with BCE, the planner (:mod:`kgqa.retrieval.plans`) with a softmax over each question's
 plans; all with Adam and early stopping on a validation metric (recall@100 of the labelled
 triples for the scorers, how often the top plan is gold for the planner, Hit@1 for the reader),
-following SubgraphRAG's reference recipe; the best epoch's weights are kept. Runs are
-deterministic for a given seed.
+following SubgraphRAG's reference recipe; the best epoch's weights are kept. The metrics are
+coarse (a few hundred questions, often near 1.0), so an epoch that only ties the best metric
+counts as better when its validation loss is lower, and no model stops before ``min_epochs``
+(:func:`_fit`). Runs are deterministic for a given seed.
 """
 
 from __future__ import annotations
@@ -23,11 +25,13 @@ from torch import nn
 from tqdm import tqdm
 
 from kgqa.reasoning.extractive import EntityReader, ReaderConfig
-from kgqa.retrieval.features import to_batch
+from kgqa.retrieval.features import PreparedQuestion, to_batch
 from kgqa.retrieval.nn import MlpConfig
 from kgqa.retrieval.path_context import triple_probabilities, with_path_context
+from kgqa.retrieval.plan_attention import AttentionPlannerConfig, AttentionPlanScorer
 from kgqa.retrieval.plans import (
     PLAN_FEATURES,
+    Planner,
     PlannerConfig,
     Plans,
     PlanScorer,
@@ -49,6 +53,7 @@ class TrainSettings:
 
     epochs: int = 20
     patience: int = 4
+    min_epochs: int = 3  # never stop earlier: a first epoch's metric is often already near 1.0
     lr: float = 1e-3
     scorer_hidden: int = 256
     reader_hidden: int = 256
@@ -59,16 +64,25 @@ class TrainSettings:
     path_scorer: bool = True  # train the second-pass scorer (kgqa.retrieval.path_context)
     planner: bool = True  # train the relation-path planner (kgqa.retrieval.plans)
     planner_steps: int = 3  # longest plan
+    # mlp (kgqa.retrieval.plans), attention (word order, kgqa.retrieval.plan_attention), or auto:
+    # train both and keep the better validation plan accuracy (the MLP on a tie: it is faster).
+    planner_kind: str = "auto"
 
 
 @dataclass(slots=True)
 class History:
-    """Per-epoch training loss and validation metric; ``best_epoch`` is 1-based."""
+    """Per-epoch training loss, validation metric and validation loss; ``best_epoch`` is 1-based.
+
+    ``candidates``: for the planner trained with ``planner_kind="auto"``, each kind's best
+    validation plan accuracy (the history is the chosen one's).
+    """
 
     metric: str
     train_loss: list[float] = field(default_factory=list)
     val_metric: list[float] = field(default_factory=list)
+    val_loss: list[float] = field(default_factory=list)
     best_epoch: int = 0
+    candidates: dict[str, float] = field(default_factory=dict)
 
     def to_dict(self) -> dict[str, Any]:
         return asdict(self)
@@ -102,10 +116,16 @@ def _fit(
     desc: str,
     progress: bool,
 ) -> History:
+    """Train ``model`` one question per step and keep the best epoch's weights.
+
+    An epoch is better than the best so far when its validation metric is higher, or equal with
+    a lower mean validation loss (``loss_of`` on ``val``); training stops after ``patience``
+    epochs without a better one, but not before ``min_epochs``.
+    """
     optimiser = torch.optim.Adam(model.parameters(), lr=settings.lr)
     order = torch.Generator().manual_seed(settings.seed)
     history = History(metric=metric)
-    best_state, best, stale = copy.deepcopy(model.state_dict()), -1.0, 0
+    best_state, best, stale = copy.deepcopy(model.state_dict()), (-1.0, float("-inf")), 0
     bar = tqdm(range(settings.epochs), desc=desc, disable=not progress, leave=False)
     for epoch in bar:
         model.train()
@@ -121,15 +141,17 @@ def _fit(
         model.eval()
         with torch.inference_mode():
             value = validate()
+            val_losses = [float(loss) for ex in val if (loss := loss_of(ex)) is not None]
         history.train_loss.append(sum(losses) / max(len(losses), 1))
         history.val_metric.append(value)
+        history.val_loss.append(sum(val_losses) / max(len(val_losses), 1))
         bar.set_postfix(loss=f"{history.train_loss[-1]:.4f}", **{metric: f"{value:.4f}"})
-        if value > best:
-            best, stale, history.best_epoch = value, 0, epoch + 1
+        if (value, -history.val_loss[-1]) > best:
+            best, stale, history.best_epoch = (value, -history.val_loss[-1]), 0, epoch + 1
             best_state = copy.deepcopy(model.state_dict())
         else:
             stale += 1
-            if stale >= settings.patience:
+            if stale >= settings.patience and epoch + 1 >= settings.min_epochs:
                 break
     model.load_state_dict(best_state)
     model.eval()
@@ -215,9 +237,10 @@ def train_path_scorer(
 
 @dataclass(frozen=True, slots=True)
 class _PlanChoice:
-    """One question's plans, ready for the planner: what it reads and which plans are gold."""
+    """One question's plans, ready for the planner: its prepared question, relation embeddings,
+    plans, and which plans are gold."""
 
-    views: torch.Tensor
+    prepared: PreparedQuestion
     relation_emb: torch.Tensor
     plans: Plans
     gold: torch.Tensor
@@ -229,7 +252,17 @@ def _plan_choice(ex: TrainingExample, tables: Tables, max_steps: int) -> _PlanCh
     gold = gold_plans(plans, sub, ex.answers, ex.example.relation_paths)
     if not gold.any():
         return None
-    return _PlanChoice(ex.prepared.question_views, tables[1].matrix[ex.prepared.relation_rows], plans, gold)
+    return _PlanChoice(ex.prepared, tables[1].matrix[ex.prepared.relation_rows], plans, gold)
+
+
+#: What ``TrainSettings.planner_kind`` may name.
+PLANNER_CHOICES = ("mlp", "attention", "auto")
+
+
+def _new_planner(kind: str, emb_dim: int, max_steps: int) -> Planner:
+    if kind == "mlp":
+        return PlanScorer(PlannerConfig(emb_dim=emb_dim, max_steps=max_steps))
+    return AttentionPlanScorer(AttentionPlannerConfig(emb_dim=emb_dim, max_steps=max_steps))
 
 
 def train_planner(
@@ -239,19 +272,44 @@ def train_planner(
     settings: TrainSettings,
     *,
     progress: bool = True,
-) -> tuple[PlanScorer, History]:
+) -> tuple[Planner, History]:
     """Train the relation-path planner: softmax over each question's plans, maximising the
     probability of its gold plans (:func:`~kgqa.retrieval.plans.gold_plans`); early stopping on
-    how often the top plan is gold. Questions with no gold plan in their subgraph are skipped."""
-    seed_everything(settings.seed)
-    first = train[0].prepared
-    model = PlanScorer(
-        PlannerConfig(emb_dim=int(first.question_emb.numel()), max_steps=settings.planner_steps)
-    )
+    how often the top plan is gold. Questions with no gold plan in their subgraph are skipped.
+
+    ``settings.planner_kind`` picks the model; ``auto`` trains the MLP and the word-order planner
+    and keeps the one with the better best validation accuracy (the MLP on a tie), recording
+    both in ``History.candidates``. The word-order planner needs examples built ``with_tokens``;
+    without token states ``auto`` trains the MLP only.
+    """
+    if settings.planner_kind not in PLANNER_CHOICES:
+        raise ValueError(f"planner_kind must be one of {PLANNER_CHOICES}, got {settings.planner_kind!r}")
     choices = {id(ex): _plan_choice(ex, tables, settings.planner_steps) for ex in [*train, *val]}
+    kinds: tuple[str, ...] = (settings.planner_kind,)
+    if settings.planner_kind == "auto":
+        has_tokens = train[0].prepared.question_tokens is not None
+        kinds = ("mlp", "attention") if has_tokens else ("mlp",)
+    trained = {kind: _train_planner_kind(kind, train, val, choices, settings, progress) for kind in kinds}
+    best = max(kinds, key=lambda k: (max(trained[k][1].val_metric, default=0.0), k == "mlp"))
+    model, history = trained[best]
+    if len(kinds) > 1:
+        history.candidates = {k: max(h.val_metric, default=0.0) for k, (_, h) in trained.items()}
+    return model, history
+
+
+def _train_planner_kind(
+    kind: str,
+    train: Sequence[TrainingExample],
+    val: Sequence[TrainingExample],
+    choices: dict[int, _PlanChoice | None],
+    settings: TrainSettings,
+    progress: bool,
+) -> tuple[Planner, History]:
+    seed_everything(settings.seed)
+    model = _new_planner(kind, int(train[0].prepared.question_emb.numel()), settings.planner_steps)
 
     def logits_of(choice: _PlanChoice) -> torch.Tensor:
-        return model(choice.views, choice.relation_emb, choice.plans.steps)
+        return model.plan_logits(choice.prepared, choice.relation_emb, choice.plans.steps)
 
     def loss_of(ex: TrainingExample) -> torch.Tensor | None:
         choice = choices[id(ex)]
@@ -273,13 +331,13 @@ def train_planner(
         validate=validate,
         metric="plan_hit@1",
         settings=settings,
-        desc="planner",
+        desc=f"planner ({kind})",
         progress=progress,
     )
     return model, history
 
 
-def _plan_columns(ex: TrainingExample, tables: Tables, planner: PlanScorer | None) -> torch.Tensor | None:
+def _plan_columns(ex: TrainingExample, tables: Tables, planner: Planner | None) -> torch.Tensor | None:
     if planner is None:
         return None
     return rank_plans(planner, ex.prepared, tables).reach(ex.prepared.subgraph.num_entities)
@@ -293,7 +351,7 @@ def train_reader(
     settings: TrainSettings,
     *,
     path_scorer: TripleScorer | None = None,
-    planner: PlanScorer | None = None,
+    planner: Planner | None = None,
     progress: bool = True,
 ) -> tuple[EntityReader, History]:
     """Train the extractive reader's entity scorer on answer labels; early stopping on Hit@1.

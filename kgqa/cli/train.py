@@ -57,6 +57,20 @@ from kgqa.config import Settings
     help="Also train the planner that rates whole relation paths for the reader.",
 )
 @click.option(
+    "--planner-kind",
+    type=click.Choice(["auto", "mlp", "attention"]),
+    default="auto",
+    show_default=True,
+    help="Planner model: mlp (sentence embeddings, fast), attention (reads the question's word order), "
+    "or auto (train both, keep the better validation plan accuracy).",
+)
+@click.option(
+    "--reuse-scorers",
+    type=click.Path(exists=True, dir_okay=False, path_type=Path),
+    help="Take the triple scorer and second-pass scorer from this checkpoint (same store) and train "
+    "only the planner and the reader.",
+)
+@click.option(
     "--val-file",
     type=click.Path(exists=True, dir_okay=False, path_type=Path),
     help="stark: validation questions (early stopping); default: --val-fraction of FILES.",
@@ -86,6 +100,8 @@ def train(
     val_fraction: float,
     path_scorer: bool,
     planner: bool,
+    planner_kind: str,
+    reuse_scorers: Path | None,
     val_file: Path | None,
     example_cache: Path | None,
     no_example_cache: bool,
@@ -134,20 +150,27 @@ def train(
             seed=seed,
             path_scorer=path_scorer,
             planner=planner,
+            planner_kind=planner_kind,
         ),
         limit=limit,
         progress=not as_json,
         cache_dir=None if no_example_cache else cache_dir,
+        reuse_scorers=reuse_scorers,
     )
     if as_json:
         emit_json(report.to_dict())
         return
     s, r = report.scorer_history, report.reader_history
     click.echo(f"questions {report.questions}, examples {report.examples}")
-    click.echo(f"triple scorer: best {s['metric']} {max(s['val_metric']):.4f} at epoch {s['best_epoch']}")
+    if s:
+        best = f"best {s['metric']} {max(s['val_metric']):.4f} at epoch {s['best_epoch']}"
+        click.echo(f"triple scorer{' (reused)' if reuse_scorers else ''}: {best}")
     for name, h in (("path scorer", report.path_scorer_history), ("planner", report.planner_history)):
         if h:
             click.echo(f"{name}: best {h['metric']} {max(h['val_metric']):.4f} at epoch {h['best_epoch']}")
+    if report.planner_history.get("candidates"):
+        tried = ", ".join(f"{k} {v:.4f}" for k, v in report.planner_history["candidates"].items())
+        click.echo(f"planner kinds by validation {report.planner_history['metric']}: {tried}")
     click.echo(f"extractive reader: best hit@1 {max(r['val_metric']):.4f} at epoch {r['best_epoch']}")
     click.echo(f"checkpoint: {report.out}  ({', '.join(f'{k} {v:.0f}s' for k, v in report.seconds.items())})")
 

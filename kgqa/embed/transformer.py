@@ -282,6 +282,25 @@ class TransformerEmbedder:
         return batches
 
     @torch.no_grad()
+    def embed_tokens(self, texts: Sequence[str]) -> list[torch.Tensor]:
+        """Per text, FloatTensor [T, d]: the encoder's last-layer token states in order
+        ([CLS] and [SEP] included, padding dropped), what :meth:`embed` pools; for models that
+        read word order (:mod:`kgqa.retrieval.plan_attention`)."""
+        out: list[torch.Tensor] = []
+        for start in range(0, len(texts), self.batch_size):
+            batch = self.tokenizer(
+                list(texts[start : start + self.batch_size]),
+                padding=True,
+                truncation=True,
+                max_length=self.max_length,
+                return_tensors="pt",
+            ).to(self.device)
+            hidden = self.model(**batch).last_hidden_state.float().cpu()
+            lengths = batch["attention_mask"].sum(dim=1).tolist()
+            out += [states[:n].clone() for states, n in zip(hidden, lengths, strict=True)]
+        return out
+
+    @torch.no_grad()
     def embed(self, texts: Sequence[str]) -> torch.Tensor:
         """FloatTensor [n, d], float32, L2-normalised rows in input order.
 

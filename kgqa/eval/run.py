@@ -67,6 +67,9 @@ class EvalSummary:
         linking_top1: how often the linked first topic is one of the file's topics, over the
             questions the linker answered (free text) where the file names their topics; nan
             when every question came with its topics.
+        miss_causes: the questions whose first answer is wrong (failed ones included), by the
+            first stage that lost them (:data:`MISS_CAUSES`, :func:`miss_cause`), each as a
+            share of all ``n + failed`` questions.
     """
 
     n: int = 0
@@ -78,6 +81,7 @@ class EvalSummary:
     gold_path_triple_recall: dict[int, float] = field(default_factory=dict)
     plan_hit_at_1: float = math.nan
     linking_top1: float = math.nan
+    miss_causes: dict[str, float] = field(default_factory=dict)
     reader: dict[str, float] = field(default_factory=dict)
     tokens: dict[str, float] = field(default_factory=dict)
     latency_ms: dict[str, dict[str, float]] = field(default_factory=dict)
@@ -93,6 +97,7 @@ class EvalSummary:
             "gold_path_triple_recall": self.gold_path_triple_recall,
             "plan_hit_at_1": self.plan_hit_at_1,
             "linking_top1": self.linking_top1,
+            "miss_causes": self.miss_causes,
             "reader": self.reader,
             "tokens": self.tokens,
             "latency_ms": self.latency_ms,
@@ -116,6 +121,8 @@ class EvalSummary:
             "",
             f"planner: the likeliest plan is gold for {_fmt(self.plan_hit_at_1)} of the questions",
             f"linking: the first linked topic is the file's for {_fmt(self.linking_top1)} of the questions",
+            "misses by stage (share of all questions): "
+            + ", ".join(f"{cause} {_fmt(share)}" for cause, share in self.miss_causes.items()),
             "",
             "| reader | Hit | Hit@1 | Macro-F1 | Micro-F1 | Score_h | abstained | ungrounded | "
             "evidence recall | prompt tokens |",
@@ -229,6 +236,45 @@ def answer_record(answer: Answer, example: QAExample, *, answer_in_kg: bool) -> 
     }
 
 
+#: Where a question with a wrong first answer was lost, in pipeline order (:func:`miss_cause`).
+MISS_CAUSES = ("linking", "retrieval", "plan", "reader")
+#: The top triples whose entities must hold an answer for retrieval to count as found.
+MISS_RECALL_K = 100
+
+
+def miss_cause(record: dict[str, Any]) -> str | None:
+    """The first stage that lost a scored question, ``None`` when its first answer is right.
+
+    ``linking``: the linked first topic is not the file's; ``retrieval``: no gold answer among
+    the entities of the top :data:`MISS_RECALL_K` triples; ``plan``: the planner's likeliest
+    relation path is not gold (or no plan reaches an answer); ``reader``: the rest (right plan,
+    or no planner, and a wrong entity first). A failed question (topic not found) is a linking
+    miss and has no record.
+    """
+    if record["scores"]["hit_at_1"] >= 1.0:
+        return None
+    if record.get("linking_top1") == 0.0:
+        return "linking"
+    if record["answer_recall"].get(MISS_RECALL_K, record["answer_recall"].get(str(MISS_RECALL_K))) == 0.0:
+        return "retrieval"
+    planned = bool(record.get("plans"))
+    if planned and record.get("plan_hit_at_1") != 1.0:
+        return "plan"
+    return "reader"
+
+
+def miss_shares(records: Sequence[dict[str, Any]], failed: int) -> dict[str, float]:
+    """Share of all questions (``failed`` ones included) lost at each of :data:`MISS_CAUSES`."""
+    total = len(records) + failed
+    counts = dict.fromkeys(MISS_CAUSES, 0)
+    counts["linking"] += failed
+    for record in records:
+        cause = miss_cause(record)
+        if cause is not None:
+            counts[cause] += 1
+    return {cause: count / total if total else math.nan for cause, count in counts.items()}
+
+
 def _mean(values: Iterable[float]) -> float:
     kept = [v for v in values if not math.isnan(v)]
     return sum(kept) / len(kept) if kept else math.nan
@@ -247,6 +293,7 @@ def summarise(records: Sequence[dict[str, Any]], failed: int, *, resumed: int = 
     )
     summary.plan_hit_at_1 = _mean(r.get("plan_hit_at_1", math.nan) for r in records)
     summary.linking_top1 = _mean(r.get("linking_top1", math.nan) for r in records)
+    summary.miss_causes = miss_shares(records, failed)
     summary.reader = aggregate([QAScores(**r["scores"]) for r in records])
     summary.reader["score_h"] = score_h(
         [r["grounding"] for r in records],

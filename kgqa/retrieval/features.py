@@ -49,6 +49,9 @@ class PreparedQuestion:
         dde: FloatTensor [N, D].
         hops: the radius the subgraph was pulled with (the question's reasoning depth).
         timings_ms: milliseconds spent in ``extract`` and ``dde``.
+        question_tokens: FloatTensor [T, d], the encoder's token states of the question in order,
+            for the word-order planner (:mod:`kgqa.retrieval.plan_attention`); ``None`` when no
+            model reads them.
     """
 
     question_views: torch.Tensor
@@ -58,6 +61,7 @@ class PreparedQuestion:
     dde: torch.Tensor
     hops: int
     timings_ms: dict[str, float] = field(default_factory=dict)
+    question_tokens: torch.Tensor | None = None
 
     @property
     def question_emb(self) -> torch.Tensor:
@@ -71,9 +75,11 @@ def prepare(
     topic_ids: Sequence[str],
     tables: tuple[EntityTable, RelationTable],
     settings: SubgraphSettings,
+    *,
+    question_tokens: torch.Tensor | None = None,
 ) -> PreparedQuestion:
     """Extract the subgraph around ``topic_ids`` and compute its DDE and table rows (``question_views``:
-    [V, d], see :class:`PreparedQuestion`)."""
+    [V, d] and ``question_tokens``: [T, d] or ``None``, see :class:`PreparedQuestion`)."""
     entities, relations = tables
     started = time.perf_counter()
     sub = extract_subgraph(
@@ -96,7 +102,9 @@ def prepare(
     )
     done = time.perf_counter()
     timings = {"extract": (extracted - started) * 1e3, "dde": (done - extracted) * 1e3}
-    return PreparedQuestion(question_views, sub, entity_rows, relation_rows, encoding, settings.hops, timings)
+    return PreparedQuestion(
+        question_views, sub, entity_rows, relation_rows, encoding, settings.hops, timings, question_tokens
+    )
 
 
 def to_batch(prepared: PreparedQuestion, tables: tuple[EntityTable, RelationTable]) -> ScorerBatch:

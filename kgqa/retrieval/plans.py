@@ -13,13 +13,17 @@ two columns per entity for the reader: the best plan ending there, and the plan 
 Walks follow the rule of the training labels (:mod:`kgqa.retrieval.labels`): never back
 through a topic.
 
-The planner reads the question three ways (:func:`question_views`): whole, and the text before
-and after the topic mention. A sentence embedding keeps little word order, and the order is
-what separates "who acted in the films written by X" from "who wrote the films X acted in".
+The MLP planner (:class:`PlanScorer`, the fast one) reads the question three ways
+(:func:`question_views`): whole, and the text before and after the topic mention. A sentence
+embedding keeps little word order, and the order is what separates "who acted in the films
+written by X" from "who wrote the films X acted in"; the word-order planner
+(:class:`~kgqa.retrieval.plan_attention.AttentionPlanScorer`) reads the question's token states
+in order instead. ``kgqa train`` keeps the one with the better validation plan accuracy.
 """
 
 from __future__ import annotations
 
+import re
 from collections.abc import Collection, Sequence
 from dataclasses import dataclass
 from typing import Any, ClassVar
@@ -29,10 +33,11 @@ import torch
 from scipy.sparse import csr_matrix
 from torch import Tensor, nn
 
-from kgqa.errors import ConfigError
+from kgqa.errors import CheckpointError, ConfigError
 from kgqa.names import relationship_type
 from kgqa.retrieval.features import PreparedQuestion
 from kgqa.retrieval.nn import Checkpointable, MlpConfig, mlp_tail, scatter_max
+from kgqa.retrieval.plan_attention import AttentionPlanScorer
 from kgqa.retrieval.subgraph import Subgraph
 from kgqa.retrieval.tables import EntityTable, RelationTable
 
@@ -49,11 +54,12 @@ PLAN_FEATURES = ("best_plan", "plan_mass")
 def question_views(question: str, mentions: Sequence[str]) -> list[str]:
     """The texts the planner embeds: the question, the text before the first mention of a topic
     found in it, and the text after (``"."`` where a side is empty; the whole question for both
-    when no mention is found)."""
+    when no mention is found). The mention is found regardless of case: a question typed in
+    lower case still splits at its topic's name."""
     for mention in mentions:
-        at = question.find(mention) if mention else -1
-        if at >= 0:
-            before, after = question[:at].strip(), question[at + len(mention) :].strip()
+        found = re.search(re.escape(mention), question, flags=re.IGNORECASE) if mention else None
+        if found is not None:
+            before, after = question[: found.start()].strip(), question[found.end() :].strip()
             return [question, before or ".", after or "."]
     return [question, question, question]
 
@@ -279,6 +285,10 @@ class PlanScorer(Checkpointable):
         )
         return self.mlp(h1 + views.flatten() @ w_views.T + self.first.bias).squeeze(-1)
 
+    def plan_logits(self, prepared: PreparedQuestion, relation_emb: Tensor, steps: Tensor) -> Tensor:
+        """Logits [P] for ``prepared``'s plans, from its question views."""
+        return self(prepared.question_views, relation_emb, steps)
+
     def forward_concat(self, views: Tensor, relation_emb: Tensor, steps: Tensor) -> Tensor:
         """Logits [P] from the explicit per-plan input (the reference :meth:`forward` equals)."""
         p, length = steps.shape
@@ -291,6 +301,27 @@ class PlanScorer(Checkpointable):
         per_step = torch.cat([relation, *products, flags], dim=-1).flatten(1)
         z = torch.cat([views.flatten().expand(p, -1), per_step], dim=1)
         return self.mlp(self.first(z)).squeeze(-1)
+
+
+#: The planners :func:`rank_plans` runs; both rate a question's plans with ``plan_logits``.
+Planner = PlanScorer | AttentionPlanScorer
+#: Checkpoint ``kind`` -> planner class.
+PLANNER_KINDS: dict[str, type[Planner]] = {cls.KIND: cls for cls in (PlanScorer, AttentionPlanScorer)}
+
+
+def planner_from_checkpoint(data: dict[str, Any], *, embedder_model_id: str) -> Planner:
+    """The planner a checkpoint's ``planner`` entry holds, whichever kind it is.
+
+    Raises:
+        CheckpointError: the entry's ``kind`` is no planner's (or see ``from_checkpoint``).
+    """
+    cls = PLANNER_KINDS.get(str(data.get("kind")))
+    if cls is None:
+        raise CheckpointError(
+            f"the checkpoint's planner is a {data.get('kind')!r}, expected one of {sorted(PLANNER_KINDS)}",
+            hint="re-train with this kgqa version",
+        )
+    return cls.from_checkpoint(data, embedder_model_id=embedder_model_id)
 
 
 @dataclass(frozen=True, slots=True)
@@ -351,7 +382,7 @@ def plan_guided_scores(probabilities: Tensor, ranked: RankedPlans, sub: Subgraph
 
 
 def rank_plans(
-    planner: PlanScorer, prepared: PreparedQuestion, tables: tuple[EntityTable, RelationTable]
+    planner: Planner, prepared: PreparedQuestion, tables: tuple[EntityTable, RelationTable]
 ) -> RankedPlans:
     """Enumerate the plans ``prepared``'s subgraph can walk and rate them with ``planner``.
 
@@ -365,5 +396,5 @@ def rank_plans(
     if plans.num_plans == 0:
         return RankedPlans(plans, views.new_zeros(0))
     relation_emb = tables[1].matrix[prepared.relation_rows]
-    logits = planner(views, relation_emb, plans.steps)
+    logits = planner.plan_logits(prepared, relation_emb, plans.steps)
     return RankedPlans(plans, torch.softmax(logits, dim=0), logits)

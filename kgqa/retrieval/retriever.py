@@ -19,13 +19,21 @@ from typing import Any, Literal
 import torch
 
 from kgqa.embed.protocol import Embedder
-from kgqa.errors import CheckpointError
+from kgqa.errors import CheckpointError, ConfigError
 from kgqa.link import link, strip_brackets
 from kgqa.retrieval.disambiguation import Disambiguation, rank_topics
 from kgqa.retrieval.features import PreparedQuestion, SubgraphSettings, prepare
 from kgqa.retrieval.path_context import triple_probabilities
 from kgqa.retrieval.path_pooling import path_rescore
-from kgqa.retrieval.plans import PlanScorer, RankedPlans, plan_guided_scores, question_views, rank_plans
+from kgqa.retrieval.plan_attention import AttentionPlanScorer
+from kgqa.retrieval.plans import (
+    Planner,
+    RankedPlans,
+    plan_guided_scores,
+    planner_from_checkpoint,
+    question_views,
+    rank_plans,
+)
 from kgqa.retrieval.scorer import TripleScorer
 from kgqa.retrieval.tables import EntityTable, RelationTable
 from kgqa.store.protocol import GraphStore
@@ -170,7 +178,7 @@ class Retriever:
         scorer: TripleScorer,
         *,
         path_scorer: TripleScorer | None = None,
-        planner: PlanScorer | None = None,
+        planner: Planner | None = None,
         subgraph: SubgraphSettings | None = None,
         rescoring: Rescoring = "plan",
     ) -> None:
@@ -208,7 +216,7 @@ class Retriever:
                 data["path_scorer"], embedder_model_id=embedder.model_id
             )
         if data.get("planner") is not None:
-            planner = PlanScorer.from_checkpoint(data["planner"], embedder_model_id=embedder.model_id)
+            planner = planner_from_checkpoint(data["planner"], embedder_model_id=embedder.model_id)
         subgraph = subgraph or SubgraphSettings(**data["subgraph"])
         return cls(
             store,
@@ -271,8 +279,12 @@ class Retriever:
         if texts not in views_cache:
             views_cache[texts] = self.embedder.embed(list(texts))
         views = views_cache[texts]
+        reads_tokens = isinstance(self.planner, AttentionPlanScorer)
+        tokens = question_token_states(self.embedder, text) if reads_tokens else None
         embedded = time.perf_counter()
-        prepared = prepare(self.store, views, [t.id for t in topics], self.tables, settings)
+        prepared = prepare(
+            self.store, views, [t.id for t in topics], self.tables, settings, question_tokens=tokens
+        )
         scored_at = time.perf_counter()
         with torch.inference_mode():
             probabilities = triple_probabilities(prepared, self.tables, self.scorer, self.path_scorer)
@@ -298,6 +310,23 @@ class Retriever:
             timings["rescore"] = (time.perf_counter() - rescored_at) * 1e3
         names = self.tables[0].names
         return Retrieval(question, topics, prepared, scores, probabilities, names, timings, plans)
+
+
+def question_token_states(embedder: Embedder, text: str) -> torch.Tensor:
+    """FloatTensor [T, d]: ``text``'s token states, for the word-order planner.
+
+    Raises:
+        ConfigError: the embedder gives no token states (only the transformer embedder does).
+    """
+    embed_tokens = getattr(embedder, "embed_tokens", None)
+    if embed_tokens is None:
+        raise ConfigError(
+            f"the checkpoint's word-order planner needs token states, which embedder {embedder.model_id!r} "
+            "does not give",
+            hint="use the transformer embedder the checkpoint was trained with",
+        )
+    states: torch.Tensor = embed_tokens([text])[0]
+    return states
 
 
 def _best_topic_triple(retrieval: Retrieval) -> float:

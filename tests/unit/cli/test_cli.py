@@ -9,6 +9,7 @@ import sys
 from pathlib import Path
 
 import pytest
+import torch
 from click.testing import CliRunner
 from llm_fakes import ChatServer, Step
 
@@ -196,6 +197,26 @@ def test_train_retrieve_eval_on_the_bundled_slice(tmp_path: Path) -> None:
     assert len(report["scorer_history"]["val_metric"]) == 2
     assert len(report["path_scorer_history"]["val_metric"]) == 2  # the second pass trains by default
     assert len(report["planner_history"]["val_metric"]) == 2  # and so does the planner
+    # --planner-kind auto (the default): the MLP and the word-order planner, the better one kept
+    candidates = report["planner_history"]["candidates"]
+    assert set(candidates) == {"mlp", "attention"}
+    assert max(report["planner_history"]["val_metric"]) == max(candidates.values())
+    # --reuse-scorers: the scorers come from that checkpoint as they are; planner and reader train
+    again = str(tmp_path / "again.pt")
+    code, out, err = _run(
+        "train", str(examples / "questions.txt"), "--format", "metaqa", "--data-dir", data, "--limit", "40",
+        "--epochs", "1", "--hidden", "32", "--planner-kind", "mlp", "--reuse-scorers", report["out"],
+        "--out", again, "--json",
+    )  # fmt: skip
+    assert code == 0, err
+    reused = json.loads(out)
+    assert "scorer" not in reused["seconds"] and reused["scorer_history"] == report["scorer_history"]
+    assert "candidates" not in reused["planner_history"] or not reused["planner_history"]["candidates"]
+    first, second = (torch.load(p, weights_only=True) for p in (report["out"], again))
+    for part in ("scorer", "path_scorer"):
+        weights = second[part]["state_dict"]
+        assert all(torch.equal(v, weights[k]) for k, v in first[part]["state_dict"].items())
+    assert second["planner"]["kind"] == "plan_scorer"
     code, out, err = _run(
         "retrieve", "who directed [Cast Away]", "--data-dir", data, "--top-k", "5", "--json"
     )

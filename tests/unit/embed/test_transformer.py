@@ -155,3 +155,11 @@ def test_token_budget_batching_keeps_vectors_of_one_text_per_batch(minilm: Trans
     tight = TransformerEmbedder(**{**minilm.__dict__, "batch_tokens": 40})
     assert len(tight.batches([len(t.split()) + 2 for t in texts])) > 1
     assert torch.allclose(tight.embed(texts), torch.cat([minilm.embed([t]) for t in texts]), atol=1e-5)
+
+
+def test_embed_tokens_gives_the_token_states_that_embed_pools(minilm: TransformerEmbedder) -> None:
+    states = minilm.embed_tokens(TEXTS)
+    assert [s.shape[1] for s in states] == [minilm.dimension] * len(TEXTS)
+    assert len({s.shape[0] for s in states}) > 1  # padding dropped: each text keeps its own length
+    pooled = torch.nn.functional.normalize(torch.stack([s.mean(dim=0) for s in states]), dim=-1)
+    torch.testing.assert_close(pooled, minilm.embed(TEXTS), atol=1e-5, rtol=1e-4)

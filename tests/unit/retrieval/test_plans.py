@@ -203,6 +203,11 @@ def test_question_views_split_the_question_at_the_first_topic_mention_found() ->
         "wrote what",
     ]
     assert question_views("who wrote it", ["", "Kevin Falls"]) == ["who wrote it"] * 3
+    assert question_views("who wrote kevin falls films", ["Kevin Falls"]) == [
+        "who wrote kevin falls films",
+        "who wrote",
+        "films",
+    ]
 
 
 def test_planner_ignores_padding_and_round_trips_through_a_checkpoint() -> None:
