@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import logging
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 import torch
 
@@ -46,8 +46,13 @@ def build_examples(
     settings: SubgraphSettings,
     *,
     on_progress: Callable[[int], None] | None = None,
+    gold_paths: bool = True,
 ) -> list[TrainingExample]:
     """Prepare questions with their gold topics; questions whose topics are absent are skipped.
+
+    ``gold_paths=False`` drops the relation paths the file names (``--no-gold-paths``): labels and
+    planner then fall back to shortest paths, as for a file that names none. It changes the
+    labels, so it belongs to whatever identifies a prepared training set.
 
     Each question is embedded with its planner views (:func:`~kgqa.retrieval.plans.question_views`,
     the topic found by name in the text).
@@ -62,6 +67,8 @@ def build_examples(
             len(chunk), QUESTION_VIEWS, -1
         )
         for qa, vector in zip(chunk, vectors, strict=True):
+            if not gold_paths:
+                qa = replace(qa, relation_paths=())
             if not qa.topic_ids:
                 log.warning("%s: no topic entity given; skipped", qa.qid)
                 continue

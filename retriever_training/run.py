@@ -63,6 +63,7 @@ def _examples_by_hops(
     auto_hops: bool,
     progress: bool,
     desc: str,
+    gold_paths: bool = True,
 ) -> list[TrainingExample]:
     groups: dict[int, list[QAExample]] = {}
     for q in questions:
@@ -71,7 +72,9 @@ def _examples_by_hops(
     with tqdm(total=len(questions), desc=desc, disable=not progress, leave=False) as bar:
         for hops, group in sorted(groups.items()):
             settings = SubgraphSettings(**{**asdict(subgraph), "hops": hops})
-            examples += build_examples(store, embedder, group, tables, settings, on_progress=bar.update)
+            examples += build_examples(
+                store, embedder, group, tables, settings, on_progress=bar.update, gold_paths=gold_paths
+            )
     return examples
 
 
@@ -86,8 +89,12 @@ def run_training(
     train_settings: TrainSettings,
     limit: int | None,
     progress: bool,
+    gold_paths: bool = True,
 ) -> TrainReport:
-    """Train the triple scorer and the extractive reader on ``sources`` and write ``out``."""
+    """Train the triple scorer and the extractive reader on ``sources`` and write ``out``.
+
+    ``gold_paths=False`` ignores the relation paths the files name (``kgqa train --no-gold-paths``).
+    """
     report = TrainReport(out=str(out))
     parts: dict[str, list[QAExample]] = {"train": [], "val": [], "heldout": []}
     for path, fmt in sources:
@@ -108,6 +115,7 @@ def run_training(
             auto_hops=auto_hops,
             progress=progress,
             desc="preparing train",
+            gold_paths=gold_paths,
         )
         val = _examples_by_hops(
             store,
@@ -118,6 +126,7 @@ def run_training(
             auto_hops=auto_hops,
             progress=progress,
             desc="preparing val",
+            gold_paths=gold_paths,
         )
     report.examples = {"train": len(train), "val": len(val)}
     report.seconds["prepare"] = time.perf_counter() - started
@@ -164,6 +173,7 @@ def run_training(
             "reader": reader.checkpoint(embedder_model_id=model_id),
             "subgraph": asdict(subgraph),
             "auto_hops": auto_hops,
+            "gold_paths": gold_paths,
             "split": asdict(split),
             "train_settings": asdict(train_settings),
             "sources": [[str(p), f] for p, f in sources],

@@ -11,6 +11,7 @@ from kgqa.cli.common import (
     QUESTION_FORMATS,
     auto_hops_option,
     emit_json,
+    gold_paths_option,
     json_option,
     resolve,
     store_options,
@@ -62,6 +63,7 @@ from kgqa.config import Settings
     help="stark: validation questions (early stopping); default: --val-fraction of FILES.",
 )
 @auto_hops_option
+@gold_paths_option
 @store_options
 @json_option
 @pass_state
@@ -81,6 +83,7 @@ def train(
     planner: bool,
     val_file: Path | None,
     hops: str,
+    gold_paths: bool,
     backend: str | None,
     data_dir: str | None,
     as_json: bool,
@@ -89,6 +92,7 @@ def train(
 
     Weak labels are the triples on the gold relation path where the file names it (MetaQA
     qtype, PathQuestion/WC2014 paths, JSONL relation_paths), else on shortest topic -> answer paths.
+    Without gold paths, 'kgqa refine' writes refined ones first (README: your own KG).
 
     With --format stark (text-rich typed graphs) it trains MoR instead: the typed planner on the
     files' metapath column and the trajectory reranker on their answers (--epochs, --patience,
@@ -127,6 +131,7 @@ def train(
         ),
         limit=limit,
         progress=not as_json,
+        gold_paths=gold_paths,
     )
     if as_json:
         emit_json(report.to_dict())
