@@ -64,7 +64,7 @@ class RefineReport:
         candidates: candidate paths over all prepared questions; ``kept``: those kept.
         choice_questions: questions with two or more candidates (the ones a judge decides).
         kept_histogram: questions by number of kept paths (``"0"``, ``"1"``, ``"2"``, ``"3+"``).
-        rounds: per planner round, the kept paths in total and the planner's validation plan_hit@1.
+        rounds: per planner round, the kept paths in total and the planner's validation gold mass.
         llm: judgements asked, read from the cache, and format failures (kept nothing).
     """
 
@@ -137,16 +137,23 @@ def refine_with_planner(
     """Hard EM: per example, the indices of the candidates kept after ``settings.rounds`` rounds,
     and per round the kept total and the planner's validation metric.
 
-    Every tenth example (by position) validates the planner's early stopping.
+    Early stopping validates on every fifth question with a single candidate, held out of
+    training: there the label is not in doubt, while on the others any candidate counts as right
+    in the first round, which would stop training after one epoch. Without such questions, every
+    tenth question validates.
     """
     kept = [list(range(len(pool))) for pool in pools]
     history: list[dict[str, float]] = []
     usable = [i for i, pool in enumerate(pools) if pool]
+    single = [i for i in usable if len(pools[i]) == 1]
+    held = set(single[4::5]) if len(single) >= 5 else {i for n, i in enumerate(usable) if n % 10 == 9}
     for _ in range(settings.rounds):
         labelled = {i: with_paths(examples[i], pools[i], kept[i], source_of) for i in usable}
-        val = [labelled[i] for n, i in enumerate(usable) if n % 10 == 9]
-        train = [labelled[i] for n, i in enumerate(usable) if n % 10 != 9]
-        planner, trained = train_planner(train, val or train, tables, settings.train, progress=progress)
+        val = [labelled[i] for i in usable if i in held]
+        train = [labelled[i] for i in usable if i not in held]
+        planner, trained = train_planner(
+            train, val or train, tables, settings.train, progress=progress, metric="gold_mass"
+        )
         for i in usable:
             if len(pools[i]) < 2:
                 continue
@@ -155,7 +162,7 @@ def refine_with_planner(
         history.append(
             {
                 "kept": float(sum(len(k) for k in kept)),
-                "val_plan_hit@1": max(trained.val_metric) if trained.val_metric else float("nan"),
+                "val_gold_mass": max(trained.val_metric) if trained.val_metric else float("nan"),
             }
         )
     return kept, history

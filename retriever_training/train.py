@@ -15,7 +15,7 @@ import copy
 import random
 from collections.abc import Callable, Sequence
 from dataclasses import asdict, dataclass, field, replace
-from typing import Any, TypeVar
+from typing import Any, Literal, TypeVar
 
 import numpy as np
 import torch
@@ -239,10 +239,14 @@ def train_planner(
     settings: TrainSettings,
     *,
     progress: bool = True,
+    metric: Literal["plan_hit@1", "gold_mass"] = "plan_hit@1",
 ) -> tuple[PlanScorer, History]:
     """Train the relation-path planner: softmax over each question's plans, maximising the
     probability of its gold plans (:func:`~kgqa.retrieval.plans.gold_plans`); early stopping on
-    how often the top plan is gold. Questions with no gold plan in their subgraph are skipped."""
+    how often the top plan is gold, or on the mean probability of the gold plans (refinement,
+    :mod:`retriever_training.refine`: its validation top plan is right from the first epoch, and a
+    tie never moves early stopping past it). Questions with no gold plan in their subgraph are
+    skipped."""
     seed_everything(settings.seed)
     first = train[0].prepared
     model = PlanScorer(
@@ -261,6 +265,8 @@ def train_planner(
         return torch.logsumexp(logits, 0) - torch.logsumexp(logits[choice.gold], 0)
 
     def validate() -> float:
+        if metric == "gold_mass":
+            return _nanmean([float(torch.exp(-loss)) for ex in val if (loss := loss_of(ex)) is not None])
         return _nanmean(
             [float(c.gold[int(torch.argmax(logits_of(c)))]) for ex in val if (c := choices[id(ex)])]
         )
@@ -271,7 +277,7 @@ def train_planner(
         val,
         loss_of=loss_of,
         validate=validate,
-        metric="plan_hit@1",
+        metric=metric,
         settings=settings,
         desc="planner",
         progress=progress,

@@ -135,7 +135,7 @@ def refine(
         f"candidates {report.candidates}, kept {report.kept}; questions by kept paths {report.kept_histogram}"
     )
     for i, r in enumerate(report.rounds, start=1):
-        click.echo(f"round {i}: kept {r['kept']:.0f}, planner val plan_hit@1 {r['val_plan_hit@1']:.4f}")
+        click.echo(f"round {i}: kept {r['kept']:.0f}, planner val gold mass {r['val_gold_mass']:.4f}")
     if report.llm:
         click.echo(f"llm: {report.llm}")
     click.echo(f"wrote {report.out}  ({', '.join(f'{k} {v:.0f}s' for k, v in report.seconds.items())})")
