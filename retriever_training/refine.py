@@ -31,6 +31,7 @@ from typing import Any, Literal
 
 import torch
 
+from kgqa.errors import LLMUnavailableError
 from kgqa.reasoning.path_judge import PathJudge, format_chain
 from kgqa.retrieval.candidates import CandidatePath, candidate_paths
 from kgqa.retrieval.plans import enumerate_plans
@@ -296,8 +297,15 @@ def run_refine(
         from kgqa.reasoning.judgement_cache import JudgementCache
         from kgqa.reasoning.readers import make_llm_client
 
-        path_judge = PathJudge(make_llm_client(settings.reader), settings.reader, JudgementCache(cache_path))
-        kept, report.llm = refine_with_llm(examples, pools, path_judge, tables[0].names, source_of)
+        cache = JudgementCache(cache_path)
+        path_judge = PathJudge(make_llm_client(settings.reader), settings.reader, cache)
+        try:
+            kept, report.llm = refine_with_llm(examples, pools, path_judge, tables[0].names, source_of)
+        except LLMUnavailableError as exc:
+            raise LLMUnavailableError(
+                f"{exc} (refine stopped: {len(cache)} judgements cached in {cache_path})",
+                hint="start the endpoint (reader.base_url) and re-run: cached judgements are not asked again",
+            ) from exc
     report.seconds["judge"] = time.perf_counter() - started
     summarise(report, pools, kept)
     write_rog_jsonl(out, refined_questions(questions, examples, pools, kept, source_of))
