@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import math
 from pathlib import Path
 
 from click.testing import CliRunner
@@ -73,6 +74,30 @@ def test_refine_then_train_on_the_refined_file(tmp_path: Path) -> None:
     )
     assert code == 0, err
     assert json.loads(out)["examples"]["train"] > 0
+    # eval reads the refined paths as gold; --no-gold-paths ignores them, and is a run of its own
+    # (its log is not resumed by the other).
+    common = [
+        "--format",
+        "rog-jsonl",
+        "--hops",
+        "2",
+        "--data-dir",
+        data,
+        "--checkpoint",
+        str(tmp_path / "r.pt"),
+    ]
+    summaries = []
+    for flag in ("--gold-paths", "--no-gold-paths"):
+        log = str(tmp_path / f"eval{flag}.jsonl")
+        code, out, err = _run("eval", str(refined), *common, "--limit", "10", "--log", log, flag, "--json")
+        assert code == 0, err
+        summaries.append(json.loads(out))
+    code, _, err = _run("eval", str(refined), *common, "--limit", "10", "--log", log, "--gold-paths")
+    assert code == 1 and "comes from a run with other settings" in err
+    with_gold, without = summaries
+    assert without["n"] == with_gold["n"] == 10
+    assert not math.isnan(with_gold["gold_path_triple_recall"]["100"])
+    assert all(math.isnan(v) for v in without["gold_path_triple_recall"].values())
 
 
 def test_refine_with_an_llm_that_is_down_is_refused_with_a_hint(tmp_path: Path) -> None:
