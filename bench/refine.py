@@ -129,6 +129,7 @@ def _train_and_score(
 @click.option("--epochs", type=int, default=5, show_default=True)
 @click.option("--rounds", type=int, default=2, show_default=True, help="Planner judge: hard-EM rounds.")
 @click.option("--margin", type=float, default=1.0, show_default=True)
+@click.option("--folds", type=int, default=2, show_default=True, help="Planner judge: cross-fitting folds.")
 @click.option("--shared-scorer/--own-scorer", default=False, show_default=True)
 @click.option("--metaqa-store", type=click.Path(file_okay=False, path_type=Path), default=METAQA_STORE)
 @click.option(
@@ -159,6 +160,7 @@ def main(
     epochs: int,
     rounds: int,
     margin: float,
+    folds: int,
     shared_scorer: bool,
     metaqa_store: Path,
     pq_store: Path,
@@ -245,7 +247,7 @@ def main(
             pools,
             tables,
             source_of,
-            PlannerRefineSettings(rounds=rounds, margin=margin, train=settings),
+            PlannerRefineSettings(rounds=rounds, margin=margin, folds=folds, train=settings),
         )
         seconds["planner_judge"] = time.perf_counter() - started
         if use_llm:
@@ -315,7 +317,7 @@ def main(
         click.echo(f"{name}: done in {sum(seconds.values()):.0f}s ({spent})", err=True)
     click.echo(
         f"train {n_train} / val {n_val} / held-out {n_heldout} per split, epochs {epochs}, "
-        f"rounds {rounds}, margin {margin}, "
+        f"rounds {rounds}, margin {margin}, folds {folds}, "
         f"scorer {'shared (raw labels)' if shared_scorer else 'per labelling'}"
     )
     click.echo(

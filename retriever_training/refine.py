@@ -48,11 +48,14 @@ Judge = Literal["llm", "planner"]
 
 @dataclass(frozen=True, slots=True)
 class PlannerRefineSettings:
-    """Hard-EM settings: rounds of planner training, the logit margin of what is kept, and the
-    planner's optimisation (``train.epochs`` etc.)."""
+    """Hard-EM settings: rounds of planner training, the logit margin of what is kept, the folds
+    of cross-fitting (1: the planner rates the questions it trained on), the weight of a
+    candidate's answer fit in its score, and the planner's optimisation (``train.epochs`` etc.)."""
 
     rounds: int = 3
     margin: float = 1.0
+    folds: int = 2
+    fit: float = 1.0
     train: TrainSettings = TrainSettings(epochs=8, patience=3)
 
 
@@ -138,6 +141,16 @@ def refine_with_planner(
     """Hard EM: per example, the indices of the candidates kept after ``settings.rounds`` rounds,
     and per round the kept total and the planner's validation metric.
 
+    A candidate's score is the planner's logit plus ``fit`` times the log of its answer fit
+    (:class:`~kgqa.retrieval.candidates.CandidatePath`): the path a question asks for reaches its
+    answers and little else, a coincidence often only some of them and other entities too
+    ("which films did X direct", where X also wrote a few of them and others).
+
+    Cross-fitting: with ``folds`` > 1 each question is rated by a planner trained on the other
+    folds only. A planner rating the questions it trained on has learnt each one's own candidates,
+    coincidences included; one that never saw the question rates candidates only by what other
+    questions phrased alike taught it, which is the signal that separates the asked path.
+
     Early stopping validates on every fifth question with a single candidate, held out of
     training: there the label is not in doubt, while on the others any candidate counts as right
     in the first round, which would stop training after one epoch. Without such questions, every
@@ -148,24 +161,26 @@ def refine_with_planner(
     usable = [i for i, pool in enumerate(pools) if pool]
     single = [i for i in usable if len(pools[i]) == 1]
     held = set(single[4::5]) if len(single) >= 5 else {i for n, i in enumerate(usable) if n % 10 == 9}
+    folds = max(1, settings.folds)
     for _ in range(settings.rounds):
         labelled = {i: with_paths(examples[i], pools[i], kept[i], source_of) for i in usable}
-        val = [labelled[i] for i in usable if i in held]
-        train = [labelled[i] for i in usable if i not in held]
-        planner, trained = train_planner(
-            train, val or train, tables, settings.train, progress=progress, metric="gold_mass"
-        )
-        for i in usable:
-            if len(pools[i]) < 2:
-                continue
-            logits = _candidate_logits(planner, examples[i], pools[i], tables)
-            kept[i] = [c for c in range(len(pools[i])) if logits[c] >= logits.max() - settings.margin]
-        history.append(
-            {
-                "kept": float(sum(len(k) for k in kept)),
-                "val_gold_mass": max(trained.val_metric) if trained.val_metric else float("nan"),
-            }
-        )
+        masses = []
+        for fold in range(folds):
+            rated = {i for n, i in enumerate(usable) if n % folds == fold}
+            fit_on = [i for i in usable if folds == 1 or i not in rated]
+            val = [labelled[i] for i in fit_on if i in held]
+            train = [labelled[i] for i in fit_on if i not in held]
+            planner, trained = train_planner(
+                train, val or train, tables, settings.train, progress=progress, metric="gold_mass"
+            )
+            masses.append(max(trained.val_metric) if trained.val_metric else float("nan"))
+            for i in sorted(rated):
+                if len(pools[i]) < 2:
+                    continue
+                scores = _candidate_logits(planner, examples[i], pools[i], tables)
+                scores = scores + settings.fit * torch.tensor([c.fit for c in pools[i]]).log()
+                kept[i] = [c for c in range(len(pools[i])) if scores[c] >= scores.max() - settings.margin]
+        history.append({"kept": float(sum(len(k) for k in kept)), "val_gold_mass": sum(masses) / len(masses)})
     return kept, history
 
 

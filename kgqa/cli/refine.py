@@ -44,6 +44,13 @@ from kgqa.cli.common import (
     show_default=True,
     help="planner: keep candidates within this many logits of the question's best.",
 )
+@click.option(
+    "--folds",
+    type=int,
+    default=2,
+    show_default=True,
+    help="planner: cross-fitting folds (each question rated by a planner trained on the others).",
+)
 @click.option("--epochs", type=int, default=8, show_default=True, help="planner: epochs per round.")
 @click.option("--seed", type=int, default=0, show_default=True)
 @click.option("--limit", type=int, help="Refine a fixed pseudo-random sample of N questions.")
@@ -73,6 +80,7 @@ def refine(
     judge: str,
     rounds: int,
     margin: float,
+    folds: int,
     epochs: int,
     seed: int,
     limit: int | None,
@@ -119,7 +127,10 @@ def refine(
         subgraph=subgraph,
         auto_hops=auto,
         planner_settings=PlannerRefineSettings(
-            rounds=rounds, margin=margin, train=TrainSettings(epochs=epochs, patience=3, seed=seed)
+            rounds=rounds,
+            margin=margin,
+            folds=folds,
+            train=TrainSettings(epochs=epochs, patience=3, seed=seed),
         ),
         cache_path=cache_path or out.with_name(out.name + ".judgements.jsonl"),
         limit=limit,

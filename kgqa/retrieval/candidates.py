@@ -8,7 +8,10 @@ relation sequences that :func:`~kgqa.retrieval.labels.shortest_path_labels` labe
 all of them reproduces the noisy labels and keeping the right one gives the gold labels.
 
 Each candidate carries one representative walk to one answer (ReG's answer merging: answers on
-one relation chain share its reasoning), which is what an LLM judge reads.
+one relation chain share its reasoning), which is what an LLM judge reads, and how well the
+entities its walks reach match the answers (``fit``): the path a question asks for reaches its
+answers and little else, while a coincidental one ("films X directed", when the question asks
+for those X wrote) reaches some answers and other entities too.
 """
 
 from __future__ import annotations
@@ -31,12 +34,15 @@ class CandidatePath:
         steps: the signed local steps of the representative walk (``2 * rel + backward``).
         walk: local entity ids of the representative walk, topic first, an answer last.
         answers: how many answers the candidate's shortest walks reach.
+        fit: Jaccard similarity of the entities its walks (of any direction per step) reach
+            and the answers, in (0, 1].
     """
 
     relations: tuple[str, ...]
     steps: tuple[int, ...]
     walk: tuple[int, ...]
     answers: int
+    fit: float
 
 
 def candidate_paths(sub: Subgraph, answers: torch.Tensor, max_steps: int) -> list[CandidatePath]:
@@ -65,11 +71,21 @@ def candidate_paths(sub: Subgraph, answers: torch.Tensor, max_steps: int) -> lis
         if relations not in reached:
             reached[relations] = (p, e, set())
         reached[relations][2].add(e)
+    ends: dict[tuple[str, ...], set[int]] = {}  # relations -> every entity its walks reach
+    for p, e in zip(plans.end_plan.tolist(), plans.end_entity.tolist(), strict=True):
+        relations = tuple(sub.relation_types[s // 2] for s in _steps(plans, p))
+        if relations in reached:
+            ends.setdefault(relations, set()).add(e)
+    gold = set(torch.nonzero(is_answer).flatten().tolist())
     out = [
         CandidatePath(
-            relations, _steps(plans, p), tuple(representative_walk(sub, _steps(plans, p), end)), len(ends)
+            relations,
+            _steps(plans, p),
+            tuple(representative_walk(sub, _steps(plans, p), end)),
+            len(shortest_ends),
+            len(ends[relations] & gold) / len(ends[relations] | gold),
         )
-        for relations, (p, end, ends) in reached.items()
+        for relations, (p, end, shortest_ends) in reached.items()
     ]
     return sorted(out, key=lambda c: (len(c.relations), -c.answers, c.relations))
 
