@@ -128,8 +128,8 @@ def _train_and_score(
 @click.option("--heldout", "n_heldout", type=int, default=100, show_default=True)
 @click.option("--epochs", type=int, default=5, show_default=True)
 @click.option("--rounds", type=int, default=2, show_default=True, help="Planner judge: hard-EM rounds.")
-@click.option("--margin", type=float, default=1.0, show_default=True)
-@click.option("--folds", type=int, default=2, show_default=True, help="Planner judge: cross-fitting folds.")
+@click.option("--margin", type=float, default=0.5, show_default=True)
+@click.option("--folds", type=int, default=1, show_default=True, help="Planner judge: cross-fitting folds.")
 @click.option("--shared-scorer/--own-scorer", default=False, show_default=True)
 @click.option("--metaqa-store", type=click.Path(file_okay=False, path_type=Path), default=METAQA_STORE)
 @click.option(

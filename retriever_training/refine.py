@@ -52,9 +52,9 @@ class PlannerRefineSettings:
     of cross-fitting (1: the planner rates the questions it trained on), the weight of a
     candidate's answer fit in its score, and the planner's optimisation (``train.epochs`` etc.)."""
 
-    rounds: int = 3
-    margin: float = 1.0
-    folds: int = 2
+    rounds: int = 2
+    margin: float = 0.5
+    folds: int = 1
     fit: float = 1.0
     train: TrainSettings = TrainSettings(epochs=8, patience=3)
 
@@ -162,11 +162,13 @@ def refine_with_planner(
     single = [i for i in usable if len(pools[i]) == 1]
     held = set(single[4::5]) if len(single) >= 5 else {i for n, i in enumerate(usable) if n % 10 == 9}
     folds = max(1, settings.folds)
+    order = torch.randperm(len(usable), generator=torch.Generator().manual_seed(settings.train.seed)).tolist()
+    fold_of = {usable[k]: n % folds for n, k in enumerate(order)}  # shuffled: files are often sorted
     for _ in range(settings.rounds):
         labelled = {i: with_paths(examples[i], pools[i], kept[i], source_of) for i in usable}
         masses = []
         for fold in range(folds):
-            rated = {i for n, i in enumerate(usable) if n % folds == fold}
+            rated = {i for i in usable if fold_of[i] == fold}
             fit_on = [i for i in usable if folds == 1 or i not in rated]
             val = [labelled[i] for i in fit_on if i in held]
             train = [labelled[i] for i in fit_on if i not in held]

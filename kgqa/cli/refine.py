@@ -36,18 +36,18 @@ from kgqa.cli.common import (
     show_default=True,
     help="planner: self-training, no LLM; llm: ReG's prompt through the configured reader backend.",
 )
-@click.option("--rounds", type=int, default=3, show_default=True, help="planner: hard-EM rounds.")
+@click.option("--rounds", type=int, default=2, show_default=True, help="planner: hard-EM rounds.")
 @click.option(
     "--margin",
     type=float,
-    default=1.0,
+    default=0.5,
     show_default=True,
     help="planner: keep candidates within this many logits of the question's best.",
 )
 @click.option(
     "--folds",
     type=int,
-    default=2,
+    default=1,
     show_default=True,
     help="planner: cross-fitting folds (each question rated by a planner trained on the others).",
 )

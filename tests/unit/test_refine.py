@@ -98,16 +98,18 @@ def test_candidate_paths_hold_the_gold_path_and_the_distractor(prepared: Prepare
     by_text = {ex.example.question: pool for ex, pool in zip(examples, pools, strict=True)}
     assert {c.relations for c in by_text["who directed Film 0"]} == {("DIRECTED_BY",), ("WRITTEN_BY",)}
     assert {c.relations for c in by_text["who directed Film 1"]} == {("DIRECTED_BY",)}
+    assert all(c.fit == 1.0 for c in by_text["who directed Film 0"])  # one answer, reached by both
     walk = by_text["who directed Film 0"][0].walk
     sub = examples[0].prepared.subgraph
     assert [sub.entity_ids[e] for e in walk] == ["Film 0", "Director 0"]
 
 
-def test_planner_judge_recovers_the_gold_paths(prepared: Prepared, tmp_path: Path) -> None:
+@pytest.mark.parametrize("folds", [1, 2])
+def test_planner_judge_recovers_the_gold_paths(prepared: Prepared, tmp_path: Path, folds: int) -> None:
     examples, tables, source_of = prepared
     pools = candidate_pools(examples)
     settings = PlannerRefineSettings(
-        rounds=2, margin=1.0, train=TrainSettings(epochs=30, patience=30, seed=0)
+        rounds=2, margin=1.0, folds=folds, train=TrainSettings(epochs=30, patience=30, seed=0)
     )
     kept, history = refine_with_planner(examples, pools, tables, source_of, settings)
     gold = [q.relation_paths for q in _questions()]
