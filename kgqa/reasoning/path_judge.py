@@ -5,7 +5,9 @@ Following ReG (Appendix F, Fig. 6): each candidate is shown as a directional cha
 and relations from the topic to an answer (``Jaws -[directed_by]-> Steven Spielberg``, ``<-[r]-``
 where the walk crosses a triple from tail to head), numbered; an in-context demonstration with an
 explanation shows the task; the reply explains, then names the chosen chains on a final
-``Selected: 1, 3`` line. Parsing reads the last ``Selected`` line only; ``Selected: none`` keeps
+``ans: 1, 3`` line, the answer marker of the project's reader prompt, so backends that prime the
+reply with ``ans:`` (the in-process transformers one) answer in the same form, without the
+explanation. Parsing reads the last ``ans:`` (or ``Selected:``) line only; ``ans: none`` keeps
 nothing, and a reply without the line, or naming no valid number, is a format failure that keeps
 nothing too (the question then trains on what the caller falls back to).
 
@@ -45,10 +47,12 @@ DEMONSTRATION_REPLY = (
     "Explanation: the question asks for the directors of the movies Nora Ephron wrote, so a path "
     "must go from her to a movie through written_by and then to a person through directed_by. "
     "Paths 1 and 3 do; path 2 reaches an actor and path 4 a year, which the question does not "
-    "ask about.\nSelected: 1, 3"
+    "ask about.\nans: 1, 3"
 )
 
-_SELECTED = re.compile(r"selected(?:\s+paths?)?\s*[:：]\s*(.*)$", re.IGNORECASE | re.MULTILINE)
+_SELECTED = re.compile(
+    r"(?<![A-Za-z0-9_])(?:ans|selected(?:\s+paths?)?)\W{0,3}\s*[:：]\s*(.*)$", re.IGNORECASE | re.MULTILINE
+)
 _NUMBER = re.compile(r"\d+")
 _NONE = re.compile(r"^\W*(none|nothing|no paths?)\b", re.IGNORECASE)
 
@@ -67,7 +71,7 @@ def _user_message(question: str, chains: Sequence[str]) -> str:
     return (
         f"Question: {question}\nCandidate paths:\n{listed}\n\n"
         "Explain briefly which paths answer the question, then end with one line "
-        "'Selected: <numbers separated by commas>' (or 'Selected: none')."
+        "'ans: <numbers separated by commas>' (or 'ans: none')."
     )
 
 
@@ -82,9 +86,10 @@ def judge_messages(question: str, chains: Sequence[str]) -> list[Message]:
 
 
 def parse_selection(reply: str, num_chains: int) -> tuple[int, ...] | None:
-    """0-based indices of the chains the last ``Selected:`` line names, in order, each once.
+    """0-based indices of the chains the last ``ans:`` (or ``Selected:``) line names, in order,
+    each once.
 
-    Returns ``()`` for ``Selected: none`` and ``None`` for a format failure (no such line, or no
+    Returns ``()`` for ``ans: none`` and ``None`` for a format failure (no such line, or no
     number in range on it).
     """
     lines = _SELECTED.findall(reply)

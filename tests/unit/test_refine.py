@@ -129,12 +129,13 @@ def test_planner_judge_recovers_the_gold_paths(prepared: Prepared, tmp_path: Pat
 # --------------------------------------------------------------------------- the LLM judge
 
 
-def test_parse_selection_reads_the_last_selected_line() -> None:
-    assert parse_selection("Explanation: ...\nSelected: 2, 1, 2", 3) == (1, 0)
+def test_parse_selection_reads_the_last_answer_line() -> None:
+    assert parse_selection("Explanation: ...\nans: 2, 1, 2", 3) == (1, 0)
+    assert parse_selection("ans: 1\n**ans**: 3", 3) == (2,)
     assert parse_selection("Selected paths: 1\n**Selected:** 3", 3) == (2,)
-    assert parse_selection("Selected: none", 3) == ()
+    assert parse_selection("ans: none", 3) == ()
     assert parse_selection("I pick path 1", 3) is None
-    assert parse_selection("Selected: 7", 3) is None
+    assert parse_selection("ans: 7", 3) is None
 
 
 def test_judge_prompt_shows_directional_chains_after_a_demonstration() -> None:
@@ -144,7 +145,7 @@ def test_judge_prompt_shows_directional_chains_after_a_demonstration() -> None:
     assert chain == "Nora Ephron <-[written_by]- Julie & Julia -[release_year]-> 2009"
     messages = judge_messages("who directed Film 0", ["Film 0 -[directed_by]-> Director 0"])
     assert [m["role"] for m in messages] == ["system", "user", "assistant", "user"]
-    assert "Selected: 1, 3" in messages[2]["content"]
+    assert messages[2]["content"].endswith("ans: 1, 3")
     assert "1. Film 0 -[directed_by]-> Director 0" in messages[3]["content"]
 
 
@@ -167,7 +168,7 @@ def test_llm_judge_against_a_local_server_caches_and_resumes(prepared: Prepared,
     asked = sum(len(p) >= 2 for p in pools)
     cache = tmp_path / "judgements.jsonl"
     with ChatServer() as server:
-        server.script = [Step(text="Explanation: the relation the question names.\nSelected: 1")] * asked
+        server.script = [Step(text="Explanation: the relation the question names.\nans: 1")] * asked
         kept, counts = refine_with_llm(examples, pools, _judge(server.url, cache), tables[0].names, source_of)
         assert len(server.requests) == asked == counts["judged"] and counts["from_cache"] == 0
         assert all(k == [0] for k, p in zip(kept, pools, strict=True) if len(p) >= 2)
@@ -181,7 +182,7 @@ def test_llm_judge_against_a_local_server_caches_and_resumes(prepared: Prepared,
         # A run killed halfway (half the cache, a torn last line) asks only what is missing.
         lines = cache.read_text().splitlines()
         cache.write_text("\n".join(lines[: asked // 2]) + "\n" + lines[asked // 2][:20])
-        server.script = [Step(text="Selected: 1")] * asked
+        server.script = [Step(text="ans: 1")] * asked
         resumed, counts = refine_with_llm(
             examples, pools, _judge(server.url, cache), tables[0].names, source_of
         )
@@ -206,11 +207,11 @@ def test_llm_judge_stops_after_caching_what_it_got_when_the_server_fails(
     pools = candidate_pools(examples)
     cache = tmp_path / "j.jsonl"
     with ChatServer() as server:
-        server.script = [Step(text="Selected: 2")] + [Step(status=503)] * 200
+        server.script = [Step(text="ans: 2")] + [Step(status=503)] * 200
         with pytest.raises(LLMUnavailableError):
             refine_with_llm(examples, pools, _judge(server.url, cache), tables[0].names, source_of)
     assert len(JudgementCache(cache)) >= 1
-    assert json.loads(cache.read_text().splitlines()[0])["reply"] == "Selected: 2"
+    assert json.loads(cache.read_text().splitlines()[0])["reply"] == "ans: 2"
 
 
 def test_llm_judge_with_the_bundled_gemma_in_process(prepared: Prepared, tmp_path: Path) -> None:
@@ -227,6 +228,7 @@ def test_llm_judge_with_the_bundled_gemma_in_process(prepared: Prepared, tmp_pat
         [examples[i] for i in few], [pools[i] for i in few], judge, tables[0].names, source_of
     )
     assert counts["judged"] == 2 and counts["from_cache"] == 0
+    assert counts["format_failures"] == 0  # the backend primes "ans:", the judge's answer marker
     assert all(set(k) <= {0, 1} for k in kept)  # whatever it chose, only real candidates
     assert len(JudgementCache(tmp_path / "gemma.jsonl")) == 2
     again, counts = refine_with_llm(
