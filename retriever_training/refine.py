@@ -30,6 +30,7 @@ from pathlib import Path
 from typing import Any, Literal
 
 import torch
+from tqdm import tqdm
 
 from kgqa.errors import LLMUnavailableError
 from kgqa.reasoning.path_judge import PathJudge, format_chain
@@ -316,8 +317,12 @@ def run_refine(
 
         cache = JudgementCache(cache_path)
         path_judge = PathJudge(make_llm_client(settings.reader), settings.reader, cache)
+        choices = sum(len(p) >= 2 for p in pools)
         try:
-            kept, report.llm = refine_with_llm(examples, pools, path_judge, tables[0].names, source_of)
+            with tqdm(total=choices, desc="judging", disable=not progress, leave=False) as bar:
+                kept, report.llm = refine_with_llm(
+                    examples, pools, path_judge, tables[0].names, source_of, on_progress=bar.update
+                )
         except LLMUnavailableError as exc:
             raise LLMUnavailableError(
                 f"{exc} (refine stopped: {len(cache)} judgements cached in {cache_path})",

@@ -20,6 +20,7 @@ stops with :class:`~kgqa.errors.LLMUnavailableError` after the judgements alread
 from __future__ import annotations
 
 import re
+from collections import Counter
 from collections.abc import Callable, Sequence
 from concurrent.futures import FIRST_EXCEPTION, ThreadPoolExecutor, wait
 from dataclasses import dataclass
@@ -153,14 +154,15 @@ class PathJudge:
             if (hit := self.cache.get(key)) is not None:
                 replies[key] = hit
         cached = set(replies)
-        pending = list(dict.fromkeys(k for k in keys if k not in replies))
+        uses = Counter(keys)  # questions asking the same thing share one judgement
+        pending = [k for k in uses if k not in replies]
         message_of = dict(zip(keys, messages, strict=True))
         if on_progress:
-            on_progress(len(keys) - len([k for k in keys if k in pending]))
+            on_progress(len(keys) - sum(uses[k] for k in pending))
         if pending:
             replies[pending[0]] = self._ask(message_of[pending[0]], pending[0])
             if on_progress:
-                on_progress(keys.count(pending[0]))
+                on_progress(uses[pending[0]])
         with ThreadPoolExecutor(max_workers=self.settings.concurrency) as pool:
             futures = {pool.submit(self._ask, message_of[k], k): k for k in pending[1:]}
             done, not_done = wait(futures, return_when=FIRST_EXCEPTION)
@@ -170,7 +172,7 @@ class PathJudge:
                 if future.exception() is None:
                     replies[futures[future]] = future.result()
                     if on_progress:
-                        on_progress(keys.count(futures[future]))
+                        on_progress(uses[futures[future]])
             for future in done:
                 if (error := future.exception()) is not None:
                     raise error
