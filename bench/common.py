@@ -53,18 +53,30 @@ def _cpus() -> int:
 
 
 def retriever_settings(data_dir: Path, device: str, checkpoint: Path | None) -> Any:
-    """Settings for a benchmark over a trained store: defaults, no environment, two torch threads."""
-    import torch
-
+    """Settings for a benchmark over a trained store: defaults, no environment but the thread budget."""
     from kgqa.config import load_config
 
-    torch.set_num_threads(2)
+    bench_threads()
     overrides = {
         "store": {"data_dir": str(data_dir)},
         "embedder": {"device": device},
         "retrieval": {"checkpoint": str(checkpoint) if checkpoint else None},
     }
     return load_config(overrides, environ={}).settings
+
+
+def bench_threads() -> int:
+    """Bound the thread pools as every kgqa command does: ``KGQA_THREADS``, else OMP's, else all cores.
+
+    Benchmarks read no other setting from the environment (their numbers must not depend on
+    it), but the thread budget is the machine's, not the benchmark's.
+    """
+    import os
+
+    from kgqa.threads import configure_threads
+
+    value = os.environ.get("KGQA_THREADS")
+    return configure_threads(int(value) if value else None)
 
 
 def append_jsonl(path: Path, row: dict[str, Any]) -> None:

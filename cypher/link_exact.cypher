@@ -1,7 +1,14 @@
 // link_exact: entities whose normalised name equals one of the given normalised mentions.
-// params: $names_norm: list<string> — mentions normalised like Entity.name_norm; $limit: int — cap on rows
+// params: $names_norm: list<string> — mentions normalised like Entity.name_norm; $limit: int — cap on rows per name
 // returns: id: string, name: string, eid: string, name_norm: string
+// notes: the cap is per name, first by Entity.id, so a name shared by thousands of entities
+//        (a tag, a year) cannot crowd out the other n-grams, and both backends keep the same rows.
 // used by: kgqa.link
-MATCH (e:Entity) WHERE e.name_norm IN $names_norm
+UNWIND $names_norm AS wanted
+CALL (wanted) {
+  MATCH (e:Entity {name_norm: wanted})
+  RETURN e
+  ORDER BY e.id
+  LIMIT $limit
+}
 RETURN e.id AS id, e.name AS name, elementId(e) AS eid, e.name_norm AS name_norm
-LIMIT $limit

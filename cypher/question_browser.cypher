@@ -2,11 +2,13 @@
 // params: $id: string — question id
 // returns: q: node, link: relationship, e: node, h: node, r: relationship, t: node
 // notes: the one kernel that returns nodes and relationships instead of arrays: it is meant for
-//   Neo4j Browser, which draws them (`kgqa ask --save` and `kgqa show` print it with `:param id => ...`).
-//   Bounded by the saved evidence list (at most the reader's evidence budget of relationships).
+//   Neo4j Browser, which draws them (`kgqa ask --save` and `kgqa show` print it after
+//   `:param id => ...;`). The evidence is matched on its saved (head id, type, tail id) keys, as in
+//   question_evidence, and bounded by them (at most the reader's evidence budget).
 // used by: kgqa.saved_questions (printed, and run by tests)
-MATCH (q:Question {id: $id})
-MATCH (h:Entity)-[r]->(t:Entity)
-WHERE elementId(r) IN q.evidence_rels
-OPTIONAL MATCH (q)-[link]->(e:Entity)
+MATCH (q:KgqaQuestion {id: $id})
+UNWIND range(0, size(q.evidence_types) - 1) AS i
+MATCH (h:Entity {id: q.evidence_heads[i]})-[r]->(t:Entity {id: q.evidence_tails[i]})
+WHERE type(r) = q.evidence_types[i]
+OPTIONAL MATCH (q)-[link:KGQA_TOPIC|KGQA_ANSWER]->(e:Entity)
 RETURN q, link, e, h, r, t

@@ -1,9 +1,12 @@
-// question_evidence: the evidence subgraph of a saved question; paste it into Neo4j Browser to see it.
+// question_evidence: the evidence relationships of a saved question that are still in the graph, in saved order.
 // params: $id: string — question id
-// returns: h_id: string, rel_type: string, t_id: string, rel_eid: string
-// notes: in Browser, replace the RETURN with `RETURN h, r, t` to draw the subgraph.
+// returns: rank: int, h_id: string, rel_type: string, t_id: string
+// notes: each saved (head id, type, tail id) key is matched by the two entity ids (index seeks)
+//        and the type; a key whose relationship was deleted since is simply absent.
 // used by: kgqa.saved_questions (kgqa show)
-MATCH (q:Question {id: $id})
-MATCH (h)-[r]->(t)
-WHERE elementId(r) IN q.evidence_rels
-RETURN h.id AS h_id, type(r) AS rel_type, t.id AS t_id, elementId(r) AS rel_eid
+MATCH (q:KgqaQuestion {id: $id})
+UNWIND range(0, size(q.evidence_types) - 1) AS rank
+MATCH (h:Entity {id: q.evidence_heads[rank]})-[r]->(t:Entity {id: q.evidence_tails[rank]})
+WHERE type(r) = q.evidence_types[rank]
+RETURN DISTINCT rank, h.id AS h_id, type(r) AS rel_type, t.id AS t_id
+ORDER BY rank

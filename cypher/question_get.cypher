@@ -1,6 +1,6 @@
-// question_get: a saved question with its answers and the evidence relationships as triples.
+// question_get: a saved question with its answers.
 // params: $id: string — question id
-// returns: id: string, text: string, asked_at: string, answers: list<string>, evidence_rels: list<string>
+// returns: id: string, text: string, asked_at: string, answers: list<string>
 // used by: kgqa.saved_questions (kgqa show)
-MATCH (q:Question {id: $id})
-RETURN q.id AS id, q.text AS text, q.asked_at AS asked_at, q.answers AS answers, q.evidence_rels AS evidence_rels
+MATCH (q:KgqaQuestion {id: $id})
+RETURN q.id AS id, q.text AS text, q.asked_at AS asked_at, q.answers AS answers

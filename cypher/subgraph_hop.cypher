@@ -1,16 +1,33 @@
 // subgraph_hop: one hop of topic-centred subgraph extraction: triples incident to the frontier, both directions.
-// params: $frontier_ids: list<string> — Entity.id values to expand; $max_degree: int — skip (do not expand) entities with more relationships than this; $max_triples: int — cap on triples returned
+// params: $frontier_ids: list<string> — Entity.id values to expand, in the order the budget is spent; $max_degree: int — skip (do not expand) entities with more relationships than this; null expands every one (the topics); $max_per_node: int — cap on triples per frontier entity; $max_triples: int — cap on triples returned
 // returns: h_ids: list<string>, r_types: list<string>, t_ids: list<string>, r_eids: list<string>
 // notes: the k-hop loop lives in kgqa.retrieval.subgraph: it calls this kernel once per hop with the
 //        new frontier, so neither backend enumerates paths and a hub can never pull in the whole KB.
-//        Only Entity-Entity triples count: saved (:Question) links never enter a subgraph.
+//        Hub-safe and deterministic, so kglite and Neo4j return the same triples:
+//        - the degree is `kgqa_degree`, written by the loader after each load, else
+//          `COUNT { (f)--() }`, which Neo4j reads from the node record (no label on the far node:
+//          a label makes it walk every relationship). Topics (`$max_degree` null) skip both.
+//        - each entity keeps its first `$max_per_node` triples by (far end's id, type, head id),
+//          a total order since MERGE never doubles a (head, type, tail); then the first
+//          `$max_triples` rows by (frontier position, the same key). A triple between two frontier
+//          entities can come back twice; the caller drops the second.
+//        Ordering reads every relationship of the entity once: a hub topic costs its degree in
+//        relationship reads, but the rows after the cap stay bounded by the caps.
+//        Only Entity-Entity triples count: saved (:KgqaQuestion) links never enter a subgraph.
 //        Arrays, not paths, come back: index i of each list is one triple (head, type, tail, elementId).
 // used by: kgqa.retrieval.subgraph
-UNWIND $frontier_ids AS fid
-MATCH (f:Entity {id: fid})
-WHERE COUNT { (f)--(:Entity) } <= $max_degree
-MATCH (f)-[r]-(:Entity)
-WITH DISTINCT r
+UNWIND range(0, size($frontier_ids) - 1) AS position
+MATCH (f:Entity {id: $frontier_ids[position]})
+WHERE $max_degree IS NULL OR coalesce(f.kgqa_degree, COUNT { (f)--() }) <= $max_degree
+CALL (f) {
+  MATCH (f)-[r]-(far:Entity)
+  WITH r, far.id AS far_id, type(r) AS r_type, startNode(r).id AS head_id
+  ORDER BY far_id, r_type, head_id
+  LIMIT $max_per_node
+  RETURN r, far_id, r_type, head_id
+}
+WITH position, r, far_id, r_type, head_id
+ORDER BY position, far_id, r_type, head_id
 LIMIT $max_triples
-RETURN collect(startNode(r).id) AS h_ids, collect(type(r)) AS r_types,
+RETURN collect(startNode(r).id) AS h_ids, collect(r_type) AS r_types,
        collect(endNode(r).id) AS t_ids, collect(elementId(r)) AS r_eids

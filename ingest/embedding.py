@@ -3,6 +3,11 @@
 Works page by page on what still lacks an embedding from the configured model, so it is
 resumable and re-running it embeds nothing. The model id, dimension and similarity are recorded
 in the store before the first vector is written, so a store can never silently mix two models.
+
+The vector indexes are created after the vectors are written: Neo4j then populates each once
+from the finished vectors instead of updating it at every page's commit (kglite serves vector
+indexes by exact search, so the order costs it nothing). On Neo4j, entity vectors are stored as
+float32 through ``db.create.setNodeVectorProperty`` (``embed_set_entities_vector``).
 """
 
 from __future__ import annotations
@@ -14,11 +19,14 @@ from dataclasses import asdict, dataclass
 from typing import Any
 
 from kgqa.embed.protocol import Embedder
+from kgqa.errors import StoreMemoryError
 from kgqa.store import queries
 from kgqa.store.protocol import GraphStore, Statement
 from kgqa.store.schema import (
     check_embedding_meta,
-    ensure_search_indexes,
+    ensure_fulltext_indexes,
+    ensure_lookup_indexes,
+    ensure_vector_indexes,
     record_embedding_meta,
     run_ddl,
 )
@@ -80,11 +88,29 @@ def _embed_pages(
             page = rows[start : start + page_size]
             vectors = embedder.embed([text_of(r) for r in page]).tolist()
             payload = [{key: r[key], "embedding": v} for r, v in zip(page, vectors, strict=True)]
-            store.write([Statement(queries.get(setter), {"model_id": embedder.model_id, "rows": payload})])
+            _write_vectors(store, setter, embedder.model_id, payload)
             done += len(page)
             if on_page:
                 on_page(len(page))
     return done
+
+
+def _write_vectors(store: GraphStore, setter: str, model_id: str, rows: list[dict[str, Any]]) -> None:
+    """Write one page of vectors; a page the server has no transaction memory for is written in
+    two halves (each halved again if need be) instead of failing the run.
+
+    Raises:
+        StoreMemoryError: a single vector does not fit.
+    """
+    try:
+        store.write([Statement(queries.get(setter), {"model_id": model_id, "rows": rows})])
+    except StoreMemoryError:
+        if len(rows) == 1:
+            raise
+        log.warning("page of %d vectors exceeds the server's memory; writing it in two halves", len(rows))
+        half = len(rows) // 2
+        _write_vectors(store, setter, model_id, rows[:half])
+        _write_vectors(store, setter, model_id, rows[half:])
 
 
 def embed_store(
@@ -111,19 +137,18 @@ def embed_store(
     else:
         check_embedding_meta(store, meta)
     record_embedding_meta(store, meta)
-    # Indexes first: kglite then folds each vector in as it is written (building an HNSW index
-    # over 43k finished vectors takes ~37 s instead), and Neo4j populates them in the background.
     started = time.perf_counter()
-    ensure_search_indexes(store, meta)
+    ensure_lookup_indexes(store)  # each page's writes find entities by id
+    ensure_fulltext_indexes(store)
     report.index_seconds = time.perf_counter() - started
     started = time.perf_counter()
     report.entities_embedded = _embed_pages(
         store,
         embedder,
         pending="embed_pending_entities",
-        setter="embed_set_entities",
+        setter="embed_set_entities_vector" if store.backend == "neo4j" else "embed_set_entities",
         key="id",
-        text_of=lambda r: entity_text(r["name"], r["text"]),
+        text_of=lambda r: entity_text(r["name"] or r["id"], r["text"]),
         page_size=page_size,
         on_page=on_page,
     )
@@ -138,4 +163,7 @@ def embed_store(
         on_page=None,
     )
     report.embed_seconds = time.perf_counter() - started
+    started = time.perf_counter()
+    ensure_vector_indexes(store, meta)
+    report.index_seconds += time.perf_counter() - started
     return report

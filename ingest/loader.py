@@ -3,7 +3,9 @@
 Every batch (about ``batch_size`` records, never splitting a source line) is written in ONE
 transaction together with the resume point (the last source line it covers), so an interrupted
 load never leaves a half-written batch and restarts right after the last committed one. All
-writes are MERGEs: re-running a load creates nothing new.
+writes are MERGEs: re-running a load creates nothing new. A batch the server has no memory for
+(``StoreMemoryError``) is written as two halves, each halved again if need be, instead of being
+retried as it is.
 """
 
 from __future__ import annotations
@@ -17,7 +19,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Literal
 
-from kgqa.errors import IngestError
+from kgqa.errors import IngestError, StoreMemoryError
 from kgqa.names import label_name, normalise_name, relation_text, relationship_type
 from kgqa.store import queries
 from kgqa.store.protocol import GraphStore, Statement
@@ -175,6 +177,64 @@ def _split(
     return entities, triples
 
 
+def _half(items: list[EntityRecord | TripleRecord]) -> int | None:
+    """An index near the middle of ``items`` where a new source line starts; None for one line."""
+    mid = len(items) // 2
+    cuts = [i for i in range(1, len(items)) if items[i].line != items[i - 1].line]
+    return min(cuts, key=lambda i: abs(i - mid)) if cuts else None
+
+
+def _write_batch(
+    store: GraphStore,
+    records: list[EntityRecord | TripleRecord],
+    *,
+    last_line: int,
+    source: str,
+    source_key: str,
+    known_types: dict[str, str],
+) -> WriteSummary:
+    """Write ``records`` and the resume point ``last_line`` in one transaction.
+
+    On ``StoreMemoryError`` the records are written as two halves cut between source lines, the
+    first with its own resume point, so what is committed is always a prefix of the source.
+
+    Raises:
+        StoreMemoryError: one source line alone does not fit the server's transaction memory.
+    """
+    entities = [r for r in records if isinstance(r, EntityRecord)]
+    triples = [r for r in records if isinstance(r, TripleRecord)]
+    types_before = dict(known_types)
+    statements = _entity_statements(entities) + _triple_statements(triples, known_types)
+    statements.append(_progress(source_key, source, last_line, complete=False))
+    try:
+        *data_writes, _bookkeeping = store.write(statements)
+    except StoreMemoryError:
+        known_types.clear()
+        known_types.update(types_before)  # the relation types of a failed batch were not written
+        cut = _half(records)
+        if cut is None:
+            raise
+        log.warning("batch of %d records exceeds the server's memory; writing it in two halves", len(records))
+        first = _write_batch(
+            store,
+            records[:cut],
+            last_line=records[cut - 1].line,
+            source=source,
+            source_key=source_key,
+            known_types=known_types,
+        )
+        rest = _write_batch(
+            store,
+            records[cut:],
+            last_line=last_line,
+            source=source,
+            source_key=source_key,
+            known_types=known_types,
+        )
+        return first + rest
+    return sum(data_writes, WriteSummary())
+
+
 def load(
     store: GraphStore,
     items: Iterable[SourceItem],
@@ -207,6 +267,7 @@ def load(
     started = time.perf_counter()
     report = IngestReport(source=source, format=fmt, source_key=source_key)
     ensure_constraints(store)
+    store.write([Statement(queries.get("ingest_degrees_backfill"), {})])
     progress = store.run(queries.get("ingest_progress_get"), {"source_key": source_key})
     if progress and progress[0]["complete"] and not force:
         report.already_complete = True
@@ -220,10 +281,10 @@ def load(
     for batch in batches((i for i in items if i.line > done), batch_size):
         entities, triples = _split(batch, report, on_error, source)
         last_line = batch[-1].line
-        statements = _entity_statements(entities) + _triple_statements(triples, known_types)
-        statements.append(_progress(source_key, source, last_line, complete=False))
-        *data_writes, _bookkeeping = store.write(statements)
-        report.writes = sum(data_writes, report.writes)
+        records: list[EntityRecord | TripleRecord] = [i for i in batch if not isinstance(i, BadLine)]
+        report.writes += _write_batch(
+            store, records, last_line=last_line, source=source, source_key=source_key, known_types=known_types
+        )
         report.entity_records += len(entities)
         report.triple_records += len(triples)
         if on_batch:

@@ -12,6 +12,7 @@ from tqdm import tqdm
 
 from ingest.embedding import EmbedReport, embed_store
 from ingest.loader import IngestReport, fingerprint, load
+from ingest.prepare import prepare_store
 from ingest.readers import get_reader, source_paths
 from kgqa.config import Settings
 from kgqa.store import open_store
@@ -109,3 +110,15 @@ def embed_existing(settings: Settings, *, reembed: bool, progress: bool) -> Embe
     """``kgqa embed``: embed what the store holds without an embedding from the configured model."""
     with open_store(settings.store) as store:
         return _embed(store, settings, reembed=reembed, progress=progress)
+
+
+def prepare_existing(settings: Settings, *, embed: bool, progress: bool) -> dict[str, Any]:
+    """``kgqa prepare``: indexes, normalised names and relation types for a graph kgqa did not
+    ingest (ingest.prepare), then, with ``embed``, what ``kgqa embed`` does."""
+    with open_store(settings.store) as store:
+        with _bar(progress, desc="normalise names", unit="ent") as bar:
+            report = prepare_store(store, on_page=bar.update).to_dict()
+        report["embedding"] = (
+            _embed(store, settings, reembed=False, progress=progress).to_dict() if embed else None
+        )
+    return report

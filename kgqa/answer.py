@@ -86,9 +86,9 @@ class Answer:
     question_id: str | None = None
     disambiguation: Disambiguation | None = None
 
-    def evidence_rel_eids(self) -> list[str]:
-        """Element ids of the evidence relationships, each once, in evidence order."""
-        return list(dict.fromkeys(t.rel_eid for line in self.evidence for t in line.triples))
+    def evidence_keys(self) -> list[tuple[str, str, str]]:
+        """(head id, type, tail id) of the evidence relationships, each once, in evidence order."""
+        return list(dict.fromkeys(t.key for line in self.evidence for t in line.triples))
 
     def to_dict(self) -> dict[str, Any]:
         return {

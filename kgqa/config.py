@@ -2,8 +2,9 @@
 
 Precedence, highest first: CLI flags > ``KGQA_<SECTION>__<KEY>`` environment variables >
 config file (``--config PATH``, else ``./kgqa.toml``, else the user config dir) > defaults.
-Two shorthands exist because users type them most: ``KGQA_STORE`` (= ``store.backend``) and
-``KGQA_DATA_DIR`` (= ``store.data_dir``). Secrets come only from the environment.
+Three shorthands exist because users type them most: ``KGQA_STORE`` (= ``store.backend``),
+``KGQA_DATA_DIR`` (= ``store.data_dir``) and ``KGQA_THREADS`` (= ``runtime.threads``).
+Secrets come only from the environment.
 """
 
 from __future__ import annotations
@@ -15,12 +16,16 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Literal
 
-from pydantic import BaseModel, ConfigDict, Field, SecretStr, ValidationError
+from pydantic import BaseModel, ConfigDict, Field, SecretStr, ValidationError, field_validator
 
 from kgqa.errors import ConfigError
 
 ENV_PREFIX = "KGQA_"
-ENV_SHORTHANDS = {"KGQA_STORE": ("store", "backend"), "KGQA_DATA_DIR": ("store", "data_dir")}
+ENV_SHORTHANDS = {
+    "KGQA_STORE": ("store", "backend"),
+    "KGQA_DATA_DIR": ("store", "data_dir"),
+    "KGQA_THREADS": ("runtime", "threads"),
+}
 SECRET_ENV = {
     "NEO4J_PASSWORD": ("store", "neo4j_password"),
     "OPENAI_API_KEY": ("reader", "api_key"),
@@ -33,7 +38,13 @@ class _Section(BaseModel):
 
 
 class StoreSettings(_Section):
-    """Which graph store to use and how to reach it."""
+    """Which graph store to use, how to reach it, and how to read a graph kgqa did not ingest.
+
+    The ``entity_*`` keys and ``fact_types`` map an existing graph (kgqa.store.mapping): the
+    label of entity nodes, the properties holding their id (unique strings), name, optional
+    text and kgqa's embedding, and the relationship types that are KG facts (empty: all).
+    ``KGQA_STORE__FACT_TYPES`` takes a comma-separated list.
+    """
 
     backend: Literal["embedded", "neo4j"] = "embedded"
     data_dir: Path = Path("kgqa-data")
@@ -45,7 +56,20 @@ class StoreSettings(_Section):
     neo4j_max_pool_size: int = Field(16, ge=1)
     neo4j_connection_timeout_s: float = Field(10.0, gt=0)  # one connection try, Bolt handshake included
     neo4j_retry_deadline_s: float = Field(30.0, gt=0)  # all tries of one call end within this
+    neo4j_read_timeout_s: float = Field(120.0, gt=0)  # the server ends a read transaction after this
     retry_attempts: int = Field(5, ge=1)
+    entity_label: str = "Entity"
+    entity_id_property: str = "id"
+    entity_name_property: str = "name"
+    entity_text_property: str = "text"
+    entity_embedding_property: str | None = None  # default: embedding, kgqa_embedding when mapped
+    fact_types: tuple[str, ...] = ()
+
+    @field_validator("fact_types", mode="before")
+    @classmethod
+    def _split_types(cls, value: Any) -> Any:
+        """A comma-separated string (environment variable, flag) as a list."""
+        return [t.strip() for t in value.split(",") if t.strip()] if isinstance(value, str) else value
 
 
 class EmbedderSettings(_Section):
@@ -54,7 +78,8 @@ class EmbedderSettings(_Section):
     model: str = DEFAULT_EMBED_MODEL
     device: str = "auto"
     dtype: Literal["auto", "float32", "bfloat16"] = "auto"
-    batch_size: int = Field(64, ge=1)
+    batch_size: int = Field(256, ge=1)  # texts per forward pass at most
+    batch_tokens: int = Field(4096, ge=1)  # padded tokens per forward pass at most (bounds memory)
     max_length: int = Field(256, ge=1)
 
 
@@ -81,6 +106,7 @@ class RetrievalSettings(_Section):
     hops: int = Field(2, ge=1)
     max_triples: int = Field(5000, ge=1)
     max_degree: int = Field(100, ge=1)
+    max_per_node: int = Field(1000, ge=1)
     top_k: int = Field(100, ge=1)
     rescoring: Literal["plan", "path", "none"] = "plan"
 
@@ -152,6 +178,16 @@ class ReaderSettings(_Section):
     device: str = "auto"
 
 
+class RuntimeSettings(_Section):
+    """Process resources: CPU threads of torch, OpenMP and the tokenizers (:mod:`kgqa.threads`).
+
+    ``threads`` unset means ``OMP_NUM_THREADS`` where set, else every core this process may use;
+    with several jobs on one machine give each its share (README, "Several jobs on one machine").
+    """
+
+    threads: int | None = Field(None, ge=1)
+
+
 class Settings(_Section):
     """All settings, one nested section per subsystem."""
 
@@ -161,6 +197,7 @@ class Settings(_Section):
     retrieval: RetrievalSettings = RetrievalSettings()
     answer: AnswerSettings = AnswerSettings()
     reader: ReaderSettings = ReaderSettings()
+    runtime: RuntimeSettings = RuntimeSettings()
 
     @property
     def checkpoint_path(self) -> Path:

@@ -31,6 +31,11 @@ class StoreUnavailableError(StoreError, RetryableError):
     """The store cannot be reached (server down, file locked by another writer)."""
 
 
+class StoreMemoryError(StoreError):
+    """The server ran out of transaction memory for one call: the same call fails again, a
+    smaller one may pass (the ingest loader halves its batch)."""
+
+
 class StoreAuthError(StoreError):
     """The store rejected the credentials."""
 

@@ -561,9 +561,7 @@ def _exact_rows(store: GraphStore, norms: Iterable[str]) -> dict[str, list[dict[
     names = sorted(set(norms))
     if not names:
         return {}
-    rows = store.run(
-        queries.get("link_exact"), {"names_norm": names, "limit": _EXACT_ROWS_PER_NAME * len(names)}
-    )
+    rows = store.run(queries.get("link_exact"), {"names_norm": names, "limit": _EXACT_ROWS_PER_NAME})
     grouped: dict[str, list[dict[str, Any]]] = {}
     for row in rows:
         grouped.setdefault(row["name_norm"], []).append(row)

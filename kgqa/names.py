@@ -56,13 +56,24 @@ def relationship_type(source_name: str) -> str:
     return f"{base}_h{digest}"
 
 
+#: Labels kgqa gives its own nodes (``Kgqa`` prefixed ones: questions, metadata, ingest progress).
+RESERVED_LABELS = frozenset({"Entity", "RelationType"})
+RESERVED_LABEL_PREFIX = "Kgqa"
+
+
 def label_name(type_name: str) -> str:
-    """A PascalCase Neo4j label, Unicode letters kept: ``gene/protein`` -> ``GeneProtein``."""
+    """A PascalCase Neo4j label, Unicode letters kept: ``gene/protein`` -> ``GeneProtein``.
+
+    A type that would give one of kgqa's own labels (``entity``, ``relation type``,
+    ``kgqa question``) or start with a digit gets a ``T`` in front (``TEntity``,
+    ``TKgqaQuestion``, ``T3dStructure``), so a data type never marks an entity as a kgqa node.
+    """
     parts = [p for p in _NON_TYPE.sub(" ", type_name).split() if p]
     if not parts:
         raise ValueError(f"node type {type_name!r} has no letters or digits")
     label = "".join(p[:1].upper() + p[1:] for p in parts)
-    return label if not label[0].isdigit() else f"T{label}"
+    reserved = label in RESERVED_LABELS or label.startswith(RESERVED_LABEL_PREFIX)
+    return f"T{label}" if reserved or label[0].isdigit() else label
 
 
 def relation_text(source_name: str) -> str:

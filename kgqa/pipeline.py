@@ -24,7 +24,7 @@ from kgqa.retrieval.features import SubgraphSettings
 from kgqa.retrieval.organise import ChainGuide, Evidence, organise, uses_plan_chains
 from kgqa.retrieval.retriever import Retrieval, Retriever
 from kgqa.store import open_store
-from kgqa.store.schema import check_query_embedder
+from kgqa.store.schema import check_query_embedder, ensure_lookup_indexes
 from kgqa.types import EmbeddingMeta
 
 if TYPE_CHECKING:
@@ -38,16 +38,20 @@ if TYPE_CHECKING:
 
 def subgraph_settings(settings: Settings) -> SubgraphSettings:
     r = settings.retrieval
-    return SubgraphSettings(hops=r.hops, max_triples=r.max_triples, max_degree=r.max_degree)
+    return SubgraphSettings(
+        hops=r.hops, max_triples=r.max_triples, max_degree=r.max_degree, max_per_node=r.max_per_node
+    )
 
 
 @contextmanager
 def open_query_store(settings: Settings, embedder: Embedder) -> Iterator[GraphStore]:
     """The configured store, ready to be searched with ``embedder``'s query vectors: embedded
-    completely with its model and, on Neo4j, with ONLINE search indexes sized for it. Closes it."""
+    completely with its model, with entity lookup indexes (created if missing, e.g. on a
+    database kgqa did not ingest) and, on Neo4j, ONLINE search indexes sized for it. Closes it."""
     meta = EmbeddingMeta(embedder.model_id, embedder.dimension)
     with open_store(settings.store) as store:
         check_query_embedder(store, meta)
+        ensure_lookup_indexes(store)
         # Neo4j builds indexes in the background: make sure they are ONLINE and sized for the embedder.
         check_indexes = getattr(store, "check_search_indexes", None)
         if check_indexes is not None:

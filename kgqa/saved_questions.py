@@ -1,10 +1,13 @@
 """Question write-back (``kgqa ask --save``, KGQA and MoR answers) and ``kgqa show``: evidence a
 user can open in Browser.
 
-A saved answer becomes ``(:Question {id, text, asked_at, answers, evidence_rels})`` with
-``TOPIC`` and ``ANSWER`` relationships to its entities; ``evidence_rels`` holds the element ids
-of the evidence relationships, so ``cypher/question_browser.cypher`` draws the whole evidence
-subgraph. Everything is written in one transaction.
+A saved answer becomes ``(:KgqaQuestion {id, text, asked_at, answers, evidence_heads,
+evidence_types, evidence_tails})`` with ``KGQA_TOPIC`` and ``KGQA_ANSWER`` relationships to its
+entities. Label and types carry kgqa's prefix so they cannot meet a user's own ``:Question``
+nodes. The evidence is saved as (head id, type, tail id) keys, not element ids: Neo4j reuses
+element ids after deletes and does not keep them across a store copy, so a Browser drawing from
+saved element ids could show other edges. ``cypher/question_browser.cypher`` matches the keys
+and draws the whole evidence subgraph. Everything is written in one transaction.
 """
 
 from __future__ import annotations
@@ -18,6 +21,7 @@ from kgqa.answer import Answer
 from kgqa.errors import QuestionNotFoundError
 from kgqa.retrieval.mor.retriever import MorResult
 from kgqa.store import queries
+from kgqa.store.mapping import GraphMapping
 from kgqa.store.protocol import GraphStore, Statement
 
 
@@ -29,7 +33,8 @@ class SavedQuestion:
     text: str
     asked_at: str
     answers: tuple[str, ...]
-    evidence: tuple[tuple[str, str, str, str], ...]  # (head id, relationship type, tail id, element id)
+    evidence: tuple[tuple[str, str, str], ...]  # (head id, relationship type, tail id), saved order
+    browser_cypher: str  # what to paste into Neo4j Browser (browser_cypher())
 
     def to_dict(self) -> dict[str, Any]:
         return {
@@ -37,10 +42,8 @@ class SavedQuestion:
             "text": self.text,
             "asked_at": self.asked_at,
             "answers": list(self.answers),
-            "evidence": [
-                dict(zip(("head", "relation", "tail", "rel_eid"), e, strict=True)) for e in self.evidence
-            ],
-            "browser_cypher": browser_cypher(self.id),
+            "evidence": [dict(zip(("head", "relation", "tail"), e, strict=True)) for e in self.evidence],
+            "browser_cypher": self.browser_cypher,
         }
 
 
@@ -60,7 +63,7 @@ def save_answer(store: GraphStore, answer: Answer, *, question_id: str | None = 
         qid,
         answer.question,
         answers=[a.id or a.name for a in answer.answers],
-        evidence_rels=answer.evidence_rel_eids(),
+        evidence=answer.evidence_keys(),
         topic_ids=[t.id for t in answer.topics],
         answer_ids=[a.id for a in answer.answers if a.id is not None],
     )
@@ -83,7 +86,7 @@ def save_mor_result(
         qid,
         question,
         answers=[n.id for n in result.nodes],
-        evidence_rels=list(dict.fromkeys(r for t in trajectories for r in t.rels)),
+        evidence=list(dict.fromkeys(k for t in trajectories for k in t.rel_keys)),
         topic_ids=list(dict.fromkeys(t.nodes[0] for t in trajectories if t.rels)),
         answer_ids=[n.id for n in result.nodes],
     )
@@ -96,11 +99,11 @@ def _save(
     text: str,
     *,
     answers: list[str],
-    evidence_rels: list[str],
+    evidence: list[tuple[str, str, str]],
     topic_ids: list[str],
     answer_ids: list[str],
 ) -> None:
-    """The Question node and its TOPIC and ANSWER links, in one transaction."""
+    """The KgqaQuestion node and its KGQA_TOPIC and KGQA_ANSWER links, in one transaction."""
     statements = [
         Statement(
             queries.get("question_save"),
@@ -109,15 +112,13 @@ def _save(
                 "text": text,
                 "asked_at": datetime.now(UTC).isoformat(timespec="seconds"),
                 "answers": answers,
-                "evidence_rels": evidence_rels,
+                "evidence_heads": [h for h, _, _ in evidence],
+                "evidence_types": [r for _, r, _ in evidence],
+                "evidence_tails": [t for _, _, t in evidence],
             },
         ),
-        Statement(
-            queries.get("question_link_entities"), {"id": qid, "role": "TOPIC", "entity_ids": topic_ids}
-        ),
-        Statement(
-            queries.get("question_link_entities"), {"id": qid, "role": "ANSWER", "entity_ids": answer_ids}
-        ),
+        Statement(queries.get("question_link_topics"), {"id": qid, "entity_ids": topic_ids}),
+        Statement(queries.get("question_link_answers"), {"id": qid, "entity_ids": answer_ids}),
     ]
     store.write(statements)
 
@@ -126,30 +127,34 @@ def load_saved(store: GraphStore, question_id: str) -> SavedQuestion:
     """Read a saved question and its evidence back.
 
     Raises:
-        QuestionNotFoundError: no Question with that id.
+        QuestionNotFoundError: no KgqaQuestion with that id.
     """
     rows = store.run(queries.get("question_get"), {"id": question_id})
     if not rows:
         raise QuestionNotFoundError(
             f"no saved question with id {question_id!r}",
             hint="ids are printed by 'kgqa ask --save'; to list them, put "
-            "'MATCH (q:Question) RETURN q.id AS id, q.text AS text' under a '// questions: ...' and "
+            "'MATCH (q:KgqaQuestion) RETURN q.id AS id, q.text AS text' under a '// questions: ...' and "
             "'// returns: id, text' header in questions.cypher and run 'kgqa cypher questions.cypher'",
         )
     row = rows[0]
     evidence = store.run(queries.get("question_evidence"), {"id": question_id})
-    order = {eid: i for i, eid in enumerate(row["evidence_rels"] or [])}
-    ranked = sorted(evidence, key=lambda e: order.get(e["rel_eid"], len(order)))
     return SavedQuestion(
         id=row["id"],
         text=row["text"],
         asked_at=row["asked_at"],
         answers=tuple(row["answers"] or ()),
-        evidence=tuple((e["h_id"], e["rel_type"], e["t_id"], e["rel_eid"]) for e in ranked),
+        evidence=tuple((e["h_id"], e["rel_type"], e["t_id"]) for e in evidence),
+        browser_cypher=browser_cypher(question_id, store.mapping),
     )
 
 
-def browser_cypher(question_id: str) -> str:
-    """What to paste into Neo4j Browser to draw the question's evidence subgraph."""
+def browser_cypher(question_id: str, mapping: GraphMapping) -> str:
+    """What to paste into Neo4j Browser to draw the question's evidence subgraph, as printed.
+
+    Browser reads ``:param`` and the query as one statement unless ``;`` ends each, so both do;
+    tests/cypher/test_lint.py lints this text with Neo4j's own parser. The query is rendered
+    with the store's ``mapping``, as the store runs it.
+    """
     quoted = question_id.replace("\\", "\\\\").replace('"', '\\"')
-    return f':param id => "{quoted}"\n\n{queries.get("question_browser").body}'
+    return f':param id => "{quoted}";\n\n{mapping.render(queries.get("question_browser")).body};'

@@ -26,6 +26,7 @@ from kgqa.retrieval.tables import EntityTable, RelationTable
 from kgqa.store import open_store
 from kgqa.store.schema import check_query_embedder
 from kgqa.types import EmbeddingMeta, QAExample
+from retriever_training.example_cache import cache_key, cached_examples, kb_fingerprint
 from retriever_training.examples import TrainingExample, build_examples
 from retriever_training.train import (
     TrainSettings,
@@ -48,6 +49,7 @@ class TrainReport:
     planner_history: dict[str, Any] = field(default_factory=dict)
     reader_history: dict[str, Any] = field(default_factory=dict)
     seconds: dict[str, float] = field(default_factory=dict)
+    example_cache: dict[str, str] = field(default_factory=dict)  # part -> "hit" | "written"
 
     def to_dict(self) -> dict[str, Any]:
         return asdict(self)
@@ -89,11 +91,15 @@ def run_training(
     train_settings: TrainSettings,
     limit: int | None,
     progress: bool,
+    cache_dir: Path | None = None,
     gold_paths: bool = True,
 ) -> TrainReport:
     """Train the triple scorer and the extractive reader on ``sources`` and write ``out``.
 
-    ``gold_paths=False`` ignores the relation paths the files name (``kgqa train --no-gold-paths``).
+    With ``cache_dir`` the prepared examples of each part are read from there when the same
+    questions, KB and settings prepared them before, and stored there otherwise
+    (:mod:`retriever_training.example_cache`). ``gold_paths=False`` ignores the relation paths the
+    files name (``kgqa train --no-gold-paths``); it changes the labels, so it is part of the key.
     """
     report = TrainReport(out=str(out))
     parts: dict[str, list[QAExample]] = {"train": [], "val": [], "heldout": []}
@@ -106,28 +112,36 @@ def run_training(
     with open_store(settings.store) as store:
         check_query_embedder(store, EmbeddingMeta(embedder.model_id, embedder.dimension))
         tables = (EntityTable(store, embedder.dimension), RelationTable(store))
-        train = _examples_by_hops(
-            store,
-            embedder,
-            parts["train"],
-            tables,
-            subgraph,
-            auto_hops=auto_hops,
-            progress=progress,
-            desc="preparing train",
-            gold_paths=gold_paths,
-        )
-        val = _examples_by_hops(
-            store,
-            embedder,
-            parts["val"],
-            tables,
-            subgraph,
-            auto_hops=auto_hops,
-            progress=progress,
-            desc="preparing val",
-            gold_paths=gold_paths,
-        )
+        kb = kb_fingerprint(store) if cache_dir else {}
+        # Everything besides the questions, the KB and the embedder that changes the examples.
+        example_settings = {
+            "subgraph": asdict(subgraph),
+            "auto_hops": auto_hops,
+            **({"gold_paths": False} if not gold_paths else {}),  # keys of earlier caches stay valid
+        }
+        prepared: dict[str, list[TrainingExample]] = {}
+        for part in ("train", "val"):
+
+            def build(part: str = part) -> list[TrainingExample]:
+                return _examples_by_hops(
+                    store,
+                    embedder,
+                    parts[part],
+                    tables,
+                    subgraph,
+                    auto_hops=auto_hops,
+                    progress=progress,
+                    desc=f"preparing {part}",
+                    gold_paths=gold_paths,
+                )
+
+            if cache_dir is None:
+                prepared[part] = build()
+                continue
+            key = cache_key(kb, settings.embedder, parts[part], example_settings)
+            prepared[part], hit = cached_examples(cache_dir / f"{part}-{key}.pt", tables, build)
+            report.example_cache[part] = "hit" if hit else "written"
+    train, val = prepared["train"], prepared["val"]
     report.examples = {"train": len(train), "val": len(val)}
     report.seconds["prepare"] = time.perf_counter() - started
     started = time.perf_counter()

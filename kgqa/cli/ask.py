@@ -143,19 +143,25 @@ def ask(
         _ask_mor(loaded.settings, question, top_k=top_k, planner=planner, save=save, as_json=as_json)
         return
     from kgqa.saved_questions import browser_cypher, save_answer
+    from kgqa.store import graph_mapping
 
+    mapping = graph_mapping(loaded.settings.store)
     with open_asker(loaded.settings) as asker:
         answer = asker.ask(question, topic_ids=topics, hops=hops)
         if save:
             answer = save_answer(asker.retriever.store, answer)
     if as_json:
-        saved = {"browser_cypher": browser_cypher(answer.question_id)} if save and answer.question_id else {}
+        saved = (
+            {"browser_cypher": browser_cypher(answer.question_id, mapping)}
+            if save and answer.question_id
+            else {}
+        )
         emit_json({**answer.to_dict(), **saved})
         return
     _render(answer)
     if answer.question_id:
         click.echo(f"\nsaved as {answer.question_id}; to see the evidence in Neo4j Browser paste:\n")
-        click.echo(browser_cypher(answer.question_id))
+        click.echo(browser_cypher(answer.question_id, mapping))
 
 
 def _ask_mor(
@@ -165,7 +171,9 @@ def _ask_mor(
     from kgqa.pipeline import open_mor_retriever
     from kgqa.retrieval.mor.traversal import node_rows
     from kgqa.saved_questions import browser_cypher, save_mor_result
+    from kgqa.store import graph_mapping
 
+    mapping = graph_mapping(settings.store)
     with open_mor_retriever(settings, planner=planner) as retriever:
         result = retriever.retrieve(question, top_k=top_k)
         qid = save_mor_result(retriever.store, question, result) if save else None
@@ -183,7 +191,7 @@ def _ask_mor(
                 "plan_probability": result.plan_prob,
                 "answers": [n.to_dict() for n in result.nodes],
                 "timings_ms": result.timings_ms,
-                **({"question_id": qid, "browser_cypher": browser_cypher(qid)} if qid else {}),
+                **({"question_id": qid, "browser_cypher": browser_cypher(qid, mapping)} if qid else {}),
             }
         )
         return
@@ -198,7 +206,7 @@ def _ask_mor(
             click.echo(f"    {t.score:.3f}  ({how}) " + " ".join(steps))
     if qid:
         click.echo(f"\nsaved as {qid}; to see the evidence in Neo4j Browser paste:\n")
-        click.echo(browser_cypher(qid))
+        click.echo(browser_cypher(qid, mapping))
     click.echo("timings ms: " + ", ".join(f"{s}={v:.1f}" for s, v in result.timings_ms.items()), err=True)
 
 
@@ -226,7 +234,7 @@ def _render(answer: Answer) -> None:
 def show(state: CliState, question_id: str, backend: str | None, data_dir: str | None, as_json: bool) -> None:
     """Reprint a question saved by 'kgqa ask --save' with its evidence and the Browser query."""
     loaded = resolve(state, {"store": store_overrides(backend, data_dir)})
-    from kgqa.saved_questions import browser_cypher, load_saved
+    from kgqa.saved_questions import load_saved
     from kgqa.store import open_store
 
     with open_store(loaded.settings.store) as store:
@@ -237,6 +245,6 @@ def show(state: CliState, question_id: str, backend: str | None, data_dir: str |
     click.echo(f"{saved.id}  asked {saved.asked_at}\nquestion: {saved.text}")
     click.echo("answers: " + ", ".join(saved.answers) if saved.answers else "answers: (none)")
     click.echo(f"evidence ({len(saved.evidence)} relationships):")
-    for head, rel, tail, eid in saved.evidence:
-        click.echo(f"  ({head}) -[{rel}]-> ({tail})  rel {eid}")
-    click.echo("\nNeo4j Browser:\n\n" + browser_cypher(saved.id))
+    for head, rel, tail in saved.evidence:
+        click.echo(f"  ({head}) -[{rel}]-> ({tail})")
+    click.echo("\nNeo4j Browser:\n\n" + saved.browser_cypher)

@@ -11,6 +11,7 @@ import click
 
 from kgqa.cli import CliState
 from kgqa.config import LoadedConfig, load_config
+from kgqa.threads import configure_threads
 
 if TYPE_CHECKING:
     from kgqa.retrieval.disambiguation import Disambiguation
@@ -79,8 +80,14 @@ def json_option(func: F) -> F:
 
 
 def resolve(state: CliState, overrides: Mapping[str, Mapping[str, Any]]) -> LoadedConfig:
-    """Load settings with this command's flags as the highest-precedence layer."""
-    return load_config(overrides, config_file=state.config_file)
+    """Load settings with this command's flags as the highest-precedence layer.
+
+    Every command resolves its settings here first, so this also bounds the process's numeric
+    thread pools (``runtime.threads``) before any model is loaded.
+    """
+    loaded = load_config(overrides, config_file=state.config_file)
+    configure_threads(loaded.settings.runtime.threads)
+    return loaded
 
 
 def store_overrides(backend: str | None, data_dir: str | None) -> dict[str, Any]:

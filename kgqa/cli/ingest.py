@@ -1,4 +1,4 @@
-"""``kgqa ingest`` and ``kgqa embed``."""
+"""``kgqa ingest``, ``kgqa embed`` and ``kgqa prepare``."""
 
 from __future__ import annotations
 
@@ -125,4 +125,68 @@ def embed(
             f"{report.relation_types_embedded} relation types "
             f"with {report.model_id} ({report.dimension} dims) in {report.embed_seconds:.1f}s "
             f"({report.entities_per_second:.0f}/s); indexes built in {report.index_seconds:.1f}s"
+        )
+
+
+@click.command()
+@click.option("--entity-label", help="Label of entity nodes (store.entity_label).")
+@click.option("--id-property", help="Unique string id property of entities (store.entity_id_property).")
+@click.option("--name-property", help="Name property of entities (store.entity_name_property).")
+@click.option("--text-property", help="Description property of entities (store.entity_text_property).")
+@click.option(
+    "--fact-types",
+    help="Comma-separated relationship types that are KG facts (store.fact_types; default: all).",
+)
+@click.option("--no-embed", is_flag=True, help="Only indexes, names and relation types; embed later.")
+@click.option("--model", help="Embedding model (embedder.model).")
+@store_options
+@json_option
+@pass_state
+def prepare(
+    state: CliState,
+    entity_label: str | None,
+    id_property: str | None,
+    name_property: str | None,
+    text_property: str | None,
+    fact_types: str | None,
+    no_embed: bool,
+    model: str | None,
+    backend: str | None,
+    data_dir: str | None,
+    as_json: bool,
+) -> None:
+    """Make an existing graph (one kgqa did not ingest) ready for 'kgqa ask', in place.
+
+    Reads entities through the schema mapping (flags, KGQA_STORE__ENTITY_LABEL etc., or the
+    [store] section of the config file), creates kgqa_* indexes, writes kgqa_name_norm on each
+    named entity, one KgqaRelationType node per fact type, then embeds what lacks an embedding
+    (kgqa_embedding). Re-running writes only what is missing. Nothing else on your nodes changes.
+    """
+    mapped = {
+        "entity_label": entity_label,
+        "entity_id_property": id_property,
+        "entity_name_property": name_property,
+        "entity_text_property": text_property,
+        "fact_types": fact_types,
+    }
+    loaded = resolve(
+        state, {"store": {**store_overrides(backend, data_dir), **mapped}, "embedder": {"model": model}}
+    )
+    from ingest.pipeline import prepare_existing
+
+    report = prepare_existing(loaded.settings, embed=not no_embed, progress=not as_json)
+    if as_json:
+        emit_json(report)
+        return
+    types = report["relation_types"]
+    click.echo(
+        f"prepared :{report['entity_label']}: {report['names_normalised']:,} names normalised, "
+        f"{len(types)} fact types ({', '.join(types[:8])}{', ...' if len(types) > 8 else ''}) "
+        f"in {report['seconds']:.1f}s"
+    )
+    embedded = report["embedding"]
+    if embedded:
+        click.echo(
+            f"embedded {embedded['entities_embedded']:,} entities and {embedded['relation_types_embedded']} "
+            f"relation types with {embedded['model_id']}"
         )

@@ -22,6 +22,11 @@ from kgqa.cli.common import (
 @click.argument("question")
 @question_options
 @click.option("--top-k", type=int, help="Triples to print (retrieval.top_k, default 100).")
+@click.option(
+    "--max-per-node",
+    type=int,
+    help="Triples one expanded entity gives per hop (retrieval.max_per_node, default 1000).",
+)
 @click.option("--answers/--no-answers", default=True, help="Also run the extractive reader.")
 @checkpoint_option
 @store_options
@@ -32,6 +37,7 @@ def retrieve(
     question: str,
     topics: tuple[str, ...],
     top_k: int | None,
+    max_per_node: int | None,
     hops: int | None,
     answers: bool,
     checkpoint: Path | None,
@@ -49,7 +55,12 @@ def retrieve(
         state,
         {
             "store": store_overrides(backend, data_dir),
-            "retrieval": {"top_k": top_k, "hops": hops, "checkpoint": checkpoint},
+            "retrieval": {
+                "top_k": top_k,
+                "hops": hops,
+                "max_per_node": max_per_node,
+                "checkpoint": checkpoint,
+            },
         },
     )
     from kgqa.pipeline import open_extractive_reader, open_retriever

@@ -62,6 +62,13 @@ from kgqa.config import Settings
     type=click.Path(exists=True, dir_okay=False, path_type=Path),
     help="stark: validation questions (early stopping); default: --val-fraction of FILES.",
 )
+@click.option(
+    "--example-cache",
+    type=click.Path(file_okay=False, path_type=Path),
+    help="Directory of prepared examples reused by a re-run on the same questions, KB and settings "
+    "(default <data-dir>/example-cache).",
+)
+@click.option("--no-example-cache", is_flag=True, help="Prepare every example afresh and store none.")
 @auto_hops_option
 @gold_paths_option
 @store_options
@@ -82,6 +89,8 @@ def train(
     path_scorer: bool,
     planner: bool,
     val_file: Path | None,
+    example_cache: Path | None,
+    no_example_cache: bool,
     hops: str,
     gold_paths: bool,
     backend: str | None,
@@ -113,6 +122,7 @@ def train(
     auto = hops == "auto"
     if not auto:
         subgraph = replace(subgraph, hops=int(hops))
+    cache_dir = example_cache or loaded.settings.store.data_dir / "example-cache"
     report = run_training(
         loaded.settings,
         [(f, fmt) for f in files],
@@ -132,6 +142,7 @@ def train(
         limit=limit,
         progress=not as_json,
         gold_paths=gold_paths,
+        cache_dir=None if no_example_cache else cache_dir,
     )
     if as_json:
         emit_json(report.to_dict())

@@ -30,6 +30,7 @@ class SubgraphSettings:
     hops: int = RETRIEVAL_DEFAULTS.hops
     max_triples: int = RETRIEVAL_DEFAULTS.max_triples
     max_degree: int = RETRIEVAL_DEFAULTS.max_degree
+    max_per_node: int = RETRIEVAL_DEFAULTS.max_per_node
     forward_rounds: int = 2
     reverse_rounds: int = 2
 
@@ -76,7 +77,12 @@ def prepare(
     entities, relations = tables
     started = time.perf_counter()
     sub = extract_subgraph(
-        store, topic_ids, hops=settings.hops, max_triples=settings.max_triples, max_degree=settings.max_degree
+        store,
+        topic_ids,
+        hops=settings.hops,
+        max_triples=settings.max_triples,
+        max_degree=settings.max_degree,
+        max_per_node=settings.max_per_node,
     )
     entity_rows = entities.rows(sub.entity_ids)
     relation_rows = relations.rows(sub.relation_types)

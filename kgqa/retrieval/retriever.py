@@ -41,13 +41,19 @@ SHOWN_PLANS = 3
 
 @dataclass(frozen=True, slots=True)
 class ScoredTriple:
-    """One retrieved triple with its score in [0, 1] (higher is better) and relationship element id."""
+    """One retrieved triple with its score in [0, 1] (higher is better).
+
+    ``head``/``tail`` are display names; ``key`` = (head id, relationship type, tail id) is what
+    identifies the relationship across sessions and store copies (saved evidence), ``rel_eid``
+    only within the session that read it.
+    """
 
     head: str
     relation: str
     tail: str
     score: float
     rel_eid: str
+    key: tuple[str, str, str]
 
     def to_dict(self) -> dict[str, Any]:
         return {
@@ -56,6 +62,8 @@ class ScoredTriple:
             "tail": self.tail,
             "score": round(self.score, 6),
             "rel_eid": self.rel_eid,
+            "head_id": self.key[0],
+            "tail_id": self.key[2],
         }
 
 
@@ -96,6 +104,7 @@ class Retrieval:
             self.names.get(t, t),
             float(self.scores[i]),
             self.prepared.subgraph.rel_eids[i],
+            (h, r, t),
         )
 
     def top(self, k: int) -> list[ScoredTriple]:

@@ -4,7 +4,10 @@ Each hop is one call of ``cypher/subgraph_hop.cypher`` with the new frontier; tr
 as parallel arrays and are relabelled here to local ids 0..N-1 (topic entities first), so the
 rest of retrieval works on tensors. Caps keep one question from pulling in the whole KB: hub
 entities beyond the topics (more than ``max_degree`` relationships) are kept as endpoints but
-not expanded, and at most ``max_triples`` triples are collected.
+not expanded, each expanded entity gives at most ``max_per_node`` triples, and at most
+``max_triples`` triples are collected. Which triples a cap keeps is fixed by the kernel's order
+(frontier position, then far end's id, type, head id), so the embedded store and Neo4j return the
+same subgraph for the same question.
 """
 
 from __future__ import annotations
@@ -17,8 +20,6 @@ import torch
 from kgqa.config import RETRIEVAL_DEFAULTS
 from kgqa.store import queries
 from kgqa.store.protocol import GraphStore
-
-UNBOUNDED_DEGREE = 2**31 - 1
 
 
 @dataclass(frozen=True, slots=True)
@@ -81,6 +82,7 @@ def extract_subgraph(
     hops: int = RETRIEVAL_DEFAULTS.hops,
     max_triples: int = RETRIEVAL_DEFAULTS.max_triples,
     max_degree: int = RETRIEVAL_DEFAULTS.max_degree,
+    max_per_node: int = RETRIEVAL_DEFAULTS.max_per_node,
 ) -> Subgraph:
     """Collect the triples within ``hops`` hops of the topics, both directions, with caps.
 
@@ -90,6 +92,8 @@ def extract_subgraph(
         hops: number of hops (2 by default; MetaQA 3-hop questions need 3).
         max_triples: cap on the triples collected over all hops.
         max_degree: entities reached later with more relationships than this are not expanded.
+        max_per_node: cap on the triples one expanded entity contributes per hop, so a hub topic
+            leaves budget for the entities after it.
     """
     kernel = queries.get("subgraph_hop")
     local: dict[str, int] = {t: i for i, t in enumerate(dict.fromkeys(topic_ids))}
@@ -107,7 +111,8 @@ def extract_subgraph(
             break
         params = {
             "frontier_ids": frontier,
-            "max_degree": UNBOUNDED_DEGREE if hop == 0 else max_degree,
+            "max_degree": None if hop == 0 else max_degree,
+            "max_per_node": max_per_node,
             "max_triples": budget,
         }
         row = store.run(kernel, params)[0]

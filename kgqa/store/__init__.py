@@ -12,7 +12,26 @@ from kgqa.errors import ConfigError, StoreError
 
 if TYPE_CHECKING:
     from kgqa.config import StoreSettings
+    from kgqa.store.mapping import GraphMapping
     from kgqa.store.protocol import GraphStore
+
+
+def graph_mapping(settings: StoreSettings) -> GraphMapping:
+    """The schema mapping the ``store.entity_*`` / ``store.fact_types`` settings name.
+
+    Raises:
+        ConfigError: a name Neo4j cannot use, or one of kgqa's own labels.
+    """
+    from kgqa.store.mapping import GraphMapping
+
+    return GraphMapping.of(
+        entity_label=settings.entity_label,
+        id_property=settings.entity_id_property,
+        name_property=settings.entity_name_property,
+        text_property=settings.entity_text_property,
+        embedding_property=settings.entity_embedding_property,
+        fact_types=settings.fact_types,
+    )
 
 
 def open_store(settings: StoreSettings, *, create: bool = False) -> GraphStore:
@@ -34,7 +53,7 @@ def open_store(settings: StoreSettings, *, create: bool = False) -> GraphStore:
                 f"no graph store at {path}",
                 hint="check --data-dir / KGQA_DATA_DIR (store.data_dir), or load one with 'kgqa ingest'",
             )
-        return KgliteStore(path)
+        return KgliteStore(path, mapping=graph_mapping(settings))
     if settings.backend == "neo4j":
         from kgqa.store.neo4j_store import Neo4jStore
 

@@ -35,6 +35,7 @@ from rapidfuzz import process
 from rapidfuzz.distance import OSA
 
 from kgqa.names import normalise_name
+from kgqa.store.mapping import quote
 
 QUERY_NODES = re.compile(
     r"CALL\s+db\.index\.fulltext\.queryNodes\(\s*'(?P<name>\w+)'\s*,\s*\$(?P<query>\w+)\s*,\s*"
@@ -73,16 +74,24 @@ def parse_terms(query: str) -> list[tuple[str, int]]:
 
 
 class FuzzyNameIndex:
-    """Word -> nodes index over one label's ``name_norm``, loaded lazily through ``read``.
+    """Word -> nodes index over one label's normalised names, loaded lazily through ``read``.
 
     Args:
         read: runs a read statement with params on the graph and returns its rows.
         label: the node label the full-text index covers.
+        norm_property: the property holding normalised names (``kgqa_name_norm`` on a mapped graph).
     """
 
-    def __init__(self, read: Callable[[str, dict[str, Any]], list[dict[str, Any]]], label: str) -> None:
+    def __init__(
+        self,
+        read: Callable[[str, dict[str, Any]], list[dict[str, Any]]],
+        label: str,
+        *,
+        norm_property: str = "name_norm",
+    ) -> None:
         self._read = read
         self._label = label
+        self._norm = norm_property
         self._eids: list[str] = []
         self._postings: dict[str, list[int]] = {}
         self._deletions: dict[str, set[str]] = {}
@@ -90,8 +99,8 @@ class FuzzyNameIndex:
 
     def _load(self) -> None:
         rows = self._read(
-            f"MATCH (n:`{self._label}`) WHERE n.name_norm IS NOT NULL "
-            "RETURN elementId(n) AS eid, n.name_norm AS norm",
+            f"MATCH (n:{quote(self._label)}) WHERE n.{quote(self._norm)} IS NOT NULL "
+            f"RETURN elementId(n) AS eid, n.{quote(self._norm)} AS norm",
             {},
         )
         postings: dict[str, list[int]] = defaultdict(list)

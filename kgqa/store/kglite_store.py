@@ -36,6 +36,7 @@ import kglite
 from kgqa.errors import MissingIndexError, QueryError, StoreError, StoreUnavailableError
 from kgqa.store import kglite_fulltext as fulltext
 from kgqa.store import kglite_vectors as vectors
+from kgqa.store.mapping import GraphMapping
 from kgqa.store.protocol import Statement
 from kgqa.store.queries import Query
 from kgqa.store.schema import read_store_info
@@ -107,12 +108,15 @@ class KgliteStore:
 
     Args:
         path: the ``.kgl`` file; created on first write, parent directories included.
+        mapping: the graph's labels and properties (kgqa.store.mapping); every kernel is
+            rendered through it.
     """
 
     backend = "embedded"
 
-    def __init__(self, path: Path) -> None:
+    def __init__(self, path: Path, *, mapping: GraphMapping | None = None) -> None:
         self.path = Path(path)
+        self.mapping = mapping or GraphMapping()
         self.path.parent.mkdir(parents=True, exist_ok=True)
         kglite.set_query_warning_policy("silent")
         self._writer = not self.path.exists()
@@ -167,7 +171,7 @@ class KgliteStore:
     def _prepare(self, query: Query, params: Mapping[str, Any] | None) -> tuple[str, dict[str, Any]]:
         given = dict(params or {})
         query.check_params(given)
-        return query.body, given
+        return self.mapping.render(query).body, given
 
     def _read(self, text: str, params: dict[str, Any]) -> list[dict[str, Any]]:
         result: Any = self.graph.cypher(text, params=params)  # a ResultView without to_df/explain
@@ -228,7 +232,9 @@ class KgliteStore:
                     f"{query.path}: no full-text index named '{name}' in {self.path}",
                     hint="run 'kgqa ingest' on this store to create its indexes",
                 )
-            self._fuzzy[name] = fulltext.FuzzyNameIndex(self._read, rows[0]["labelsOrTypes"][0])
+            self._fuzzy[name] = fulltext.FuzzyNameIndex(
+                self._read, rows[0]["labelsOrTypes"][0], norm_property=self.mapping.name_norm_property
+            )
         hits = self._fuzzy[name].search(str(values.pop(query_param)), int(values.pop(limit_param)))
         return {**values, "__hits": hits}
 

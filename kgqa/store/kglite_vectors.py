@@ -26,9 +26,12 @@ from typing import Any
 
 import torch
 
+from kgqa.store.mapping import quote
+
 CREATE_VECTOR = re.compile(
     r"^\s*CREATE\s+VECTOR\s+INDEX\s+(?P<name>\w+)(?:\s+IF\s+NOT\s+EXISTS)?\s+"
-    r"FOR\s+\(\s*(?P<var>\w+)\s*:\s*(?P<label>\w+)\s*\)\s+ON\s+\(?\s*(?P=var)\.(?P<prop>\w+)\s*\)?\s*"
+    r"FOR\s+\(\s*(?P<var>\w+)\s*:\s*(?P<label>\w+|`(?:[^`]|``)+`)\s*\)\s+"
+    r"ON\s+\(?\s*(?P=var)\.(?P<prop>\w+|`(?:[^`]|``)+`)\s*\)?\s*"
     r"OPTIONS\s*\{\s*indexConfig\s*:\s*\{(?P<config>.*)\}\s*\}\s*$",
     re.S | re.I,
 )
@@ -39,7 +42,6 @@ QUERY_NODES = re.compile(
     re.I,
 )
 _CONFIG_ENTRY = re.compile(r"`([\w.]+)`\s*:\s*(\$\w+|'[^']*'|[\d.]+)")
-_IDENT = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*$")
 
 INDEX_NODE = "KgqaVectorIndex"
 
@@ -80,16 +82,18 @@ def parse_create(text: str, params: Mapping[str, Any]) -> VectorIndex | None:
     for key, raw in _CONFIG_ENTRY.findall(match.group("config")):
         value: Any = params[raw[1:]] if raw.startswith("$") else raw.strip("'")
         config[key] = value
-    for ident in (match.group("label"), match.group("prop")):
-        if not _IDENT.match(ident):
-            raise ValueError(f"not a plain identifier: {ident!r}")
     return VectorIndex(
         name=match.group("name"),
-        label=match.group("label"),
-        prop=match.group("prop"),
+        label=_unquote(match.group("label")),
+        prop=_unquote(match.group("prop")),
         dimensions=int(config["vector.dimensions"]),
         similarity=str(config.get("vector.similarity_function", "cosine")).lower(),
     )
+
+
+def _unquote(name: str) -> str:
+    """A Cypher name as written (plain or backtick-quoted, kgqa.store.mapping) -> the name."""
+    return name[1:-1].replace("``", "`") if name.startswith("`") else name
 
 
 def parse_drop(text: str) -> str | None:
@@ -115,8 +119,8 @@ class VectorSearch:
     def _matrix(self, index: VectorIndex) -> tuple[list[str], torch.Tensor]:
         if index.name not in self._matrices:
             rows = self._read(
-                f"MATCH (n:`{index.label}`) WHERE n.`{index.prop}` IS NOT NULL "
-                f"RETURN elementId(n) AS eid, n.`{index.prop}` AS v",
+                f"MATCH (n:{quote(index.label)}) WHERE n.{quote(index.prop)} IS NOT NULL "
+                f"RETURN elementId(n) AS eid, n.{quote(index.prop)} AS v",
                 {},
             )
             rows = [r for r in rows if r["v"] is not None and len(r["v"]) == index.dimensions]

@@ -1,11 +1,22 @@
-"""The production store: Neo4j 5.x / Aura over Bolt, through the official ``neo4j`` driver.
+"""The production store: Neo4j 5.26+ / 2025.x / Aura over Bolt, through the official ``neo4j``
+driver (6.x, a core dependency).
 
-It runs the same Neo4j-dialect kernels as the embedded store, so there is little to normalise:
-vector scores are already on Neo4j's ``(1 + cos) / 2`` scale and element ids are already ``str``.
-What this adapter adds is what a server brings with it:
+It runs the same Neo4j-dialect kernels as the embedded store, rendered through the store's
+schema mapping (kgqa.store.mapping), so there is little to normalise: vector scores are already
+on Neo4j's ``(1 + cos) / 2`` scale and element ids are already ``str``. What this adapter adds
+is what a server brings with it:
 
-- ``neo4j`` is an optional extra (``kgqa[neo4j]``) and is imported only when this adapter is used,
-  so the embedded default never loads the driver.
+- the driver is imported only when this adapter is used, so the embedded default never loads it.
+- a kernel that applies a dynamic label or type bound from a parameter (``WITH $rel_type AS
+  rel_type ... [:$(rel_type)]``) is sent with that name as a quoted literal: the loader writes
+  one type per statement, and a literal type lets MERGE check that type's relationships only,
+  and a count by literal type read the count store (a dynamic one cannot do either).
+- every session shares one bookmark manager, so on a cluster or Aura a read sees the write
+  before it; read transactions end server-side after ``store.neo4j_read_timeout_s``.
+- index and constraint DDL is followed by ``db.awaitIndexes``, so the first query after
+  ``kgqa ingest``/``embed``/``prepare`` never meets a POPULATING index.
+- a transaction that runs out of server memory is a ``StoreMemoryError``, not retried as it is
+  (the same call fails again); callers that can, split it (ingest.loader halves its batch).
 - a pre-flight ``verify_connectivity()`` on open, so a wrong URI or password fails at once with a
   fix instead of at the first query.
 - transient failures (server restarting, leader switch, deadlock) are retried with tenacity.
@@ -25,7 +36,7 @@ import contextlib
 import logging
 import re
 from collections.abc import Callable, Iterator, Mapping, Sequence
-from dataclasses import fields
+from dataclasses import fields, replace
 from typing import TYPE_CHECKING, Any, TypeVar
 from urllib.parse import urlsplit
 
@@ -39,8 +50,10 @@ from kgqa.errors import (
     SchemaMismatchError,
     StoreAuthError,
     StoreError,
+    StoreMemoryError,
     StoreUnavailableError,
 )
+from kgqa.store.mapping import INDEX_PREFIX, GraphMapping, quote
 from kgqa.store.protocol import Statement
 from kgqa.store.queries import Query
 from kgqa.store.schema import read_store_info
@@ -75,21 +88,43 @@ _NO_SUCH_INDEX = re.compile(
     r"no such (?:(vector|fulltext|text|range|point|lookup) )?(?:schema )?index\W*(\w+)?", re.I
 )
 _POSITION = re.compile(r"line (\d+), column (\d+)")
+# Neo.TransientError.General.MemoryPoolOutOfMemoryError, ...TransactionOutOfMemoryError, ...OutOfMemoryError
+_OUT_OF_MEMORY = re.compile(r"OutOfMemory|MemoryLimit")
+# `WITH $name AS name` binding a parameter that a later `:$(name)` applies as a label or type.
+_DYNAMIC_BINDING = re.compile(r"\bWITH\s+\$(\w+)\s+AS\s+(\w+)\s*$", re.M)
+#: Seconds ``db.awaitIndexes`` waits after DDL before giving up (the index then populates on).
+AWAIT_INDEXES_S = 300
 _SCHEMA_STATEMENT = re.compile(
     r"^\s*(?:CREATE|DROP)\s+(?:OR\s+REPLACE\s+)?(?:[A-Z]+\s+)?(?:INDEX|CONSTRAINT)\b", re.I
 )
 
 
 def _import_neo4j() -> ModuleType:
-    """The driver module, or a ConfigError naming the extra to install."""
+    """The driver module, or a ConfigError when the installation lacks it."""
     try:
         import neo4j
     except ImportError as exc:
         raise ConfigError(
             "store.backend = 'neo4j' needs the neo4j Python driver, which is not installed",
-            hint='pip install "kgqa[neo4j]"  (or use the embedded store: KGQA_STORE=embedded)',
+            hint='reinstall kgqa (it depends on "neo4j>=6"), or use the embedded store: KGQA_STORE=embedded',
         ) from exc
     return neo4j
+
+
+def literal_dynamic_names(query: Query, params: Mapping[str, Any]) -> Query:
+    """``query`` with each ``:$(name)`` bound by ``WITH $name AS name`` written as the quoted
+    literal ``params[name]``; unchanged when it has none or the value is not a string.
+
+    The kernel text stays valid on both backends (kglite runs the dynamic form); on Neo4j a
+    literal type lets ``MERGE (h)-[:T]->(t)`` expand only ``T`` relationships and a count by
+    type read the count store, which the dynamic form cannot.
+    """
+    text = query.text
+    for param, var in _DYNAMIC_BINDING.findall(query.body):
+        value = params.get(param)
+        if isinstance(value, str) and value:
+            text = text.replace(f":$({var})", f":{quote(value)}")
+    return query if text == query.text else replace(query, text=text)
 
 
 def is_schema_statement(query: Query) -> bool:
@@ -119,32 +154,50 @@ def _file_position(query: Query, line: int | None, col: int | None) -> tuple[int
 
 def _syntax_position(exc: neo4j.exceptions.Neo4jError) -> tuple[int | None, int | None]:
     """Line/column of a syntax error: the GQL diagnostic record (5.26+), else the message."""
-    position = exc.diagnostic_record.get("_position")
+    record = getattr(exc, "diagnostic_record", None)
+    position = record.get("_position") if isinstance(record, Mapping) else None
     if isinstance(position, Mapping) and isinstance(position.get("line"), int):
         col = position.get("column")
         return int(position["line"]), int(col) if isinstance(col, int) else None
-    match = _POSITION.search(exc.message or "")
+    match = _POSITION.search(str(exc))
     return (int(match.group(1)), int(match.group(2))) if match else (None, None)
 
 
 def _missing_index(exc: neo4j.exceptions.Neo4jError) -> MissingIndexError | None:
     """A MissingIndexError when ``exc`` says an index does not exist, else None."""
-    match = _NO_SUCH_INDEX.search(exc.message or "")
+    match = _NO_SUCH_INDEX.search(str(exc))
     if exc.code != _INDEX_NOT_FOUND and not (exc.code == _PROCEDURE_FAILED and match):
         return None
     kind = (match.group(1) or "").lower() if match else ""
     name = match.group(2) if match else None
-    command = SEARCH_INDEXES.get(name or "") or ("kgqa embed" if kind == "vector" else "kgqa ingest")
+    command = SEARCH_INDEXES.get((name or "").removeprefix(INDEX_PREFIX)) or (
+        "kgqa embed" if kind == "vector" else "kgqa ingest"
+    )
     label = f"{kind} index '{name}'" if kind and name else f"index '{name}'" if name else "an index"
     return MissingIndexError(
-        f"{label} does not exist in Neo4j: {exc.message}",
+        f"{label} does not exist in Neo4j: {exc}",
         hint=f"run '{command}' against this database (it creates the index), then retry",
+    )
+
+
+def _out_of_memory(exc: Exception) -> bool:
+    return bool(_OUT_OF_MEMORY.search(str(getattr(exc, "code", None) or "")))
+
+
+def _memory_error(exc: Exception, where: str) -> StoreMemoryError:
+    return StoreMemoryError(
+        f"{where}Neo4j ran out of transaction memory ({getattr(exc, 'code', None)}): {exc}",
+        hint="write smaller batches (--batch-size / KGQA_INGEST__BATCH_SIZE), or raise the server's "
+        "db.memory.transaction.max / dbms.memory.transaction.total.max",
     )
 
 
 @contextlib.contextmanager
 def map_store_errors(query: Query | None = None, *, uri: str | None = None) -> Iterator[None]:
     """Translate neo4j driver exceptions into kgqa's, once, by class and ``.code``.
+
+    Messages use ``str(exc)``: on some 5.x drivers ``ServiceUnavailable.message`` raises or
+    hides "connection refused" behind a GQL status, and ``str`` is what every version fills.
 
     Args:
         query: the kernel being run, named in messages (file path, line/col for syntax errors).
@@ -154,6 +207,7 @@ def map_store_errors(query: Query | None = None, *, uri: str | None = None) -> I
         StoreAuthError: credentials rejected.
         StoreUnavailableError: server unreachable, session expired, or a transient server error
             (all retryable).
+        StoreMemoryError: the transaction ran out of server memory (not retryable as it is).
         QueryError: syntax or other client/database errors for this kernel.
         MissingIndexError: a vector/full-text/range index the kernel needs is absent.
         StoreError: any other driver failure.
@@ -166,7 +220,7 @@ def map_store_errors(query: Query | None = None, *, uri: str | None = None) -> I
         yield
     except exceptions.AuthError as exc:
         raise StoreAuthError(
-            f"Neo4j at {server} rejected the credentials: {exc.message}",
+            f"Neo4j at {server} rejected the credentials: {exc}",
             hint="check NEO4J_PASSWORD and the user (KGQA_STORE__NEO4J_USER, default 'neo4j'); with docker "
             "compose the password is the one the neo4j-data volume was first created with",
         ) from exc
@@ -175,13 +229,15 @@ def map_store_errors(query: Query | None = None, *, uri: str | None = None) -> I
         if query is not None:
             line, col = _file_position(query, line, col)
         at = f"{query.path}:{line}:{col}: " if query and line else where
-        raise QueryError(f"{at}Cypher syntax error: {exc.message}", query=name, line=line, col=col) from exc
+        raise QueryError(f"{at}Cypher syntax error: {exc}", query=name, line=line, col=col) from exc
     except (exceptions.TransientError, exceptions.ServiceUnavailable, exceptions.SessionExpired) as exc:
+        if _out_of_memory(exc):
+            raise _memory_error(exc, where) from exc
         if isinstance(exc, exceptions.TransientError):
-            message = f"{where}Neo4j reported a transient error ({exc.code}): {exc.message}"
+            message = f"{where}Neo4j reported a transient error ({exc.code}): {exc}"
             hint = "usually passes on retry; if not, check server load and memory (docker compose logs neo4j)"
         else:
-            message = f"{where}cannot reach Neo4j at {server} (expected a Bolt server): {exc.message or exc}"
+            message = f"{where}cannot reach Neo4j at {server} (expected a Bolt server): {exc}"
             hint = (
                 "start it with 'docker compose up -d neo4j' (needs NEO4J_PASSWORD), or point "
                 "KGQA_STORE__NEO4J_URI at your server's Bolt port (bolt://host:7687, neo4j+s://... "
@@ -190,22 +246,24 @@ def map_store_errors(query: Query | None = None, *, uri: str | None = None) -> I
             )
         raise StoreUnavailableError(message, hint=hint) from exc
     except exceptions.ClientError as exc:
+        if _out_of_memory(exc):  # TransactionOutOfMemoryError was a client error before 5.x
+            raise _memory_error(exc, where) from exc
         missing = _missing_index(exc)
         if missing is not None:
             raise missing from exc
         if exc.code == _DATABASE_NOT_FOUND:
             raise StoreError(
-                f"{where}Neo4j at {server} has no such database: {exc.message}",
+                f"{where}Neo4j at {server} has no such database: {exc}",
                 hint="set KGQA_STORE__NEO4J_DATABASE (Community edition has only 'neo4j')",
             ) from exc
         write_hint = (
             "this kernel writes: run it through store.write()" if exc.code == _WRITE_IN_READ_MODE else None
         )
         raise QueryError(
-            f"{where}Neo4j rejected the query ({exc.code}): {exc.message}", query=name, hint=write_hint
+            f"{where}Neo4j rejected the query ({exc.code}): {exc}", query=name, hint=write_hint
         ) from exc
     except exceptions.Neo4jError as exc:
-        raise QueryError(f"{where}Neo4j failed ({exc.code}): {exc.message}", query=name) from exc
+        raise QueryError(f"{where}Neo4j failed ({exc.code}): {exc}", query=name) from exc
     except exceptions.DriverError as exc:
         raise StoreError(f"{where}neo4j driver error at {server}: {exc}") from exc
 
@@ -273,6 +331,9 @@ class Neo4jStore:
         retry_deadline_s: no new attempt starts when it could not finish within this many
             seconds of the first one (an attempt may take up to ``attempt_timeout_s``).
         attempt_timeout_s: the longest one connection attempt may take, in seconds.
+        read_timeout_s: the server ends a read transaction running longer than this.
+        mapping: the graph's labels and properties (kgqa.store.mapping); every kernel is
+            rendered through it.
 
     Raises:
         StoreUnavailableError: the server cannot be reached (after retries).
@@ -291,10 +352,16 @@ class Neo4jStore:
         retry_wait: tenacity.wait.wait_base | None = None,
         retry_deadline_s: float = 30.0,
         attempt_timeout_s: float = 10.0,
+        read_timeout_s: float = 120.0,
+        mapping: GraphMapping | None = None,
     ) -> None:
         self.uri = uri
         self.database = database
+        self.mapping = mapping or GraphMapping()
         self._driver: neo4j.Driver | None = driver
+        self._read_timeout_s = read_timeout_s
+        # one causal chain for every session of this store: a read after a write sees it
+        self._bookmarks = _import_neo4j().GraphDatabase.bookmark_manager()
         self._retry_attempts = max(1, retry_attempts)
         self._retry_wait = retry_wait if retry_wait is not None else DEFAULT_RETRY_WAIT
         self._retry_deadline_s = retry_deadline_s
@@ -316,6 +383,8 @@ class Neo4jStore:
             ConfigError: the driver is not installed, NEO4J_PASSWORD is unset, or the URI is not Bolt.
             StoreUnavailableError, StoreAuthError: see the class docstring.
         """
+        from kgqa.store import graph_mapping
+
         driver_module = _import_neo4j()
         if settings.neo4j_password is None:
             raise ConfigError(
@@ -360,6 +429,8 @@ class Neo4jStore:
             retry_wait=retry_wait,
             retry_deadline_s=settings.neo4j_retry_deadline_s,
             attempt_timeout_s=settings.neo4j_connection_timeout_s,
+            read_timeout_s=settings.neo4j_read_timeout_s,
+            mapping=graph_mapping(settings),
         )
 
     @property
@@ -369,7 +440,7 @@ class Neo4jStore:
         return self._driver
 
     def _session(self) -> neo4j.Session:
-        return self.driver.session(database=self.database)
+        return self.driver.session(database=self.database, bookmark_manager=self._bookmarks)
 
     def _retrying(self, call: Callable[[], T], *, what: str) -> T:
         """Run ``call``, retrying RetryableError only; the last failure names the attempt count."""
@@ -413,21 +484,26 @@ class Neo4jStore:
         with map_store_errors(uri=self.uri):
             self.driver.verify_connectivity()
 
-    def _prepare(self, query: Query, params: Mapping[str, Any] | None) -> dict[str, Any]:
+    def _prepare(self, query: Query, params: Mapping[str, Any] | None) -> tuple[Query, dict[str, Any]]:
+        """The kernel as this database runs it (mapped, dynamic names made literal) and its
+        checked parameters."""
         given = dict(params or {})
         query.check_params(given)
-        return given
+        return literal_dynamic_names(self.mapping.render(query), given), given
 
     def run(self, query: Query, params: Mapping[str, Any] | None = None) -> list[dict[str, Any]]:
         """Run one read kernel in a read transaction and return its rows as plain dicts.
 
         Raises:
-            QueryError: wrong parameters (before anything is sent) or a failed query.
+            QueryError: wrong parameters (before anything is sent), a failed query, or one that
+                ran past ``read_timeout_s``.
             MissingIndexError: the kernel queries an index that does not exist.
             StoreUnavailableError: the server is unreachable after retries.
         """
-        values = self._prepare(query, params)
+        query, values = self._prepare(query, params)
 
+        # a managed transaction takes its timeout from the function (tx.run refuses a neo4j.Query)
+        @_import_neo4j().unit_of_work(timeout=self._read_timeout_s)
         def work(tx: neo4j.ManagedTransaction) -> list[dict[str, Any]]:
             # rows must be read inside the transaction: a Result is dead once it closes
             return [{key: _plain(value) for key, value in rec.items()} for rec in tx.run(query.body, values)]
@@ -451,7 +527,7 @@ class Neo4jStore:
                 batched with others, or a failed statement.
             StoreUnavailableError: the server is unreachable after retries.
         """
-        prepared = [(st.query, self._prepare(st.query, st.params)) for st in statements]
+        prepared = [self._prepare(st.query, st.params) for st in statements]
         if not prepared:
             return []
         schema = [q for q, _ in prepared if is_schema_statement(q)]
@@ -467,8 +543,13 @@ class Neo4jStore:
         return self._retrying(lambda: self._write_transaction(prepared), what="write")
 
     def _auto_commit(self, query: Query, values: dict[str, Any]) -> list[WriteSummary]:
+        """A schema statement on its own; a created index is awaited before this returns, so
+        the next call never meets it POPULATING (a dropped one needs no wait)."""
         with map_store_errors(query, uri=self.uri), self._session() as session:
-            return [_summary(session.run(query.body, values).consume().counters)]
+            summary = _summary(session.run(query.body, values).consume().counters)
+            if re.match(r"\s*CREATE\b", query.body, re.I):
+                session.run("CALL db.awaitIndexes($seconds)", {"seconds": AWAIT_INDEXES_S}).consume()
+            return [summary]
 
     def _write_transaction(self, prepared: list[tuple[Query, dict[str, Any]]]) -> list[WriteSummary]:
         def work(tx: neo4j.ManagedTransaction) -> list[WriteSummary]:
@@ -498,7 +579,9 @@ class Neo4jStore:
             SchemaMismatchError: a vector index's dimension or similarity differs from ``meta``.
         """
         indexes = {ix.name: ix for ix in self.info().indexes}
-        for name, command in SEARCH_INDEXES.items():
+        for kgqa_name, ingest_command in SEARCH_INDEXES.items():
+            name = self.mapping.index_name(kgqa_name)
+            command = ingest_command if self.mapping.is_default else "kgqa prepare"
             index = indexes.get(name)
             if index is None:
                 raise MissingIndexError(

@@ -11,6 +11,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any, Protocol, runtime_checkable
 
+from kgqa.store.mapping import GraphMapping
 from kgqa.store.queries import Query
 from kgqa.types import StoreInfo, WriteSummary
 
@@ -28,7 +29,14 @@ class GraphStore(Protocol):
     """A graph database that runs kgqa's Cypher kernels.
 
     Implementations: ``KgliteStore`` (embedded, default) and ``Neo4jStore`` (Bolt).
+
+    Attributes:
+        backend: ``embedded`` or ``neo4j``.
+        mapping: the labels and properties every kernel is rendered with (kgqa.store.mapping).
     """
+
+    backend: str
+    mapping: GraphMapping
 
     def run(self, query: Query, params: Mapping[str, Any] | None = None) -> list[dict[str, Any]]:
         """Run one read kernel and return its rows, fully materialised.

@@ -16,14 +16,11 @@ from kgqa.types import SCHEMA_VERSION, EmbeddingMeta, IndexInfo, StoreInfo
 if TYPE_CHECKING:
     from kgqa.store.protocol import GraphStore
 
-CONSTRAINT_KERNELS = (
-    "schema_constraint_entity_id",
-    "schema_constraint_relation_type_name",
-    "schema_constraint_question_id",
-    "index_create_entity_name_norm",
-)
+CONSTRAINT_KERNELS = ("schema_constraint_relation_type_name", "schema_constraint_kgqa_question_id")
 VECTOR_INDEX_KERNELS = ("index_create_vector_entity", "index_create_vector_relation_type")
 FULLTEXT_INDEX_KERNELS = ("index_create_fulltext_entity",)
+#: Index types that answer an equality lookup (kglite calls its range index PROPERTY).
+SEEK_INDEX_TYPES = frozenset({"RANGE", "PROPERTY"})
 #: Built only where some entity has a text (text-rich graphs; MoR matches descriptions with it).
 TEXT_INDEX_KERNEL = "index_create_fulltext_entity_text"
 
@@ -36,16 +33,53 @@ def run_ddl(store: GraphStore, name: str, params: dict[str, object] | None = Non
 
 
 def ensure_constraints(store: GraphStore) -> None:
-    """Create the uniqueness constraints and the name index; a no-op when they exist."""
+    """Create the uniqueness constraints and the entity lookup indexes; a no-op when they exist."""
     for name in CONSTRAINT_KERNELS:
         run_ddl(store, name)
+    ensure_lookup_indexes(store)
 
 
-def ensure_search_indexes(store: GraphStore, meta: EmbeddingMeta) -> None:
-    """Create the vector indexes (sized for ``meta``), the full-text index over names and, where
-    entities have texts, the one over texts."""
+def ensure_lookup_indexes(store: GraphStore) -> list[str]:
+    """Make sure the entity id and normalised-name lookups are index seeks; create what is missing.
+
+    Every kernel finds entities by ``{id: ...}`` or ``name_norm IN ...``; without an index each
+    row is a label scan. A store kgqa ingested has both, but a database it did not ingest may
+    lack them, so ``kgqa embed``, ``prepare`` and ``ask`` call this. Nothing is written when both
+    exist, so a read-only command stays read-only. kgqa's own graph gets the uniqueness
+    constraint on ``Entity.id``; a mapped graph (kgqa.store.mapping) an index only, never a
+    constraint on the user's data.
+
+    Returns:
+        the kernels run (empty when both indexes existed).
+    """
+    mapping = store.mapping
+    present = {
+        (tuple(row.get("labelsOrTypes") or ()), tuple(row.get("properties") or ()))
+        for row in store.run(queries.get("index_list"))
+        if str(row.get("type")).upper() in SEEK_INDEX_TYPES
+    }
+    label = (mapping.entity_label,)
+    wanted = {
+        mapping.id_property: "schema_constraint_entity_id"
+        if mapping.is_default
+        else "index_create_entity_id",
+        mapping.name_norm_property: "index_create_entity_name_norm",
+    }
+    created = [kernel for prop, kernel in wanted.items() if (label, (prop,)) not in present]
+    for kernel in created:
+        run_ddl(store, kernel)
+    return created
+
+
+def ensure_vector_indexes(store: GraphStore, meta: EmbeddingMeta) -> None:
+    """Create the vector indexes, sized for ``meta`` (after the vectors are written: Neo4j then
+    populates each once instead of at every page's commit)."""
     for name in VECTOR_INDEX_KERNELS:
         run_ddl(store, name, {"dimensions": meta.dimension, "similarity": meta.similarity})
+
+
+def ensure_fulltext_indexes(store: GraphStore) -> None:
+    """Create the full-text index over names and, where entities have texts, the one over texts."""
     for name in FULLTEXT_INDEX_KERNELS:
         run_ddl(store, name)
     if store.run(queries.get("entities_text_present"))[0]["present"]:

@@ -17,12 +17,14 @@ class StoreStats:
 
     ``embedded_entities``: entities with an embedding from the recorded model (None when the
     store has none), so an ONLINE vector index is not mistaken for a fully embedded store.
+    ``entity_label``: the label counted as entities (``Entity``, or the mapped one).
     """
 
     info: StoreInfo
     labels: dict[str, int]
     relationship_types: dict[str, int]
     embedded_entities: int | None = None
+    entity_label: str = "Entity"
 
     def to_dict(self) -> dict[str, Any]:
         return {
@@ -39,7 +41,8 @@ class StoreStats:
             e = info.embedding
             lines.append(
                 f"embedding model: {e.model_id} ({e.dimension} dims, {e.similarity}); "
-                f"{self.embedded_entities or 0:,} of {self.labels.get('Entity', 0):,} entities embedded"
+                f"{self.embedded_entities or 0:,} of {self.labels.get(self.entity_label, 0):,} "
+                "entities embedded"
             )
         else:
             lines.append("embedding model: none (run 'kgqa embed')")
@@ -56,11 +59,25 @@ class StoreStats:
 
 
 def collect_stats(store: GraphStore) -> StoreStats:
-    """Run the stats kernels and the store's info pre-flight."""
+    """Run the stats kernels and the store's info pre-flight.
+
+    Relationships are counted one type at a time, which Neo4j answers from its count store; a
+    grouped count would read every relationship of a large database. Labels are counted in one
+    pass over the nodes (kglite's ``db.labels()`` lists a node's first label only).
+    """
     labels = {r["label"]: int(r["count"]) for r in store.run(queries.get("stats_labels"))}
-    types = {r["type"]: int(r["count"]) for r in store.run(queries.get("stats_relationship_types"))}
+    types = {
+        r["type"]: _count(store, "stats_relationship_type_count", {"rel_type": r["type"]})
+        for r in store.run(queries.get("stats_relationship_types"))
+    }
     info = store.info()
+    entity_label = store.mapping.entity_label
     embedded = None
     if info.embedding is not None:
-        embedded = labels.get("Entity", 0) - count_pending_entities(store, info.embedding.model_id)
-    return StoreStats(info, labels, types, embedded)
+        embedded = labels.get(entity_label, 0) - count_pending_entities(store, info.embedding.model_id)
+    return StoreStats(info, labels, types, embedded, entity_label)
+
+
+def _count(store: GraphStore, kernel: str, params: dict[str, Any]) -> int:
+    rows = store.run(queries.get(kernel), params)
+    return int(rows[0]["count"]) if rows else 0

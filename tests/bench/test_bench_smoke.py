@@ -53,3 +53,41 @@ def test_ingest_bench_loads_the_bundled_slice(tmp_path: Path) -> None:
     stdout = _run_bench("ingest", out)
     assert "|" in stdout
     assert len(out.read_text().splitlines()) == 1
+
+
+@pytest.mark.slow
+def test_throughput_bench_measures_every_stage_on_the_bundled_slice(tmp_path: Path) -> None:
+    out = tmp_path / "throughput.jsonl"
+    proc = subprocess.run(
+        [sys.executable, "-m", "bench.throughput", "--size", "small", "--out", str(out)],
+        capture_output=True,
+        text=True,
+        timeout=900,
+        cwd=REPO,
+    )
+    assert proc.returncode == 0, proc.stderr[-2000:]
+    (row,) = [json.loads(line) for line in out.read_text().splitlines()]
+    measured = row["results"]["this tree"]
+    for key in ("embed_names_per_s", "question_embed_p50_ms", "ingest_s", "train_s", "train_rerun_s"):
+        assert measured[key] > 0, key
+    assert measured["eval_2hop_q_per_s"] > 0 and measured["retrieval_2hop_p50_ms"] > 0
+    assert "| metric | this tree |" in proc.stdout
+
+
+@pytest.mark.slow
+def test_scale_bench_loads_and_queries_the_small_generated_graph(tmp_path: Path) -> None:
+    out = tmp_path / "scale.jsonl"
+    proc = subprocess.run(
+        [sys.executable, "-m", "bench.scale", "--size", "small", "--no-hpo", "--work-dir", str(tmp_path)]
+        + ["--out", str(out)],
+        capture_output=True,
+        text=True,
+        timeout=300,
+        cwd=REPO,
+    )
+    assert proc.returncode == 0, proc.stderr[-2000:]
+    assert "| generated small |" in proc.stdout
+    (row,) = [json.loads(line) for line in out.read_text().splitlines()]
+    [generated] = row["results"]
+    assert generated["relationships"] > 190_000 and generated["hubs"] >= 1
+    assert generated["hub"]["triples"] <= 5000  # the default max_triples bounds a hub topic

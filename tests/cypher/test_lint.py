@@ -51,3 +51,40 @@ def test_lint_rejects_unknown_procedure_and_undeclared_param(tmp_path: Path) -> 
     assert code == 1
     assert "queryNodez" in messages["bad_proc.cypher"]
     assert "$limit" in messages["bad_param.cypher"]
+
+
+def test_every_kernel_rendered_for_a_mapped_graph_passes_the_neo4j_lint(tmp_path: Path) -> None:
+    from kgqa.store import queries
+    from tests.mapped_graph import MAPPING
+
+    for name in queries.names():
+        (tmp_path / f"{name}.cypher").write_text(MAPPING.render(queries.get(name)).text, encoding="utf-8")
+    code, report = _lint(tmp_path)
+    errors = [(f["file"], d) for f in report["files"] for d in f["diagnostics"] if d["severity"] == "error"]
+    assert code == 0 and errors == []
+
+
+SNIPPET_HEADER = (
+    "// snippet: the Browser text as printed\n// params: $id: string — question id\n// returns: q: node\n"
+)
+
+
+def test_browser_snippet_pastes_as_printed(tmp_path: Path) -> None:
+    """What `kgqa ask --save` / `kgqa show` print parses as Neo4j's clients read it: `:param ...;`
+    then the query. Without the `;` (the negative control) the parser reads one broken statement."""
+    from kgqa.saved_questions import browser_cypher
+    from kgqa.store.mapping import GraphMapping
+    from tests.mapped_graph import MAPPING
+
+    for i, mapping in enumerate((GraphMapping(), MAPPING)):
+        text = browser_cypher('q-"quoted"\\id', mapping)
+        (tmp_path / f"snippet_{i}.cypher").write_text(SNIPPET_HEADER + text + "\n", encoding="utf-8")
+    code, report = _lint(tmp_path)
+    assert code == 0, report
+    unterminated = browser_cypher("q-1", GraphMapping()).replace(";\n", "\n", 1)
+    (tmp_path / "snippet_without_semicolon.cypher").write_text(
+        SNIPPET_HEADER + unterminated, encoding="utf-8"
+    )
+    code, report = _lint(tmp_path)
+    failing = {f["file"] for f in report["files"] if any(d["severity"] == "error" for d in f["diagnostics"])}
+    assert code == 1 and failing == {"snippet_without_semicolon.cypher"}

@@ -33,7 +33,7 @@ def test_ask_answers_from_evidence_with_every_organisation(
     assert answer.answers[0].grounded and answer.reader == "extractive"
     texts = [line.text for line in answer.evidence]
     assert any("Jaws" in t and "Steven Spielberg" in t for t in texts)
-    assert len(answer.evidence_rel_eids()) <= 6
+    assert len(answer.evidence_keys()) <= 6
     # Evidence comes weakest first, best last.
     scores = [line.score for line in answer.evidence]
     assert scores == sorted(scores)
@@ -60,12 +60,13 @@ def test_saved_answer_reads_back_with_its_evidence(trained: Retriever, extractiv
     back = load_saved(trained.store, "q-test-1")
     assert back.text == "who directed [Cast Away]"
     assert back.answers[0] == answer.answers[0].id
-    assert [e[3] for e in back.evidence] == answer.evidence_rel_eids()
-    # Element ids resolve to the very triples the reader saw (toy ids equal names).
+    # The saved (head id, type, tail id) keys read back as the very triples the reader saw, in order.
+    assert list(back.evidence) == answer.evidence_keys()
     shown = [(t.head, t.relation, t.tail) for line in answer.evidence for t in line.triples]
-    assert [e[:3] for e in back.evidence] == list(dict.fromkeys(shown))
+    assert list(back.evidence) == list(dict.fromkeys(shown))  # toy ids equal names
     # The Browser query is the bundled kernel, and it draws the evidence and the linked entities.
-    assert browser_cypher("q-test-1").startswith(':param id => "q-test-1"')
+    assert back.browser_cypher == browser_cypher("q-test-1", trained.store.mapping)
+    assert back.browser_cypher.startswith(':param id => "q-test-1";\n')
     rows = trained.store.run(queries.get("question_browser"), {"id": "q-test-1"})
     assert len(rows) >= len(back.evidence)
 

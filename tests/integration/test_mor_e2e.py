@@ -196,7 +196,10 @@ def test_saved_mor_answer_keeps_its_trajectories_as_evidence(trained: MorRetriev
     qid = save_mor_result(trained.store, QUESTION, result)
     saved = load_saved(trained.store, qid)
     assert saved.answers == ("D:2",)
-    assert {(h, r, t) for h, r, t, _ in saved.evidence} >= {("D:2", "DISEASE_PHENOTYPE_POSITIVE", "HP:2")}
+    # keys in the graph's direction, whichever way the walk crossed the relationship
+    assert set(saved.evidence) >= {("D:2", "DISEASE_PHENOTYPE_POSITIVE", "HP:2")}
+    walked = {k for node in result.nodes for t in node.trajectories for k in t.rel_keys}
+    assert set(saved.evidence) == walked
 
 
 def test_cli_ingests_trains_asks_and_evaluates_the_mor_path(tmp_path: Path) -> None:

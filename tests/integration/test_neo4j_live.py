@@ -1,16 +1,22 @@
-"""Every kernel in ``cypher/`` on a real Neo4j server, through ``Neo4jStore``.
+"""Every kernel in ``cypher/`` on a real Neo4j server, through ``Neo4jStore``, plus what only a
+server shows: a graph kgqa did not ingest read through a schema mapping (``kgqa prepare``),
+evidence keys that survive deletes, float32 vectors, indexes awaited after creation, count-store
+statistics, read timeouts, and ingest batches halved on a transaction-memory limit.
 
 No Neo4j server can run where the default suite runs, so the dialect is otherwise checked by the
 language-library lint and by executing the kernels on kglite. This module is how a user with a
-server verifies it for real. It is skipped unless ``KGQA_TEST_NEO4J_URI`` is set::
+server verifies it for real, in one command (README, "Running against Neo4j"). It is skipped
+unless ``KGQA_TEST_NEO4J_URI`` is set::
 
     export NEO4J_PASSWORD=change-me-please
-    docker compose up -d neo4j            # wait until `docker compose ps` says healthy
-    KGQA_TEST_NEO4J_URI=bolt://localhost:7687 pytest -m neo4j tests/integration/test_neo4j_live.py
+    docker compose up -d --wait neo4j && \
+      KGQA_TEST_NEO4J_URI=bolt://localhost:7687 pytest -m neo4j tests/integration/test_neo4j_live.py
 
 Optional: ``KGQA_TEST_NEO4J_USER`` (default ``neo4j``), ``KGQA_TEST_NEO4J_DATABASE`` (default
 ``neo4j``). The database must be EMPTY: the module refuses (skips) otherwise, and at the end it
-deletes every node and the indexes and constraints the kernels created.
+deletes every node and the indexes and constraints the kernels created. The memory-limit test
+changes ``db.memory.transaction.max`` for a moment (and restores it); it skips where the user
+may not (Aura).
 """
 
 from __future__ import annotations
@@ -18,17 +24,29 @@ from __future__ import annotations
 import os
 from collections.abc import Callable, Iterator
 from datetime import UTC, datetime
+from pathlib import Path
 from typing import Any, TypeVar
+from urllib.parse import urlsplit
 
 import pytest
+import torch
+from hub_graphs import hub_records
 from pydantic import SecretStr
 
+from ingest.embedding import embed_store
+from ingest.loader import load
+from ingest.prepare import prepare_store
 from kgqa.config import StoreSettings
-from kgqa.errors import MissingIndexError, QueryError
+from kgqa.errors import MissingIndexError, QueryError, StoreUnavailableError
 from kgqa.names import normalise_name
+from kgqa.retrieval.subgraph import extract_subgraph
+from kgqa.saved_questions import _save, browser_cypher, load_saved
 from kgqa.store import queries, schema
+from kgqa.store.kglite_store import KgliteStore
 from kgqa.store.protocol import Statement
-from kgqa.types import SCHEMA_VERSION, EmbeddingMeta
+from kgqa.store.stats import collect_stats
+from kgqa.types import SCHEMA_VERSION, EmbeddingMeta, TripleRecord
+from tests.mapped_graph import KGQA_OWNED, MAPPING, SNAPSHOT_NODES, SNAPSHOT_RELS, USER_GRAPH
 
 pytestmark = [
     pytest.mark.neo4j,
@@ -53,17 +71,27 @@ RELATION_EMBEDDINGS = {"DIRECTED_BY": [0.0, 0.0, 0.0, 1.0], "STARRED_ACTORS": [0
 CLEANUP_DDL = (
     "DROP CONSTRAINT entity_id IF EXISTS",
     "DROP CONSTRAINT relation_type_name IF EXISTS",
-    "DROP CONSTRAINT question_id IF EXISTS",
-    "DROP INDEX entity_name_norm IF EXISTS",
-    "DROP INDEX entity_name IF EXISTS",
-    "DROP INDEX entity_text IF EXISTS",
-    "DROP INDEX entity_embedding IF EXISTS",
-    "DROP INDEX relation_type_embedding IF EXISTS",
+    "DROP CONSTRAINT kgqa_question_id IF EXISTS",
+    "DROP CONSTRAINT kgqa_relation_type_name IF EXISTS",
+    *(
+        f"DROP INDEX {prefix}{name} IF EXISTS"
+        for prefix in ("", "kgqa_")
+        for name in (
+            "entity_id",
+            "entity_name_norm",
+            "entity_name",
+            "entity_text",
+            "entity_embedding",
+            "relation_type_embedding",
+        )
+    ),
 )
 
 # the write kernels the `graph` fixture runs (through kgqa.store.schema where a helper exists)
 WRITTEN_BY_FIXTURE = (
     *schema.CONSTRAINT_KERNELS,
+    "schema_constraint_entity_id",
+    "index_create_entity_name_norm",
     *schema.VECTOR_INDEX_KERNELS,
     *schema.FULLTEXT_INDEX_KERNELS,
     schema.TEXT_INDEX_KERNEL,
@@ -73,11 +101,12 @@ WRITTEN_BY_FIXTURE = (
     "ingest_entity_labels",
     "ingest_relation_types",
     "ingest_progress_set",
-    "embed_set_entities",
+    "embed_set_entities_vector",
     "embed_set_relation_types",
     "meta_set",
     "question_save",
-    "question_link_entities",
+    "question_link_topics",
+    "question_link_answers",
 )
 COVERED: set[str] = set(WRITTEN_BY_FIXTURE)
 
@@ -96,26 +125,54 @@ def write(store: Any, *statements: tuple[str, dict[str, Any]]) -> None:
     store.write([Statement(queries.get(name), params) for name, params in statements])
 
 
-def await_indexes(store: Any) -> None:
-    """Neo4j builds indexes in the background; queries right after CREATE may see them POPULATING."""
-    store.driver.execute_query("CALL db.awaitIndexes(120)", database_=store.database)
+def cypher(store: Any, text: str, **params: Any) -> list[dict[str, Any]]:
+    """Raw Cypher on the server, outside kgqa's kernels (set-up and inspection only)."""
+    records, _, _ = store.driver.execute_query(text, params, database_=store.database)
+    return [r.data() for r in records]
+
+
+def plan_operators(store: Any, text: str, **params: Any) -> set[str]:
+    """The operators of the plan Neo4j makes for ``text`` (EXPLAIN: nothing runs)."""
+    _, summary, _ = store.driver.execute_query("EXPLAIN " + text, params, database_=store.database)
+    found: set[str] = set()
+    stack = [summary.plan]
+    while stack:
+        node = stack.pop()
+        found.add(str(node["operatorType"]).split("@")[0])
+        stack += node.get("children", [])
+    return found
+
+
+class LiveEmbedder:
+    """META's model: deterministic 4-d vectors from the text's words (the test needs no real model)."""
+
+    model_id, dimension = META.model_id, META.dimension
+
+    def embed(self, texts: list[str]) -> torch.Tensor:
+        rows = [torch.tensor([float(len(w) % 5) + 1.0 for w in (t.split() + ["a"] * 4)[:4]]) for t in texts]
+        return torch.nn.functional.normalize(torch.stack(rows), dim=-1) if rows else torch.zeros(0, 4)
+
+
+def live_settings(**overrides: Any) -> StoreSettings:
+    password = os.environ.get("NEO4J_PASSWORD")
+    if not password:
+        pytest.skip("set NEO4J_PASSWORD for the server at KGQA_TEST_NEO4J_URI")
+    values: dict[str, Any] = {
+        "backend": "neo4j",
+        "neo4j_uri": os.environ["KGQA_TEST_NEO4J_URI"],
+        "neo4j_user": os.environ.get("KGQA_TEST_NEO4J_USER", "neo4j"),
+        "neo4j_password": SecretStr(password),
+        "neo4j_database": os.environ.get("KGQA_TEST_NEO4J_DATABASE", "neo4j"),
+        "retry_attempts": 3,
+    }
+    return StoreSettings(**(values | overrides))
 
 
 @pytest.fixture(scope="module")
 def store() -> Iterator[Any]:
     from kgqa.store.neo4j_store import Neo4jStore
 
-    password = os.environ.get("NEO4J_PASSWORD")
-    if not password:
-        pytest.skip("set NEO4J_PASSWORD for the server at KGQA_TEST_NEO4J_URI")
-    settings = StoreSettings(
-        backend="neo4j",
-        neo4j_uri=os.environ["KGQA_TEST_NEO4J_URI"],
-        neo4j_user=os.environ.get("KGQA_TEST_NEO4J_USER", "neo4j"),
-        neo4j_password=SecretStr(password),
-        neo4j_database=os.environ.get("KGQA_TEST_NEO4J_DATABASE", "neo4j"),
-        retry_attempts=3,
-    )
+    settings = live_settings()
     live = Neo4jStore.from_settings(settings)
     if run(live, "stats_labels"):
         live.close()
@@ -169,30 +226,33 @@ def graph(store: Any) -> dict[str, Any]:
     progress = {"source_key": "live-test", "source": "memory", "lines_done": 3, "complete": True}
     write(
         store,
-        ("embed_set_entities", {"model_id": META.model_id, "rows": entity_vectors}),
+        ("embed_set_entities_vector", {"model_id": META.model_id, "rows": entity_vectors}),
         ("embed_set_relation_types", {"model_id": META.model_id, "rows": relation_vectors}),
         ("ingest_progress_set", progress),
     )
-    schema.ensure_search_indexes(store, META)
+    schema.ensure_fulltext_indexes(store)
+    schema.ensure_vector_indexes(store, META)  # the adapter awaits them: no explicit wait here
     schema.record_embedding_meta(store, META)
-    await_indexes(store)
 
-    [hop] = run(store, "subgraph_hop", frontier_ids=["m1"], max_degree=100, max_triples=100)
-    directed = hop["r_eids"][hop["r_types"].index("DIRECTED_BY")]
+    [hop] = run(
+        store, "subgraph_hop", frontier_ids=["m1"], max_degree=100, max_per_node=1000, max_triples=100
+    )
     question = {
         "id": "q1",
         "text": "who directed [The Matrix]",
         "asked_at": datetime.now(UTC).isoformat(),
         "answers": ["p1"],
-        "evidence_rels": [directed],
+        "evidence_heads": ["m1"],
+        "evidence_types": ["DIRECTED_BY"],
+        "evidence_tails": ["p1"],
     }
     write(
         store,
         ("question_save", question),
-        ("question_link_entities", {"id": "q1", "role": "TOPIC", "entity_ids": ["m1"]}),
-        ("question_link_entities", {"id": "q1", "role": "ANSWER", "entity_ids": ["p1"]}),
+        ("question_link_topics", {"id": "q1", "entity_ids": ["m1"]}),
+        ("question_link_answers", {"id": "q1", "entity_ids": ["p1"]}),
     )
-    return {"pending_before": pending_before, "hop_before_question": hop, "directed_eid": directed}
+    return {"pending_before": pending_before, "hop_before_question": hop}
 
 
 @covers("embed_count_pending_entities", "embed_pending_entities", "embed_pending_relation_types")
@@ -220,7 +280,7 @@ def test_index_list_reports_online_indexes_with_vector_options(store: Any, graph
     vector = next(ix for ix in info.indexes if ix.name == "entity_embedding")
     assert (vector.dimensions, vector.similarity, vector.state) == (4, "cosine", "ONLINE")
     assert info.embedding == META
-    store.check_search_indexes(META)
+    store.check_search_indexes(META)  # ONLINE right after creation: the adapter ran db.awaitIndexes
 
 
 @covers("ingest_progress_get", "meta_get")
@@ -255,34 +315,49 @@ def test_subgraph_hop_returns_parallel_arrays(store: Any, graph: dict[str, Any])
     hop = graph["hop_before_question"]
     triples = set(zip(hop["h_ids"], hop["r_types"], hop["t_ids"], strict=True))
     assert triples == {("m1", "DIRECTED_BY", "p1"), ("m1", "STARRED_ACTORS", "p2")}
-    [capped] = run(store, "subgraph_hop", frontier_ids=["p2"], max_degree=1, max_triples=100)
+    [capped] = run(
+        store, "subgraph_hop", frontier_ids=["p2"], max_degree=1, max_per_node=1000, max_triples=100
+    )
     assert capped["h_ids"] == []  # p2 has degree 2 > max_degree: a hub is not expanded
 
 
-@covers("question_get", "question_evidence")
+@covers("question_get", "question_evidence", "question_browser")
 def test_saved_question_shows_its_evidence(store: Any, graph: dict[str, Any]) -> None:
     [question] = run(store, "question_get", id="q1")
-    assert question["answers"] == ["p1"] and question["evidence_rels"] == [graph["directed_eid"]]
+    assert question["answers"] == ["p1"]
     assert run(store, "question_evidence", id="q1") == [
-        {"h_id": "m1", "rel_type": "DIRECTED_BY", "t_id": "p1", "rel_eid": graph["directed_eid"]}
+        {"rank": 0, "h_id": "m1", "rel_type": "DIRECTED_BY", "t_id": "p1"}
     ]
+    drawn = run(store, "question_browser", id="q1")
+    assert {r["r"]["type"] for r in drawn} == {"DIRECTED_BY"}
+    assert {r["link"]["type"] for r in drawn} == {"KGQA_TOPIC", "KGQA_ANSWER"}
 
 
-@covers("relation_types_list", "stats_labels", "stats_relationship_types")
+@covers("relation_types_list", "stats_labels", "stats_relationship_types", "stats_relationship_type_count")
 def test_listing_and_stats_kernels(store: Any, graph: dict[str, Any]) -> None:
     relation_types = run(store, "relation_types_list")
     assert [r["name"] for r in relation_types] == sorted(TRIPLES)
     assert relation_types[0]["embedding"] == RELATION_EMBEDDINGS["DIRECTED_BY"]
-    labels = {r["label"]: r["count"] for r in run(store, "stats_labels")}
-    assert {k: labels.get(k) for k in ("Entity", "Movie", "Person", "RelationType", "Question")} == {
+    stats = collect_stats(store)
+    assert {
+        k: stats.labels.get(k) for k in ("Entity", "Movie", "Person", "RelationType", "KgqaQuestion")
+    } == {
         "Entity": 4,
         "Movie": 2,
         "Person": 2,
         "RelationType": 2,
-        "Question": 1,
+        "KgqaQuestion": 1,
     }
-    types = {r["type"]: r["count"] for r in run(store, "stats_relationship_types")}
-    assert types == {"DIRECTED_BY": 1, "STARRED_ACTORS": 2, "TOPIC": 1, "ANSWER": 1}
+    assert stats.relationship_types == {
+        "DIRECTED_BY": 1,
+        "STARRED_ACTORS": 2,
+        "KGQA_TOPIC": 1,
+        "KGQA_ANSWER": 1,
+    }
+    assert stats.embedded_entities == len(ENTITIES)
+    # each type is counted with a literal type, which Neo4j answers from its count store, no scan
+    kernel = store._prepare(queries.get("stats_relationship_type_count"), {"rel_type": "STARRED_ACTORS"})[0]
+    assert "RelationshipCountFromCountStore" in plan_operators(store, kernel.body, rel_type="STARRED_ACTORS")
 
 
 @covers("typed_expand", "typed_expand_in")
@@ -327,8 +402,213 @@ def test_dropped_vector_index_is_a_missing_index_error(store: Any, graph: dict[s
             run(store, "link_vector", embedding=[1.0, 0.0, 0.0, 0.0], k=1)
         assert "kgqa embed" in (info.value.hint or "")
     finally:
-        schema.ensure_search_indexes(store, META)
-        await_indexes(store)
+        schema.ensure_vector_indexes(store, META)
+
+
+# --- item 4: driver and operations ---------------------------------------------------------------
+
+
+@covers("embed_set_entities")
+def test_entity_vectors_are_stored_as_float32(store: Any, graph: dict[str, Any]) -> None:
+    tenths = [0.1, 0.2, 0.3, 0.4]
+    try:
+        write(
+            store,
+            ("embed_set_entities", {"model_id": META.model_id, "rows": [{"id": "m2", "embedding": tenths}]}),
+        )
+        assert run(store, "entities_get", ids=["m2"])[0]["embedding"] == tenths  # a SET keeps float64
+        write(
+            store,
+            (
+                "embed_set_entities_vector",
+                {"model_id": META.model_id, "rows": [{"id": "m2", "embedding": tenths}]},
+            ),
+        )
+        stored = run(store, "entities_get", ids=["m2"])[0]["embedding"]
+        assert stored != tenths and stored == torch.tensor(tenths, dtype=torch.float32).tolist()
+    finally:
+        rows = [{"id": "m2", "embedding": ENTITIES["m2"][2]}]
+        write(store, ("embed_set_entities_vector", {"model_id": META.model_id, "rows": rows}))
+
+
+def test_a_read_past_the_read_timeout_is_ended_by_the_server(graph: dict[str, Any]) -> None:
+    from kgqa.store.neo4j_store import Neo4jStore
+
+    slow = queries.parse_query(
+        "// slow: counts for a long time\n// params: none\n// returns: n: int\n"
+        "UNWIND range(1, 100000) AS x UNWIND range(1, 100000) AS y RETURN count(*) AS n\n",
+        name="slow",
+        path="slow.cypher",
+    )
+    with Neo4jStore.from_settings(live_settings(neo4j_read_timeout_s=0.2)) as short:
+        with pytest.raises(QueryError, match="TransactionTimedOut|timed out|terminated"):
+            short.run(slow)
+
+
+def test_an_unreachable_server_names_the_cause(graph: dict[str, Any]) -> None:
+    from kgqa.store.neo4j_store import Neo4jStore
+
+    host = urlsplit(os.environ["KGQA_TEST_NEO4J_URI"]).hostname
+    uri = f"bolt://{host}:1"  # nothing listens on port 1
+    settings = live_settings(neo4j_uri=uri, retry_attempts=1, neo4j_connection_timeout_s=2.0)
+    with pytest.raises(StoreUnavailableError, match=r"cannot reach Neo4j at .*:1 .*\S") as info:
+        Neo4jStore.from_settings(settings)
+    assert str(info.value.__cause__.__cause__ or info.value.__cause__)  # str(exc), never an AttributeError
+
+
+def test_an_ingest_batch_over_the_transaction_memory_limit_is_written_in_halves(
+    store: Any, graph: dict[str, Any], caplog: pytest.LogCaptureFixture
+) -> None:
+    setting = "db.memory.transaction.max"
+    try:
+        [before] = cypher(
+            store, "SHOW SETTINGS YIELD name, value WHERE name = $name RETURN value", name=setting
+        )
+        cypher(store, "CALL dbms.setConfigValue($name, '2MiB')", name=setting)
+    except Exception as exc:  # Aura and non-admin users may not change settings
+        pytest.skip(f"cannot change {setting} on this server: {exc}")
+    triples = [TripleRecord(f"mem-h{i}", "memory_test", f"mem-t{i}", line=i + 1) for i in range(20_000)]
+    try:
+        with caplog.at_level("WARNING", logger="ingest.loader"):
+            report = load(
+                store, triples, source="memory", fmt="t", source_key="live-memory", batch_size=20_000
+            )
+    finally:
+        cypher(store, "CALL dbms.setConfigValue($name, $value)", name=setting, value=before["value"])
+    assert "two halves" in caplog.text  # the 20k batch did not fit: it was split, not retried as is
+    assert report.triple_records == 20_000
+    assert collect_stats(store).relationship_types["MEMORY_TEST"] == 20_000
+    [progress] = run(store, "ingest_progress_get", source_key="live-memory")
+    assert progress["lines_done"] == 20_000 and progress["complete"]
+    cypher(store, "MATCH (n:Entity) WHERE n.id STARTS WITH 'mem-' DETACH DELETE n")
+    cypher(store, "MATCH (r:RelationType {name: 'MEMORY_TEST'}) DELETE r")
+
+
+def test_ingest_triples_merges_on_a_literal_type(store: Any, graph: dict[str, Any]) -> None:
+    kernel, _ = store._prepare(queries.get("ingest_triples"), {"rel_type": "DIRECTED_BY", "rows": []})
+    assert "[:`DIRECTED_BY`]" in kernel.body and "$(" not in kernel.body
+
+
+# --- item 3: stable evidence ----------------------------------------------------------------------
+
+
+def test_saved_evidence_keys_survive_deletes_and_point_at_no_other_edge(
+    store: Any, graph: dict[str, Any]
+) -> None:
+    _save(
+        store,
+        "q-keys",
+        "who starred in [The Matrix]",
+        answers=["p2"],
+        evidence=[("m1", "STARRED_ACTORS", "p2")],
+        topic_ids=["m1"],
+        answer_ids=["p2"],
+    )
+    assert load_saved(store, "q-keys").evidence == (("m1", "STARRED_ACTORS", "p2"),)
+    cypher(store, "MATCH (:Entity {id: 'm1'})-[r:STARRED_ACTORS]->(:Entity {id: 'p2'}) DELETE r")
+    cypher(
+        store, "MATCH (a:Entity {id: 'm2'}), (b:Entity {id: 'p1'}) CREATE (a)-[:DIRECTED_BY]->(b)"
+    )  # may reuse the id
+    try:
+        assert load_saved(store, "q-keys").evidence == ()  # gone, and nothing else drawn in its place
+        assert run(store, "question_browser", id="q-keys") == []
+    finally:
+        cypher(store, "MATCH (:Entity {id: 'm2'})-[r:DIRECTED_BY]->(:Entity {id: 'p1'}) DELETE r")
+        cypher(store, "MATCH (a:Entity {id: 'm1'}), (b:Entity {id: 'p2'}) MERGE (a)-[:STARRED_ACTORS]->(b)")
+    assert load_saved(store, "q-keys").evidence == (("m1", "STARRED_ACTORS", "p2"),)  # the same fact again
+    cypher(store, "MATCH (q:KgqaQuestion {id: 'q-keys'}) DETACH DELETE q")
+
+
+# --- item 1: a graph kgqa did not ingest, read through a schema mapping -------------------------
+
+
+def _user_data(store: Any) -> list[str]:
+    rows = cypher(store, SNAPSHOT_NODES)
+    nodes = sorted(
+        repr((r["labels"], {k: v for k, v in sorted(r["props"].items()) if k not in KGQA_OWNED}))
+        for r in rows
+    )
+    return nodes + [repr(r) for r in cypher(store, SNAPSHOT_RELS)]
+
+
+@covers(
+    "index_create_entity_id",
+    "prepare_pending_names",
+    "prepare_set_names",
+    "schema_constraint_kgqa_question_id",
+)
+def test_prepare_embed_and_ask_on_a_mapped_graph(store: Any, graph: dict[str, Any]) -> None:
+    from kgqa.store.neo4j_store import Neo4jStore
+
+    cypher(store, USER_GRAPH)
+    fields = MAPPING
+    settings = live_settings(
+        entity_label=fields.entity_label,
+        entity_id_property=fields.id_property,
+        entity_name_property=fields.name_property,
+        entity_text_property=fields.text_property,
+        fact_types=fields.fact_types,
+    )
+    with Neo4jStore.from_settings(settings) as mapped:
+        assert mapped.mapping == MAPPING
+        before = _user_data(mapped)
+        assert "kgqa_entity_id" not in {r["name"] for r in run(mapped, "index_list")}
+
+        report = prepare_store(mapped)
+        assert report.names_normalised == 4 and report.relation_types == ["DIRECTED BY", "STARRED"]
+        entities_get = mapped._prepare(queries.get("entities_get"), {"ids": ["m1"]})[0].body
+        assert "NodeIndexSeek" in plan_operators(mapped, entities_get, ids=["m1"])  # no label scan per row
+        embedded = embed_store(mapped, LiveEmbedder())
+        assert embedded.entities_embedded == 4 and embedded.relation_types_embedded == 2
+
+        assert _user_data(mapped) == before  # labels, properties (their `embedding` too), relationships
+        [props] = cypher(mapped, "MATCH (n:`Film Thing` {uid: 'm1'}) RETURN properties(n) AS p")
+        assert props["p"]["embedding"] == [9.0, 9.0] and props["p"]["kgqa_name_norm"] == "matrix"
+        assert cypher(mapped, "MATCH (q:Question) RETURN q.id AS id") == [{"id": "user-q"}]
+
+        schema.check_query_embedder(mapped, META)
+        mapped.check_search_indexes(META)  # kgqa_* indexes, ONLINE right after creation
+        linked = run(mapped, "link_exact", names_norm=["matrix"], limit=5)
+        assert [(r["id"], r["name"]) for r in linked] == [("m1", "The Matrix")]
+        assert [r["id"] for r in run(mapped, "link_fulltext", query="speed", limit=5)] == ["m2"]
+        assert len(run(mapped, "link_vector", embedding=[1.0, 0.0, 0.0, 0.0], k=2)) == 2
+        sub = extract_subgraph(mapped, ["m1"], hops=2, max_triples=100, max_degree=100)
+        triples = {sub.triple(i) for i in range(sub.num_triples)}
+        assert triples == {("m1", "DIRECTED BY", "p1"), ("m1", "STARRED", "p2"), ("m2", "STARRED", "p2")}
+
+        _save(
+            mapped,
+            "q-mapped",
+            "who directed the matrix",
+            answers=["p1"],
+            evidence=[("m1", "DIRECTED BY", "p1")],
+            topic_ids=["m1"],
+            answer_ids=["p1"],
+        )
+        saved = load_saved(mapped, "q-mapped")
+        assert saved.evidence == (("m1", "DIRECTED BY", "p1"),)
+        query = saved.browser_cypher.split(";", 1)[1].strip().rstrip(";")  # what Browser runs after :param
+        assert query == browser_cypher("q-mapped", MAPPING).split(";", 1)[1].strip().rstrip(";")
+        drawn = cypher(mapped, query, id="q-mapped")
+        assert drawn and all(r["r"] is not None for r in drawn)
+
+        assert prepare_store(mapped).names_normalised == 0  # a re-run writes nothing new
+
+
+@covers("ingest_degrees_backfill", "subgraph_hop")
+def test_hub_subgraph_is_the_embedded_stores(store: Any, graph: dict[str, Any], tmp_path: Path) -> None:
+    """The same hub question gives the same subgraph on Neo4j as on kglite: per-node and global
+    caps keep the same triples in the same order, whatever order either store keeps them in."""
+    caps = {"hops": 3, "max_degree": 20, "max_per_node": 15, "max_triples": 40}
+    load(store, hub_records("hub-", seed=11), source="hub", fmt="test", source_key="hub-live")
+    with KgliteStore(tmp_path / "hub.kgl") as embedded:
+        load(embedded, hub_records("hub-"), source="hub", fmt="test", source_key="hub")
+        expected = extract_subgraph(embedded, ["hub-H"], **caps)
+    got = extract_subgraph(store, ["hub-H"], **caps)
+    assert [got.triple(i) for i in range(got.num_triples)] == [
+        expected.triple(i) for i in range(expected.num_triples)
+    ]
+    assert got.entity_ids == expected.entity_ids and "hub-G" in got.entity_ids
 
 
 def test_every_kernel_ran_on_the_live_server() -> None:

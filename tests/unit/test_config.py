@@ -71,6 +71,7 @@ def test_load_config_reports_invalid_toml(tmp_path: Path) -> None:
         ("ingest", "batch_size", -1),
         ("retrieval", "top_k", -5),
         ("retrieval", "hops", 0),
+        ("retrieval", "max_per_node", 0),
     ],
 )
 def test_load_config_rejects_counts_below_one_naming_the_key(section: str, key: str, value: int) -> None:
@@ -78,3 +79,32 @@ def test_load_config_rejects_counts_below_one_naming_the_key(section: str, key: 
         ConfigError, match=rf"{section}\.{key} \(cli\): Input should be greater than or equal to 1"
     ):
         load_config({section: {key: value}}, environ={})
+
+
+def test_schema_mapping_comes_from_file_env_and_flags(tmp_path: Path) -> None:
+    from kgqa.store import graph_mapping
+
+    config = tmp_path / "kgqa.toml"
+    config.write_text(
+        '[store]\nentity_label = "Film Thing"\nentity_id_property = "uid"\nfact_types = ["A", "B"]\n'
+    )
+    env = {"KGQA_STORE__ENTITY_NAME_PROPERTY": "title", "KGQA_STORE__FACT_TYPES": "DIRECTED BY, STARRED"}
+    loaded = load_config({"store": {"entity_text_property": "blurb"}}, config_file=config, environ=env)
+    mapping = graph_mapping(loaded.settings.store)
+    assert (mapping.entity_label, mapping.id_property, mapping.name_property, mapping.text_property) == (
+        "Film Thing",
+        "uid",
+        "title",
+        "blurb",
+    )
+    assert mapping.fact_types == ("DIRECTED BY", "STARRED")  # the environment's list wins over the file's
+    assert mapping.embedding_property == "kgqa_embedding" and not mapping.is_default
+    assert graph_mapping(load_config(environ={}, config_file=None).settings.store).is_default
+
+
+def test_max_per_node_comes_from_env_and_reaches_the_subgraph_settings() -> None:
+    from kgqa.pipeline import subgraph_settings
+
+    loaded = load_config(environ={"KGQA_RETRIEVAL__MAX_PER_NODE": "25"})
+    assert loaded.settings.retrieval.max_per_node == 25
+    assert subgraph_settings(loaded.settings).max_per_node == 25

@@ -82,6 +82,7 @@ class Trajectory:
         nodes: node ids from the anchor to the candidate (one id for a textual channel).
         rels: relationship element ids between consecutive nodes.
         rel_types: their types.
+        rel_keys: their (head id, type, tail id) keys, in the graph's direction (saved evidence).
         text_scores: similarity of each text-restricted node on it to its span, anchor first, in [0, 1].
         name_score: link score of its named anchor (1.0 without one).
     """
@@ -90,6 +91,7 @@ class Trajectory:
     nodes: tuple[str, ...]
     rels: tuple[str, ...]
     rel_types: tuple[str, ...]
+    rel_keys: tuple[tuple[str, str, str], ...]
     text_scores: tuple[float, ...]
     name_score: float
 
@@ -251,6 +253,7 @@ class Traverser:
                 per_source[source] += 1
                 if per_source[source] > cap:
                     continue
+                key = (target, hop.rel_type, source) if hop.forward else (source, hop.rel_type, target)
                 for traj in current[source]:
                     if target in traj.nodes:
                         continue
@@ -259,6 +262,7 @@ class Traverser:
                         (*traj.nodes, target),
                         (*traj.rels, row["rel_eid"]),
                         (*traj.rel_types, hop.rel_type),
+                        (*traj.rel_keys, key),
                         traj.text_scores,
                         traj.name_score,
                     )
@@ -277,11 +281,11 @@ class Traverser:
         frontier: dict[str, list[Trajectory]] = {}
         if end.restriction == "name":
             for entity_id, score in anchors.names.get((index, last), [])[: self.settings.name_k]:
-                frontier[entity_id] = [Trajectory(index, (entity_id,), (), (), (), score)]
+                frontier[entity_id] = [Trajectory(index, (entity_id,), (), (), (), (), score)]
         else:
             span = anchors.spans.get((index, last), anchors.question)
             for row in self.text_matches(span, end.type, self.settings.anchor_k):
-                frontier[row["id"]] = [Trajectory(index, (row["id"],), (), (), (row["score"],), 1.0)]
+                frontier[row["id"]] = [Trajectory(index, (row["id"],), (), (), (), (row["score"],), 1.0)]
         for position in range(last - 1, -1, -1):
             node = chain.nodes[position]
             frontier = self.expand(frontier, chain.hops[position], node.type)
@@ -302,7 +306,15 @@ class Traverser:
         best = sorted(ids, key=lambda i: (-scores[i], i))[: self.settings.step_k]
         return {
             i: [
-                Trajectory(t.chain, t.nodes, t.rels, t.rel_types, (*t.text_scores, scores[i]), t.name_score)
+                Trajectory(
+                    t.chain,
+                    t.nodes,
+                    t.rels,
+                    t.rel_types,
+                    t.rel_keys,
+                    (*t.text_scores, scores[i]),
+                    t.name_score,
+                )
                 for t in reached[i]
             ]
             for i in best
@@ -350,7 +362,7 @@ class Traverser:
                 for row in rows:
                     cand = candidates.setdefault(row["id"], Candidate(row["id"]))
                     score = row["score"] if channel == VECTOR_CHANNEL else row["score"] / top
-                    cand.trajectories.append(Trajectory(channel, (row["id"],), (), (), (score,), 1.0))
+                    cand.trajectories.append(Trajectory(channel, (row["id"],), (), (), (), (score,), 1.0))
         if text_matching and answer.restriction == "text" and (0, 0) in anchors.spans and candidates:
             found = self.node_texts(sorted(candidates))
             texts = [(i, f"{r['name']} {r['text'] or ''}") for i, r in sorted(found.items())]

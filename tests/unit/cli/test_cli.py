@@ -123,6 +123,8 @@ def test_cypher_command_runs_a_kernel_with_params(tmp_path: Path) -> None:
         "-p",
         "max_degree=100",
         "-p",
+        "max_per_node=1000",
+        "-p",
         "max_triples=50",
         "--data-dir",
         data,
@@ -247,12 +249,14 @@ def test_train_retrieve_eval_on_the_bundled_slice(tmp_path: Path) -> None:
     assert code == 0, err
     asked = json.loads(out)
     assert asked["answers"] and asked["evidence"] and asked["question_id"].startswith("q-")
-    assert asked["browser_cypher"].startswith(f':param id => "{asked["question_id"]}"')
+    assert asked["browser_cypher"].startswith(f':param id => "{asked["question_id"]}";')
     code, out, err = _run("show", asked["question_id"], "--data-dir", data, "--json")
     assert code == 0, err
     shown = json.loads(out)
-    saved_eids = [t["rel_eid"] for line in asked["evidence"] for t in line["triples"]]
-    assert [e["rel_eid"] for e in shown["evidence"]] == list(dict.fromkeys(saved_eids))
+    saved = [
+        (t["head_id"], t["relation"], t["tail_id"]) for line in asked["evidence"] for t in line["triples"]
+    ]
+    assert [(e["head"], e["relation"], e["tail"]) for e in shown["evidence"]] == list(dict.fromkeys(saved))
     assert shown["answers"] == [a["id"] for a in asked["answers"]]
     # the LLM reader through the OpenAI-compatible client, against a local server
     with ChatServer() as server:
@@ -352,7 +356,7 @@ def test_show_hint_names_a_cypher_kernel_that_runs(tmp_path: Path) -> None:
     assert code == 1 and "kgqa cypher questions.cypher" in err
     kernel = tmp_path / "questions.cypher"
     header = "// questions: saved questions.\n// returns: id, text\n"
-    kernel.write_text(header + "MATCH (q:Question) RETURN q.id AS id, q.text AS text\n")
+    kernel.write_text(header + "MATCH (q:KgqaQuestion) RETURN q.id AS id, q.text AS text\n")
     code, _, err = _run("cypher", str(kernel), "--data-dir", data)
     assert code == 0 and "(0 rows)" in err
 
@@ -366,3 +370,27 @@ def test_eval_of_an_empty_question_file_is_an_error_not_a_table_of_nan(tmp_path:
     )
     assert code == 1 and "no questions to evaluate" in err and "nan" not in out
     assert not log.exists()
+
+
+def test_prepare_maps_an_existing_graph_from_flags_and_environment(tmp_path: Path) -> None:
+    from kgqa.store.kglite_store import KgliteStore
+    from tests.mapped_graph import USER_GRAPH
+
+    data = tmp_path / "user"
+    store = KgliteStore(data / "graph.kgl")
+    store.graph.cypher(USER_GRAPH)
+    store.close()
+    code, out, _ = _run("prepare", "--help")
+    assert code == 0 and "--entity-label" in out and "KGQA_STORE__ENTITY_LABEL" in out
+    flags = ["--entity-label", "Film Thing", "--id-property", "uid", "--name-property", "title"]
+    env = {"KGQA_STORE__FACT_TYPES": "DIRECTED BY,STARRED", "KGQA_STORE__ENTITY_TEXT_PROPERTY": "blurb"}
+    code, out, err = _run("prepare", "--data-dir", str(data), *flags, "--no-embed", "--json", env=env)
+    assert code == 0, err
+    report = json.loads(out)
+    assert report["entity_label"] == "Film Thing" and report["names_normalised"] == 4
+    assert report["relation_types"] == ["DIRECTED BY", "STARRED"] and report["embedding"] is None
+    code, out, err = _run("prepare", "--data-dir", str(data), *flags, "--no-embed", env=env)
+    assert code == 0, err
+    assert "0 names normalised, 2 fact types (DIRECTED BY, STARRED)" in out
+    code, _, err = _run("prepare", "--data-dir", str(data), "--entity-label", "KgqaQuestion", "--no-embed")
+    assert code == 1 and "store.entity_label" in err

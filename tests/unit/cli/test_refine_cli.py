@@ -54,8 +54,7 @@ def test_refine_then_train_on_the_refined_file(tmp_path: Path) -> None:
     assert (
         sum(bool(q.relation_paths) for q in questions) == report["prepared"] - report["kept_histogram"]["0"]
     )
-    code, out, err = _run(
-        "train",
+    train_args = [
         str(refined),
         "--format",
         "rog-jsonl",
@@ -71,9 +70,15 @@ def test_refine_then_train_on_the_refined_file(tmp_path: Path) -> None:
         "16",
         "--no-path-scorer",
         "--json",
-    )
+    ]
+    code, out, err = _run("train", *train_args)
     assert code == 0, err
     assert json.loads(out)["examples"]["train"] > 0
+    # --no-gold-paths changes the labels, so it prepares (and caches) examples of its own.
+    for expected in ("written", "hit"):
+        code, out, err = _run("train", *train_args, "--no-gold-paths")
+        assert code == 0, err
+        assert json.loads(out)["example_cache"]["train"] == expected
     # eval reads the refined paths as gold; --no-gold-paths ignores them, and is a run of its own
     # (its log is not resumed by the other).
     common = [

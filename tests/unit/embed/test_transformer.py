@@ -52,14 +52,13 @@ def test_default_model_embeds_normalised_384d_rows_in_input_order(minilm: Transf
     assert sims[0, 2] > sims[0, 3]  # "Tom Hanks" is closer to "Cast Away" than to filler text
 
 
-def test_bfloat16_autocast_stays_close_to_float32(minilm: TransformerEmbedder) -> None:
-    reference = minilm.embed(TEXTS)
-    minilm.autocast_bf16 = True
-    try:
-        fast = minilm.embed(TEXTS)
-    finally:
-        minilm.autocast_bf16 = False
-    assert (reference * fast).sum(dim=1).min() > 0.995
+def test_bfloat16_weights_stay_close_to_float32(minilm: TransformerEmbedder) -> None:
+    fast = make_embedder(EmbedderSettings(dtype="bfloat16"))
+    assert isinstance(fast, TransformerEmbedder) and fast.bfloat16
+    assert next(fast.model.parameters()).dtype == torch.bfloat16
+    vectors = fast.embed(TEXTS)
+    assert vectors.dtype == torch.float32
+    assert (minilm.embed(TEXTS) * vectors).sum(dim=1).min() > 0.999
 
 
 def test_unknown_model_raises_embedding_error_with_offline_hint() -> None:
@@ -137,3 +136,22 @@ def test_embedder_truncates_at_the_models_max_seq_length(tmp_path: Path) -> None
     (folder / "sentence_bert_config.json").write_text(json.dumps({"do_lower_case": True}))
     with pytest.raises(EmbeddingError, match="do_lower_case"):
         read_max_seq_length(str(folder))
+
+
+def test_batches_respect_both_bounds_and_cover_every_text_once(minilm: TransformerEmbedder) -> None:
+    lengths = [3, 40, 5, 40, 4, 100, 6, 3]
+    embedder = TransformerEmbedder(**{**minilm.__dict__, "batch_size": 3, "batch_tokens": 100})
+    batches = embedder.batches(lengths)
+    assert sorted(i for b in batches for i in b) == list(range(len(lengths)))
+    for batch in batches:
+        assert len(batch) <= 3
+        assert len(batch) == 1 or len(batch) * max(lengths[i] for i in batch) <= 100
+    # shortest first: the names go together, the 100-token text alone
+    assert [lengths[i] for i in batches[0]] == [3, 3, 4] and batches[-1] == [5]
+
+
+def test_token_budget_batching_keeps_vectors_of_one_text_per_batch(minilm: TransformerEmbedder) -> None:
+    texts = ["Tom Hanks", "Cast Away", *(f"film number {i} of a long list of films" for i in range(20))]
+    tight = TransformerEmbedder(**{**minilm.__dict__, "batch_tokens": 40})
+    assert len(tight.batches([len(t.split()) + 2 for t in texts])) > 1
+    assert torch.allclose(tight.embed(texts), torch.cat([minilm.embed([t]) for t in texts]), atol=1e-5)

@@ -9,7 +9,7 @@ import torch
 from conftest import FakeEmbedder
 
 from ingest.embedding import embed_store
-from kgqa.errors import SchemaMismatchError
+from kgqa.errors import SchemaMismatchError, StoreMemoryError
 from kgqa.store.kglite_store import KgliteStore
 from kgqa.store.schema import check_query_embedder, count_pending_entities
 from kgqa.types import EmbeddingMeta
@@ -57,3 +57,32 @@ def test_stopped_reembed_rolls_back_with_a_reembed_to_the_old_model(toy_kg: Kgli
     embed_store(toy_kg, FakeEmbedder(), reembed=True)
 
     check_query_embedder(toy_kg, OLD)
+
+
+class SmallMemoryStore:
+    """The embedded store behind a server whose transaction memory holds ``max_rows`` vectors."""
+
+    def __init__(self, inner: KgliteStore, max_rows: int) -> None:
+        self.inner, self.max_rows = inner, max_rows
+        self.backend, self.mapping = inner.backend, inner.mapping
+        self.pages: list[int] = []
+
+    def run(self, query, params=None):  # type: ignore[no-untyped-def]
+        return self.inner.run(query, params)
+
+    def write(self, statements):  # type: ignore[no-untyped-def]
+        vectors = [st for st in statements if st.query.name.startswith("embed_set")]
+        rows = sum(len(st.params["rows"]) for st in vectors)
+        if rows > self.max_rows:
+            raise StoreMemoryError("Neo4j ran out of transaction memory")
+        self.pages.append(rows)
+        return self.inner.write(statements)
+
+
+def test_a_vector_page_the_server_has_no_memory_for_is_written_in_halves(toy_kg: KgliteStore) -> None:
+    embedder = FakeEmbedder(model_id="fake-other-16")
+    store = SmallMemoryStore(toy_kg, max_rows=3)
+    report = embed_store(store, embedder, reembed=True)  # type: ignore[arg-type]
+    entities = count_pending_entities(toy_kg, "no-such-model")
+    assert report.entities_embedded == entities and max(store.pages) <= 3 < entities
+    assert count_pending_entities(toy_kg, embedder.model_id) == 0

@@ -8,7 +8,7 @@ from pathlib import Path
 import pytest
 
 from ingest.loader import batches, fingerprint, load
-from kgqa.errors import IngestError, QueryError
+from kgqa.errors import IngestError, QueryError, StoreMemoryError
 from kgqa.names import relationship_type
 from kgqa.store import queries
 from kgqa.store.kglite_store import KgliteStore
@@ -21,7 +21,12 @@ TRIPLES = [TripleRecord(f"film{i}", "directed_by", f"director{i % 7}", line=i + 
 def _graph(store: KgliteStore) -> set[tuple[str, str, str]]:
     row = store.run(
         queries.get("subgraph_hop"),
-        {"frontier_ids": [f"director{i}" for i in range(7)], "max_degree": 1000, "max_triples": 1000},
+        {
+            "frontier_ids": [f"director{i}" for i in range(7)],
+            "max_degree": 1000,
+            "max_per_node": 1000,
+            "max_triples": 1000,
+        },
     )[0]
     return set(zip(row["h_ids"], row["r_types"], row["t_ids"], strict=True))
 
@@ -31,6 +36,7 @@ class CrashingStore:
 
     def __init__(self, inner: KgliteStore, fail_on_write: int) -> None:
         self.inner = inner
+        self.backend, self.mapping = inner.backend, inner.mapping
         self.writes = 0
         self.fail_on_write = fail_on_write
 
@@ -68,7 +74,7 @@ def test_load_writes_all_triples_and_rerun_writes_nothing(kglite_store: KgliteSt
 
 
 def test_load_resumes_after_interruption_without_duplicates(kglite_store: KgliteStore) -> None:
-    crashing = CrashingStore(kglite_store, fail_on_write=4 + 4)  # 4 schema statements, then batches
+    crashing = CrashingStore(kglite_store, fail_on_write=4 + 1 + 4)  # schema (4), degree backfill, batches
     with pytest.raises(KeyboardInterrupt):
         load(crashing, TRIPLES, source="s", fmt="t", source_key="k", batch_size=10)  # type: ignore[arg-type]
     progress = kglite_store.run(queries.get("ingest_progress_get"), {"source_key": "k"})[0]
@@ -179,7 +185,12 @@ def test_relation_types_stay_distinct_for_distinct_source_names(kglite_store: Kg
     assert by_source["导演"] == "导演" and by_source["has.genre"] == "HAS.GENRE"
     graph = kglite_store.run(
         queries.get("subgraph_hop"),
-        {"frontier_ids": [f"m{i}" for i in range(len(names))], "max_degree": 10, "max_triples": 100},
+        {
+            "frontier_ids": [f"m{i}" for i in range(len(names))],
+            "max_degree": 10,
+            "max_per_node": 1000,
+            "max_triples": 100,
+        },
     )[0]
     assert sorted(graph["r_types"]) == sorted(by_source.values())
 
@@ -208,3 +219,43 @@ def test_corrupt_gzip_loads_nothing_even_with_on_error_skip(
         )
     assert kglite_store.run(queries.get("relation_types_list")) == []
     assert kglite_store.run(queries.get("ingest_progress_get"), {"source_key": "k"}) == []
+
+
+class SmallMemoryStore(CrashingStore):
+    """A server whose transaction memory holds at most ``max_rows`` triple rows."""
+
+    def __init__(self, inner: KgliteStore, max_rows: int) -> None:
+        super().__init__(inner, fail_on_write=0)
+        self.max_rows = max_rows
+        self.refused: list[int] = []
+        self.committed: list[int] = []
+
+    def write(self, statements: Sequence[Statement]) -> list[WriteSummary]:
+        rows = sum(len(st.params.get("rows", ())) for st in statements if st.query.name == "ingest_triples")
+        if rows > self.max_rows:
+            self.refused.append(rows)
+            raise StoreMemoryError("Neo4j ran out of transaction memory")
+        self.committed.append(rows)
+        return super().write(statements)
+
+
+def test_a_batch_the_server_has_no_memory_for_is_written_in_halves(kglite_store: KgliteStore) -> None:
+    triples = [TripleRecord(f"h{i}", "rel", f"t{i}", line=1 + i // 2) for i in range(40)]  # 2 per line
+    store = SmallMemoryStore(kglite_store, max_rows=12)
+
+    report = load(store, triples, source="s", fmt="t", source_key="k", batch_size=40)
+
+    assert store.refused[0] == 40 and all(rows <= 12 for rows in store.committed)
+    assert sum(store.committed) == 40 and report.triple_records == 40
+    assert report.writes.relationships_created == 40
+    written = {f"h{i}": f"t{i}" for i in range(40)}
+    rows = kglite_store.run(queries.get("entities_get"), {"ids": [*written, *written.values()]})
+    assert len(rows) == 80
+    progress = kglite_store.run(queries.get("ingest_progress_get"), {"source_key": "k"})[0]
+    assert progress["lines_done"] == 20 and progress["complete"]
+
+
+def test_one_line_too_big_for_the_server_is_a_store_memory_error(kglite_store: KgliteStore) -> None:
+    triples = [TripleRecord("h", "rel", f"t{i}", line=1) for i in range(5)]  # one source line
+    with pytest.raises(StoreMemoryError):
+        load(SmallMemoryStore(kglite_store, max_rows=2), triples, source="s", fmt="t", source_key="k")

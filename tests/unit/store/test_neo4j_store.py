@@ -39,6 +39,7 @@ from kgqa.errors import (  # noqa: E402
     SchemaMismatchError,
     StoreAuthError,
     StoreError,
+    StoreMemoryError,
     StoreUnavailableError,
 )
 from kgqa.store import queries  # noqa: E402
@@ -48,6 +49,7 @@ from kgqa.types import EmbeddingMeta, WriteSummary  # noqa: E402
 
 URI = "bolt://graph.example:7687"
 ATTEMPTS = 3
+META_PARAMS = {"model_id": "m", "dimension": 4, "similarity": "cosine", "schema_version": 1}
 
 
 def server_error(code: str, message: str, **gql: Any) -> Neo4jError:
@@ -93,12 +95,20 @@ class Bolt:
         self.session.__enter__.return_value = self.session
         self.session.execute_read.side_effect = lambda fn, *a, **k: fn(self.tx, *a, **k)
         self.session.execute_write.side_effect = lambda fn, *a, **k: fn(self.tx, *a, **k)
-        self.tx.run.side_effect = lambda *a, **k: result()
+        self.tx.run.side_effect = lambda text, *a, **k: sent_text(text) and result()
 
     def answer(self, by_kernel: Mapping[str, Callable[[], MagicMock]]) -> None:
         """Make ``tx.run`` reply per kernel (matched on its body text)."""
         bodies = {queries.get(name).body: make for name, make in by_kernel.items()}
-        self.tx.run.side_effect = lambda text, params=None: bodies[text]()
+        self.tx.run.side_effect = lambda text, params=None: bodies[sent_text(text)]()
+
+
+def sent_text(statement: Any) -> str:
+    """What was passed to ``tx.run``, which (like the driver) takes text only: a ``neo4j.Query``
+    is refused there (its timeout would be ignored)."""
+    if not isinstance(statement, str):
+        raise TypeError("Query object is only supported for session.run")
+    return statement
 
 
 @pytest.fixture
@@ -135,11 +145,21 @@ def test_run_sends_kernel_body_and_params_in_one_read_transaction(bolt: Bolt, st
     kernel = queries.get("link_fulltext")  # declares a parameter named `query`: must not clash with tx.run
     store.run(kernel, {"query": "matrix~", "limit": 5})
 
-    bolt.driver.session.assert_called_once_with(database="kgqa")
+    bolt.driver.session.assert_called_once_with(database="kgqa", bookmark_manager=store._bookmarks)
     bolt.session.execute_read.assert_called_once()
     bolt.session.execute_write.assert_not_called()
     bolt.tx.run.assert_called_once_with(kernel.body, {"query": "matrix~", "limit": 5})
+    (work,), _ = bolt.session.execute_read.call_args
+    assert work.timeout == 120.0  # the read transaction's server-side timeout
     assert not kernel.body.startswith("//")
+
+
+def test_every_session_shares_one_bookmark_manager(bolt: Bolt, store: Neo4jStore) -> None:
+    store.write([Statement(queries.get("meta_set"), META_PARAMS)])
+    store.run(queries.get("meta_get"))
+    managers = [c.kwargs["bookmark_manager"] for c in bolt.driver.session.call_args_list]
+    assert len(managers) == 2 and managers[0] is managers[1]
+    assert isinstance(managers[0], neo4j.api.BookmarkManager)
 
 
 def test_run_materialises_records_into_plain_dicts(bolt: Bolt, store: Neo4jStore) -> None:
@@ -222,7 +242,17 @@ def test_write_runs_all_statements_in_one_write_transaction_with_counters_per_st
     bolt.session.execute_read.assert_not_called()
     bolt.session.run.assert_not_called()
     sent = [c.args for c in bolt.tx.run.call_args_list]
-    assert sent == [(st.query.body, dict(st.params)) for st in statements]
+    literal_type = statements[1].query.body.replace(":$(rel_type)", ":`DIRECTED_BY`")
+    literal_label = statements[2].query.body.replace(":$(label)", ":`Movie`")
+    bodies = [statements[0].query.body, literal_type, literal_label]
+    assert sent == [(body, dict(st.params)) for body, st in zip(bodies, statements, strict=True)]
+
+
+def test_dynamic_types_are_sent_as_one_quoted_literal_per_statement(bolt: Bolt, store: Neo4jStore) -> None:
+    store.write([Statement(queries.get("ingest_triples"), {"rel_type": "HAS `ODD` TYPE", "rows": []})])
+    (text, params), _ = bolt.tx.run.call_args
+    assert "MERGE (h)-[:`HAS ``ODD`` TYPE`]->(t)" in text and "$(" not in text
+    assert params["rel_type"] == "HAS `ODD` TYPE"  # still bound by the WITH the kernel starts with
 
 
 def test_write_checks_every_statement_before_sending_any(bolt: Bolt, store: Neo4jStore) -> None:
@@ -246,7 +276,15 @@ def test_write_names_the_statement_that_failed_inside_the_transaction(bolt: Bolt
         ),
         Statement(
             queries.get("question_save"),
-            {"id": "q1", "text": "t", "asked_at": "now", "answers": "x", "evidence_rels": []},
+            {
+                "id": "q1",
+                "text": "t",
+                "asked_at": "now",
+                "answers": "x",
+                "evidence_heads": [],
+                "evidence_types": [],
+                "evidence_tails": [],
+            },
         ),
     ]
     with pytest.raises(QueryError, match=r"cypher/question_save\.cypher.*TypeError") as info:
@@ -261,8 +299,20 @@ def test_write_runs_a_single_schema_statement_as_auto_commit(bolt: Bolt, store: 
 
     store.write([Statement(kernel, {"dimensions": 384, "similarity": "cosine"})])
 
-    bolt.session.run.assert_called_once_with(kernel.body, {"dimensions": 384, "similarity": "cosine"})
+    sent = [c.args for c in bolt.session.run.call_args_list]
+    assert sent == [
+        (kernel.body, {"dimensions": 384, "similarity": "cosine"}),
+        ("CALL db.awaitIndexes($seconds)", {"seconds": 300}),  # the next query never meets POPULATING
+    ]
     bolt.session.execute_write.assert_not_called()
+
+
+def test_dropping_an_index_does_not_wait_for_indexes(bolt: Bolt, store: Neo4jStore) -> None:
+    bolt.session.run.return_value = result()
+    store.write([Statement(queries.get("index_drop_vector_entity"), {})])
+    assert [c.args[0] for c in bolt.session.run.call_args_list] == [
+        queries.get("index_drop_vector_entity").body
+    ]
 
 
 def test_write_rejects_schema_statement_batched_with_data_writes(bolt: Bolt, store: Neo4jStore) -> None:
@@ -329,6 +379,48 @@ def test_write_retries_the_whole_transaction_on_transient_error(bolt: Bolt, stor
     )
     store.write([Statement(queries.get("ingest_relation_types"), {"rows": []})])
     assert bolt.session.execute_write.call_count == 2
+
+
+@pytest.mark.parametrize(
+    "code",
+    [
+        "Neo.TransientError.General.MemoryPoolOutOfMemoryError",
+        "Neo.ClientError.General.TransactionOutOfMemoryError",
+        "Neo.TransientError.General.OutOfMemoryError",
+    ],
+)
+def test_out_of_memory_is_a_store_memory_error_and_not_retried(
+    bolt: Bolt, store: Neo4jStore, code: str
+) -> None:
+    bolt.tx.run.side_effect = server_error(
+        code, "The allocation of an extra 2.0 MiB would use more than the limit"
+    )
+    with pytest.raises(StoreMemoryError, match="ran out of transaction memory") as info:
+        store.write([Statement(queries.get("ingest_relation_types"), {"rows": []})])
+    assert not isinstance(info.value, RetryableError)
+    assert "batch" in (info.value.hint or "")
+    assert bolt.session.execute_write.call_count == 1  # the same batch would fail again
+
+
+class MessagelessUnavailable(ServiceUnavailable):
+    """A driver 5.2x ``ServiceUnavailable`` whose ``.message`` raises instead of naming the cause."""
+
+    @property
+    def message(self) -> str:  # type: ignore[override]
+        raise AttributeError("message")
+
+
+def test_errors_are_described_with_str_not_message(bolt: Bolt) -> None:
+    bolt.driver.verify_connectivity.side_effect = MessagelessUnavailable("Connection refused (os error 111)")
+    with pytest.raises(StoreUnavailableError, match="Connection refused"):
+        open_store(bolt, attempts=1)
+
+
+def test_a_created_index_is_awaited_in_the_same_session(bolt: Bolt, store: Neo4jStore) -> None:
+    bolt.session.run.return_value = result()
+    store.write([Statement(queries.get("index_create_entity_name_norm"), {})])
+    assert bolt.session.run.call_args_list[-1].args[0].startswith("CALL db.awaitIndexes(")
+    assert bolt.driver.session.call_count == 1
 
 
 # --- error translation -----------------------------------------------------------------------------
@@ -480,6 +572,8 @@ def test_from_settings_builds_a_bounded_driver(driver_factory: MagicMock, bolt: 
             neo4j_database="movies",
             neo4j_max_pool_size=4,
             neo4j_connection_timeout_s=2.5,
+            neo4j_read_timeout_s=7.0,
+            entity_label="Film",
         ),
         retry_wait=tenacity.wait_none(),
     )
@@ -491,8 +585,11 @@ def test_from_settings_builds_a_bounded_driver(driver_factory: MagicMock, bolt: 
     assert kwargs["max_connection_pool_size"] == 4
     assert kwargs["connection_timeout"] == kwargs["connection_acquisition_timeout"] == 2.5
     assert kwargs["max_transaction_retry_time"] == 0.0
-    store.run(queries.get("stats_labels"))
-    bolt.driver.session.assert_called_with(database="movies")
+    store.run(queries.get("entities_get"), {"ids": ["m1"]})
+    bolt.driver.session.assert_called_with(database="movies", bookmark_manager=store._bookmarks)
+    (sent, _), _ = bolt.tx.run.call_args
+    assert bolt.session.execute_read.call_args.args[0].timeout == 7.0
+    assert "MATCH (e:`Film` {id: id})" in sent  # the mapping from the settings renders every kernel
 
 
 def test_from_settings_without_password_is_a_config_error(driver_factory: MagicMock) -> None:
@@ -514,7 +611,7 @@ def test_from_settings_without_the_driver_names_the_extra(monkeypatch: pytest.Mo
     monkeypatch.setitem(sys.modules, "neo4j", None)  # makes `import neo4j` raise ImportError
     with pytest.raises(ConfigError) as info:
         Neo4jStore.from_settings(settings())
-    assert 'pip install "kgqa[neo4j]"' in (info.value.hint or "")
+    assert "neo4j>=6" in (info.value.hint or "")
 
 
 def test_importing_kgqa_store_does_not_import_neo4j() -> None:
@@ -651,3 +748,53 @@ def test_from_settings_gives_up_within_the_retry_deadline_when_the_port_is_not_b
         thread.join(timeout=5)
     assert time.monotonic() - start < 3.0
     assert uri in str(info.value) and "7474" in (info.value.hint or "")
+
+
+# --- embedding a database kgqa did not ingest ------------------------------------------------------
+
+
+def test_embed_on_neo4j_ensures_lookups_writes_float32_vectors_then_builds_vector_indexes(
+    bolt: Bolt, store: Neo4jStore, fake_embedder: Any
+) -> None:
+    from ingest.embedding import embed_store
+
+    sent: list[str] = []
+    pending = [[{"id": "m1", "name": "The Matrix", "text": None}], []]
+    replies = {
+        "index_list": lambda: result(),  # a database without kgqa's indexes
+        "meta_get": lambda: result(),
+        "meta_set": lambda: result(),
+        "entities_text_present": lambda: result([{"present": False}]),
+        "embed_pending_entities": lambda: result(pending.pop(0)),
+        "embed_set_entities_vector": lambda: result(properties_set=2),
+        "embed_pending_relation_types": lambda: result(),
+    }
+    names = {queries.get(name).body: name for name in [*replies, *queries.names()]}
+
+    def tx_run(statement: Any, params: Any = None) -> MagicMock:
+        name = names[sent_text(statement)]
+        sent.append(name)
+        return replies[name]()
+
+    def session_run(text: str, params: Any = None) -> MagicMock:
+        sent.append(names.get(text, text.split("(")[0]))
+        return result()
+
+    bolt.tx.run.side_effect = tx_run
+    bolt.session.run.side_effect = session_run
+
+    report = embed_store(store, fake_embedder)
+
+    assert report.entities_embedded == 1
+    ddl = [s for s in sent if s.startswith(("schema_", "index_create_", "CALL db.awaitIndexes"))]
+    assert ddl[:4] == [
+        "schema_constraint_entity_id",  # kgqa's own graph model: the id constraint
+        "CALL db.awaitIndexes",
+        "index_create_entity_name_norm",
+        "CALL db.awaitIndexes",
+    ]
+    assert "embed_set_entities" not in sent  # the float64 list SET is the embedded store's
+    vectors_written = sent.index("embed_set_entities_vector")
+    assert sent.index("index_create_vector_entity") > vectors_written
+    assert sent.index("index_create_vector_relation_type") > vectors_written
+    assert sent.index("index_create_fulltext_entity") < vectors_written

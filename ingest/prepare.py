@@ -1,0 +1,101 @@
+"""``kgqa prepare``: make a graph kgqa did not ingest ready for ``kgqa ask``, in place.
+
+The graph is read through the store's schema mapping (kgqa.store.mapping: entity label, id /
+name / text properties, fact relationship types). Nothing is re-ingested, and the user's nodes
+get only properties kgqa owns (``kgqa_name_norm`` here, ``kgqa_embedding`` and
+``kgqa_embedding_model`` from ``kgqa embed``); their labels, relationships and other
+properties are never written. What it creates:
+
+- range indexes on the entity id and ``kgqa_name_norm`` (indexes only, no constraint on the
+  user's data), and kgqa's own constraints, all named ``kgqa_*``;
+- ``kgqa_name_norm`` on every named entity (exact-match linking), page by page, so an
+  interrupted run resumes and a re-run writes nothing;
+- a ``:KgqaRelationType`` node per fact type (its text is what gets embedded);
+- then, unless told not to, the embeddings and search indexes of ``kgqa embed``.
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from typing import Any
+
+from kgqa.errors import ConfigError
+from kgqa.names import normalise_name, relation_text
+from kgqa.store import queries
+from kgqa.store.protocol import GraphStore, Statement
+from kgqa.store.schema import ensure_constraints
+
+#: kgqa's own relationship types (saved questions), never facts.
+KGQA_TYPE_PREFIX = "KGQA_"
+
+
+@dataclass(slots=True)
+class PrepareReport:
+    """Outcome of ``prepare_store`` (also the start of ``kgqa prepare --json``)."""
+
+    entity_label: str
+    names_normalised: int = 0
+    relation_types: list[str] = field(default_factory=list)
+    seconds: float = 0.0
+
+    def to_dict(self) -> dict[str, Any]:
+        return {
+            "entity_label": self.entity_label,
+            "names_normalised": self.names_normalised,
+            "relation_types": self.relation_types,
+            "seconds": round(self.seconds, 3),
+        }
+
+
+def fact_types(store: GraphStore) -> list[str]:
+    """The relationship types read as KG facts: the mapping's, else every type but kgqa's own."""
+    if store.mapping.fact_types:
+        return list(store.mapping.fact_types)
+    rows = store.run(queries.get("stats_relationship_types"))
+    return [r["type"] for r in rows if not str(r["type"]).startswith(KGQA_TYPE_PREFIX)]
+
+
+def _normalise_names(store: GraphStore, page_size: int, on_page: Callable[[int], None] | None) -> int:
+    done = 0
+    while rows := store.run(queries.get("prepare_pending_names"), {"limit": page_size}):
+        bad = next((r["id"] for r in rows if not isinstance(r["id"], str)), None)
+        if bad is not None:
+            mapping = store.mapping
+            raise ConfigError(
+                f"entity id property '{mapping.id_property}' of :{mapping.entity_label} holds "
+                f"{type(bad).__name__} values (e.g. {bad!r}); kgqa needs string ids",
+                hint="name a string-valued unique property with KGQA_STORE__ENTITY_ID_PROPERTY, or add "
+                f"one (e.g. SET n.uid = toString(n.{mapping.id_property}))",
+            )
+        payload = [{"id": r["id"], "name_norm": normalise_name(str(r["name"]))} for r in rows]
+        store.write([Statement(queries.get("prepare_set_names"), {"rows": payload})])
+        done += len(rows)
+        if on_page:
+            on_page(len(rows))
+    return done
+
+
+def prepare_store(
+    store: GraphStore, *, page_size: int = 10_000, on_page: Callable[[int], None] | None = None
+) -> PrepareReport:
+    """Indexes, normalised names and relation-type nodes for the mapped graph in ``store``.
+
+    Args:
+        page_size: entities normalised per transaction.
+        on_page: called with the number of names normalised in each page (progress bars).
+
+    Raises:
+        ConfigError: the mapped id property holds values that are not strings.
+    """
+    started = time.perf_counter()
+    report = PrepareReport(entity_label=store.mapping.entity_label)
+    ensure_constraints(store)
+    report.names_normalised = _normalise_names(store, page_size, on_page)
+    report.relation_types = fact_types(store)
+    rows = [{"name": t, "source_name": t, "text": relation_text(t.lower())} for t in report.relation_types]
+    if rows:
+        store.write([Statement(queries.get("ingest_relation_types"), {"rows": rows})])
+    report.seconds = time.perf_counter() - started
+    return report

@@ -1,0 +1,48 @@
+"""How many CPU threads kgqa's numeric libraries use, set once at start-up of a command.
+
+Why: torch, OpenMP and the tokenizers' rayon pool each default to every core of the machine.
+Two such processes on one machine spin their pools against each other and both slow to a
+fraction of their speed alone (issue 17: example preparation fell from ~150 to ~9 questions/s).
+One number, ``runtime.threads`` (``KGQA_THREADS``), bounds them all; unset, it is
+``OMP_NUM_THREADS`` where the caller set that, else every core this process may run on (one
+job alone on the machine).
+
+torch is not imported here: the environment variables cover the libraries not loaded yet (so
+``--help`` stays fast), and ``torch.set_num_threads`` covers a torch already loaded.
+"""
+
+from __future__ import annotations
+
+import os
+import sys
+
+#: Environment variables read by the thread pools of OpenMP (torch's intra-op pool), MKL and
+#: rayon (the Hugging Face tokenizers' batch encoding) when they start.
+POOL_ENV = ("OMP_NUM_THREADS", "MKL_NUM_THREADS", "RAYON_NUM_THREADS")
+
+
+def available_cores() -> int:
+    """Cores this process may run on (its CPU affinity, which containers and ``taskset`` narrow)."""
+    try:
+        return len(os.sched_getaffinity(0))
+    except AttributeError:  # not Linux
+        return os.cpu_count() or 1
+
+
+def resolve_threads(configured: int | None, environ: dict[str, str] | None = None) -> int:
+    """The thread count to use: ``configured``, else a valid ``OMP_NUM_THREADS``, else all cores."""
+    if configured is not None:
+        return configured
+    omp = (os.environ if environ is None else environ).get("OMP_NUM_THREADS", "")
+    return int(omp) if omp.isdigit() and int(omp) > 0 else available_cores()
+
+
+def configure_threads(configured: int | None) -> int:
+    """Bound every numeric thread pool of this process to ``resolve_threads(configured)``; return it."""
+    threads = resolve_threads(configured)
+    for name in POOL_ENV:
+        os.environ[name] = str(threads)
+    torch = sys.modules.get("torch")
+    if torch is not None:
+        torch.set_num_threads(threads)
+    return threads
