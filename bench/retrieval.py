@@ -33,6 +33,7 @@ from bench.common import (
     markdown_table,
     retriever_settings,
 )
+from kgqa.cli.common import gold_paths_option
 
 FILES = {
     "metaqa": [
@@ -118,11 +119,21 @@ def _throughput(retriever, repeat: int, *, hidden: int | None = None) -> dict[st
     default=REPO / "bench" / "results" / "retrieval.jsonl",
     show_default=True,
 )
+@gold_paths_option
 def main(
-    dataset: str, size: str, repeat: int, device: str, data_dir: Path, checkpoint: Path | None, out: Path
+    dataset: str,
+    size: str,
+    repeat: int,
+    device: str,
+    data_dir: Path,
+    checkpoint: Path | None,
+    out: Path,
+    gold_paths: bool,
 ) -> None:
-    """Evaluate retrieval and the extractive reader on the held-out part of each file."""
+    """Evaluate retrieval and the extractive reader on the held-out part of each file
+    (--no-gold-paths: gold-path recall and plan hit@1 against shortest paths instead)."""
 
+    from kgqa.eval.datasets import without_gold_paths
     from kgqa.eval.run import MISS_CAUSES, MISS_RECALL_K, evaluate
     from kgqa.eval.session import select
     from kgqa.eval.splits import hops_for
@@ -130,13 +141,21 @@ def main(
 
     settings = retriever_settings(data_dir, device, checkpoint)
     rows, stage_rows, miss_rows = [], [], []
-    record = {"bench": "retrieval", "dataset": dataset, "size": size, **environment(device)}
+    record = {
+        "bench": "retrieval",
+        "dataset": dataset,
+        "size": size,
+        "gold_paths": gold_paths,
+        **environment(device),
+    }
     with open_asker(settings) as asker:
         retriever = asker.retriever
         for name, path, lines, fmt in FILES[dataset]:
             if not path.exists():
                 raise click.ClickException(f"{path} is not available (benchmarks read ../shared/data)")
             examples = select(settings, path, fmt, limit=SIZES[size], lines_file=lines, heldout=True)
+            if not gold_paths:
+                examples = without_gold_paths(examples)
             summary = evaluate(
                 asker, examples, log_path=None, hops_of=lambda e: hops_for(e, settings.retrieval.hops)
             )

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import logging
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 import torch
 
@@ -49,8 +49,13 @@ def build_examples(
     *,
     on_progress: Callable[[int], None] | None = None,
     with_tokens: bool = False,
+    gold_paths: bool = True,
 ) -> list[TrainingExample]:
     """Prepare questions with their gold topics; questions whose topics are absent are skipped.
+
+    ``gold_paths=False`` drops the relation paths the file names (``--no-gold-paths``): labels and
+    planner then fall back to shortest paths, as for a file that names none. It changes the
+    labels, so it belongs to whatever identifies a prepared training set.
 
     Each question is embedded with its planner views (:func:`~kgqa.retrieval.plans.question_views`,
     the topic found by name in the text) and, ``with_tokens``, its token states for the
@@ -69,6 +74,8 @@ def build_examples(
         if with_tokens:
             tokens = list(embedder.embed_tokens([q.question for q in chunk]))  # type: ignore[attr-defined]
         for qa, vector, states in zip(chunk, vectors, tokens, strict=True):
+            if not gold_paths:
+                qa = replace(qa, relation_paths=())
             if not qa.topic_ids:
                 log.warning("%s: no topic entity given; skipped", qa.qid)
                 continue

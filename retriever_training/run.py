@@ -67,6 +67,7 @@ def _examples_by_hops(
     progress: bool,
     desc: str,
     with_tokens: bool = False,
+    gold_paths: bool = True,
 ) -> list[TrainingExample]:
     groups: dict[int, list[QAExample]] = {}
     for q in questions:
@@ -76,7 +77,14 @@ def _examples_by_hops(
         for hops, group in sorted(groups.items()):
             settings = SubgraphSettings(**{**asdict(subgraph), "hops": hops})
             examples += build_examples(
-                store, embedder, group, tables, settings, on_progress=bar.update, with_tokens=with_tokens
+                store,
+                embedder,
+                group,
+                tables,
+                settings,
+                on_progress=bar.update,
+                with_tokens=with_tokens,
+                gold_paths=gold_paths,
             )
     return examples
 
@@ -94,12 +102,14 @@ def run_training(
     progress: bool,
     cache_dir: Path | None = None,
     reuse_scorers: Path | None = None,
+    gold_paths: bool = True,
 ) -> TrainReport:
     """Train the triple scorer and the extractive reader on ``sources`` and write ``out``.
 
     With ``cache_dir`` the prepared examples of each part are read from there when the same
     questions, KB and settings prepared them before, and stored there otherwise
-    (:mod:`retriever_training.example_cache`).
+    (:mod:`retriever_training.example_cache`). ``gold_paths=False`` ignores the relation paths the
+    files name (``kgqa train --no-gold-paths``); it changes the labels, so it is part of the key.
 
     ``reuse_scorers``: a checkpoint of ``kgqa train`` on the same store whose triple scorer and
     second-pass scorer are taken as they are, so only the planner and the reader train (the
@@ -124,6 +134,7 @@ def run_training(
             "subgraph": asdict(subgraph),
             "auto_hops": auto_hops,
             "with_tokens": with_tokens,
+            **({"gold_paths": False} if not gold_paths else {}),  # keys of earlier caches stay valid
         }
         prepared: dict[str, list[TrainingExample]] = {}
         for part in ("train", "val"):
@@ -139,6 +150,7 @@ def run_training(
                     progress=progress,
                     desc=f"preparing {part}",
                     with_tokens=with_tokens,
+                    gold_paths=gold_paths,
                 )
 
             if cache_dir is None:
@@ -196,6 +208,7 @@ def run_training(
             "reader": reader.checkpoint(embedder_model_id=model_id),
             "subgraph": asdict(subgraph),
             "auto_hops": auto_hops,
+            "gold_paths": gold_paths,
             "split": asdict(split),
             "train_settings": asdict(train_settings),
             "sources": [[str(p), f] for p, f in sources],

@@ -17,7 +17,7 @@ import copy
 import random
 from collections.abc import Callable, Sequence
 from dataclasses import asdict, dataclass, field, replace
-from typing import Any, TypeVar
+from typing import Any, Literal, TypeVar
 
 import numpy as np
 import torch
@@ -272,10 +272,13 @@ def train_planner(
     settings: TrainSettings,
     *,
     progress: bool = True,
+    metric: Literal["plan_hit@1", "gold_mass"] = "plan_hit@1",
 ) -> tuple[Planner, History]:
     """Train the relation-path planner: softmax over each question's plans, maximising the
     probability of its gold plans (:func:`~kgqa.retrieval.plans.gold_plans`); early stopping on
-    how often the top plan is gold. Questions with no gold plan in their subgraph are skipped.
+    how often the top plan is gold, or on the mean probability of the gold plans (refinement,
+    :mod:`retriever_training.refine`: its validation top plan is right from the first epoch, and a
+    tie never moves early stopping past it). Questions with no gold plan in their subgraph are skipped.
 
     ``settings.planner_kind`` picks the model; ``auto`` trains the MLP and the word-order planner
     and keeps the one with the better best validation accuracy (the MLP on a tie), recording
@@ -289,7 +292,9 @@ def train_planner(
     if settings.planner_kind == "auto":
         has_tokens = train[0].prepared.question_tokens is not None
         kinds = ("mlp", "attention") if has_tokens else ("mlp",)
-    trained = {kind: _train_planner_kind(kind, train, val, choices, settings, progress) for kind in kinds}
+    trained = {
+        kind: _train_planner_kind(kind, train, val, choices, settings, progress, metric) for kind in kinds
+    }
     best = max(kinds, key=lambda k: (max(trained[k][1].val_metric, default=0.0), k == "mlp"))
     model, history = trained[best]
     if len(kinds) > 1:
@@ -304,6 +309,7 @@ def _train_planner_kind(
     choices: dict[int, _PlanChoice | None],
     settings: TrainSettings,
     progress: bool,
+    metric: Literal["plan_hit@1", "gold_mass"],
 ) -> tuple[Planner, History]:
     seed_everything(settings.seed)
     model = _new_planner(kind, int(train[0].prepared.question_emb.numel()), settings.planner_steps)
@@ -319,6 +325,8 @@ def _train_planner_kind(
         return torch.logsumexp(logits, 0) - torch.logsumexp(logits[choice.gold], 0)
 
     def validate() -> float:
+        if metric == "gold_mass":
+            return _nanmean([float(torch.exp(-loss)) for ex in val if (loss := loss_of(ex)) is not None])
         return _nanmean(
             [float(c.gold[int(torch.argmax(logits_of(c)))]) for ex in val if (c := choices[id(ex)])]
         )
@@ -329,7 +337,7 @@ def _train_planner_kind(
         val,
         loss_of=loss_of,
         validate=validate,
-        metric="plan_hit@1",
+        metric=metric,
         settings=settings,
         desc=f"planner ({kind})",
         progress=progress,

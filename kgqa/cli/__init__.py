@@ -72,7 +72,7 @@ def cli(ctx: click.Context, config_file: Path | None, debug: bool) -> None:
 
 
 def _register() -> None:
-    from kgqa.cli import ask, config_cmd, eval_cmd, ingest, link, retrieve, store, train
+    from kgqa.cli import ask, config_cmd, eval_cmd, ingest, link, refine, retrieve, store, train
 
     cli.add_command(ingest.ingest)
     cli.add_command(ingest.embed)
@@ -83,6 +83,7 @@ def _register() -> None:
     cli.add_command(link.link)
     cli.add_command(retrieve.retrieve)
     cli.add_command(train.train)
+    cli.add_command(refine.refine)
     cli.add_command(eval_cmd.evaluate)
     cli.add_command(ask.ask)
     cli.add_command(ask.show)

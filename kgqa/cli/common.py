@@ -46,6 +46,17 @@ def question_options(func: F) -> F:
     return func
 
 
+def gold_paths_option(func: F) -> F:
+    """--gold-paths/--no-gold-paths for commands over question files that may name relation paths."""
+    return click.option(
+        "--gold-paths/--no-gold-paths",
+        default=True,
+        show_default=True,
+        help="Use the relation paths the file names (MetaQA qtype, PathQuestion paths, JSONL "
+        "relation_paths); --no-gold-paths ignores them, as for a file without any (shortest paths).",
+    )(func)
+
+
 def auto_hops_option(func: F) -> F:
     """--hops for commands over question files, where each question may carry its own hop count."""
     return click.option(

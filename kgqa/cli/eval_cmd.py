@@ -13,6 +13,7 @@ from kgqa.cli.common import (
     QUESTION_FORMATS,
     auto_hops_option,
     emit_json,
+    gold_paths_option,
     json_option,
     resolve,
     store_options,
@@ -41,6 +42,7 @@ from kgqa.config import redacted
     "gold of the linking top-1 in the summary.",
 )
 @auto_hops_option
+@gold_paths_option
 @click.option(
     "--log",
     "log_path",
@@ -63,6 +65,7 @@ def evaluate(
     heldout: bool,
     strip_brackets: bool,
     hops: str,
+    gold_paths: bool,
     log_path: Path | None,
     restart: bool,
     concurrency: int | None,
@@ -113,6 +116,7 @@ def evaluate(
         log_path=log_path or Path(f"eval-{questions_file.stem}.jsonl"),
         restart=restart,
         free_text=strip_brackets,
+        gold_paths=gold_paths,
         progress=not as_json,
     )
     if as_json:

@@ -11,6 +11,7 @@ from kgqa.cli.common import (
     QUESTION_FORMATS,
     auto_hops_option,
     emit_json,
+    gold_paths_option,
     json_option,
     resolve,
     store_options,
@@ -83,6 +84,7 @@ from kgqa.config import Settings
 )
 @click.option("--no-example-cache", is_flag=True, help="Prepare every example afresh and store none.")
 @auto_hops_option
+@gold_paths_option
 @store_options
 @json_option
 @pass_state
@@ -106,6 +108,7 @@ def train(
     example_cache: Path | None,
     no_example_cache: bool,
     hops: str,
+    gold_paths: bool,
     backend: str | None,
     data_dir: str | None,
     as_json: bool,
@@ -114,6 +117,7 @@ def train(
 
     Weak labels are the triples on the gold relation path where the file names it (MetaQA
     qtype, PathQuestion/WC2014 paths, JSONL relation_paths), else on shortest topic -> answer paths.
+    Without gold paths, 'kgqa refine' writes refined ones first (README: your own KG).
 
     With --format stark (text-rich typed graphs) it trains MoR instead: the typed planner on the
     files' metapath column and the trajectory reranker on their answers (--epochs, --patience,
@@ -154,6 +158,7 @@ def train(
         ),
         limit=limit,
         progress=not as_json,
+        gold_paths=gold_paths,
         cache_dir=None if no_example_cache else cache_dir,
         reuse_scorers=reuse_scorers,
     )

@@ -478,3 +478,31 @@ _PARSERS: dict[str, _Parser] = {
     "wc2014": _parse_wc2014,
     "rog-jsonl": _parse_rog,
 }
+
+
+def without_gold_paths(examples: Iterable[QAExample]) -> list[QAExample]:
+    """``examples`` with no relation paths (``--no-gold-paths``): every label and metric that reads
+    them falls back to shortest topic -> answer paths, as for a file that names none. Hop counts
+    (MetaQA qtype, PathQuestion path length) stay; ``--hops N`` fixes those too."""
+    return [replace(e, relation_paths=()) for e in examples]
+
+
+def rog_record(example: QAExample) -> dict[str, Any]:
+    """``example`` as one ``rog-jsonl`` object (what :func:`read_questions` reads back)."""
+    record: dict[str, Any] = {
+        "id": example.qid,
+        "question": example.question,
+        "q_entity": list(example.topic_ids),
+        "a_entity": list(example.answers),
+    }
+    if example.relation_paths:
+        record["relation_paths"] = [list(p) for p in example.relation_paths]
+    return record
+
+
+def write_rog_jsonl(path: Path, examples: Iterable[QAExample]) -> None:
+    """Write ``examples`` as ``rog-jsonl``, one object a line (the parent folder is created)."""
+    path.parent.mkdir(parents=True, exist_ok=True)
+    with path.open("w", encoding="utf-8") as out:
+        for example in examples:
+            out.write(json.dumps(rog_record(example), ensure_ascii=False) + "\n")

@@ -9,7 +9,7 @@ from tqdm import tqdm
 
 from kgqa.config import Settings
 from kgqa.errors import IngestError
-from kgqa.eval.datasets import read_line_numbers, read_questions, sample
+from kgqa.eval.datasets import read_line_numbers, read_questions, sample, without_gold_paths
 from kgqa.eval.log import checkpoint_identity, fingerprint
 from kgqa.eval.run import EvalSummary, evaluate
 from kgqa.eval.splits import SplitSettings, hops_for
@@ -48,7 +48,9 @@ def select(
     return selected
 
 
-def run_fingerprint(settings: Settings, hops: str, *, free_text: bool = False) -> str:
+def run_fingerprint(
+    settings: Settings, hops: str, *, free_text: bool = False, gold_paths: bool = True
+) -> str:
     """Hash of everything that changes an answer: checkpoint file, retrieval, evidence, reader,
     and whether the linker or the file chose the topics."""
     reader = settings.reader.model_dump(mode="json", exclude={"api_key", "concurrency", "timeout_s"})
@@ -60,6 +62,7 @@ def run_fingerprint(settings: Settings, hops: str, *, free_text: bool = False) -
         "reader": reader,
         "hops": hops,
         **({"free_text": True} if free_text else {}),
+        **({"gold_paths": False} if not gold_paths else {}),
     }
     return fingerprint(key)
 
@@ -76,11 +79,15 @@ def run_eval(
     log_path: Path | None,
     restart: bool = False,
     free_text: bool = False,
+    gold_paths: bool = True,
     progress: bool,
 ) -> EvalSummary:
     """Evaluate the configured asker on the selected questions of ``path`` (resuming its log);
-    ``free_text``: link every question's topics (see :func:`~kgqa.eval.run.evaluate`)."""
+    ``free_text``: link every question's topics (see :func:`~kgqa.eval.run.evaluate`);
+    ``gold_paths=False``: ignore the relation paths the file names (``--no-gold-paths``)."""
     examples = select(settings, path, fmt, limit=limit, lines_file=lines_file, heldout=heldout)
+    if not gold_paths:
+        examples = without_gold_paths(examples)
     default = settings.retrieval.hops
 
     def hops_of(example: QAExample) -> int:
@@ -95,7 +102,7 @@ def run_eval(
             examples,
             log_path=log_path,
             hops_of=hops_of,
-            fingerprint=run_fingerprint(settings, hops, free_text=free_text),
+            fingerprint=run_fingerprint(settings, hops, free_text=free_text, gold_paths=gold_paths),
             concurrency=settings.reader.concurrency,
             restart=restart,
             free_text=free_text,

@@ -1,0 +1,118 @@
+"""Candidate relation paths of a training question: the relation sequences of its shortest
+topic -> answer walks, the pool that refined supervision (ReG, ``kgqa refine``) chooses from.
+
+For each answer in the subgraph, the signed plans (:func:`~kgqa.retrieval.plans.enumerate_plans`)
+of the fewest steps that end there are its shortest walks; the union over answers, deduplicated
+by unsigned relation sequence (ReG's relation-chain merging), is the pool. These are exactly the
+relation sequences that :func:`~kgqa.retrieval.labels.shortest_path_labels` labels, so keeping
+all of them reproduces the noisy labels and keeping the right one gives the gold labels.
+
+Each candidate carries one representative walk to one answer (ReG's answer merging: answers on
+one relation chain share its reasoning), which is what an LLM judge reads, and how well the
+entities its walks reach match the answers (``fit``): the path a question asks for reaches its
+answers and little else, while a coincidental one ("films X directed", when the question asks
+for those X wrote) reaches some answers and other entities too.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass
+
+import torch
+
+from kgqa.retrieval.plans import Plans, enumerate_plans
+from kgqa.retrieval.subgraph import Subgraph
+
+
+@dataclass(frozen=True, slots=True)
+class CandidatePath:
+    """One candidate relation path of a question.
+
+    Attributes:
+        relations: relationship types in walk order, topic first (``("WRITTEN_BY", "DIRECTED_BY")``).
+        steps: the signed local steps of the representative walk (``2 * rel + backward``).
+        walk: local entity ids of the representative walk, topic first, an answer last.
+        answers: how many answers the candidate's shortest walks reach.
+        fit: Jaccard similarity of the entities its walks (of any direction per step) reach
+            and the answers, in (0, 1].
+    """
+
+    relations: tuple[str, ...]
+    steps: tuple[int, ...]
+    walk: tuple[int, ...]
+    answers: int
+    fit: float
+
+
+def candidate_paths(sub: Subgraph, answers: torch.Tensor, max_steps: int) -> list[CandidatePath]:
+    """The question's candidate paths, ordered by length, then by answers reached (most first).
+
+    Args:
+        answers: BoolTensor [N], the answer entities (topics are never answers).
+        max_steps: the longest walk considered (the question's hops).
+    """
+    plans = enumerate_plans(sub, max_steps)
+    if plans.num_plans == 0:
+        return []
+    is_answer = answers.clone()
+    is_answer[: sub.num_topics] = False
+    lengths = plans.lengths()
+    at_answer = is_answer[plans.end_entity]
+    plan_of, entity_of = plans.end_plan[at_answer], plans.end_entity[at_answer]
+    if plan_of.numel() == 0:
+        return []
+    shortest = torch.full((sub.num_entities,), max_steps + 1, dtype=torch.long)
+    shortest.scatter_reduce_(0, entity_of, lengths[plan_of], reduce="amin")
+    keep = lengths[plan_of] == shortest[entity_of]
+    reached: dict[tuple[str, ...], tuple[int, int, set[int]]] = {}  # relations -> (plan, first end, ends)
+    for p, e in zip(plan_of[keep].tolist(), entity_of[keep].tolist(), strict=True):
+        relations = tuple(sub.relation_types[s // 2] for s in _steps(plans, p))
+        if relations not in reached:
+            reached[relations] = (p, e, set())
+        reached[relations][2].add(e)
+    ends: dict[tuple[str, ...], set[int]] = {}  # relations -> every entity its walks reach
+    for p, e in zip(plans.end_plan.tolist(), plans.end_entity.tolist(), strict=True):
+        relations = tuple(sub.relation_types[s // 2] for s in _steps(plans, p))
+        if relations in reached:
+            ends.setdefault(relations, set()).add(e)
+    gold = set(torch.nonzero(is_answer).flatten().tolist())
+    out = [
+        CandidatePath(
+            relations,
+            _steps(plans, p),
+            tuple(representative_walk(sub, _steps(plans, p), end)),
+            len(shortest_ends),
+            len(ends[relations] & gold) / len(ends[relations] | gold),
+        )
+        for relations, (p, end, shortest_ends) in reached.items()
+    ]
+    return sorted(out, key=lambda c: (len(c.relations), -c.answers, c.relations))
+
+
+def _steps(plans: Plans, p: int) -> tuple[int, ...]:
+    return tuple(s for s in plans.steps[p].tolist() if s >= 0)
+
+
+def representative_walk(sub: Subgraph, steps: Sequence[int], end: int) -> list[int]:
+    """Local entity ids of one walk of signed ``steps`` from a topic to ``end`` that never comes
+    back to a topic (the walks :func:`enumerate_plans` counts); empty when there is none."""
+    topic = torch.arange(sub.num_entities) < sub.num_topics
+    parents: list[dict[int, int]] = []  # per step: entity reached -> entity it was reached from
+    frontier = topic
+    for signed in steps:
+        rel, backward = divmod(signed, 2)
+        src, dst = (sub.tail, sub.head) if backward else (sub.head, sub.tail)
+        crossed = (sub.rel == rel) & frontier[src] & ~topic[dst]
+        step_parents: dict[int, int] = {}
+        for s, d in zip(src[crossed].tolist(), dst[crossed].tolist(), strict=True):
+            step_parents.setdefault(d, s)
+        parents.append(step_parents)
+        frontier = torch.zeros_like(topic)
+        frontier[list(step_parents)] = True
+    if end not in parents[-1]:
+        return []
+    walk = [end]
+    for step_parents in reversed(parents):
+        walk.append(step_parents[walk[-1]])
+    return walk[::-1]

@@ -1,0 +1,334 @@
+"""``kgqa refine``: refined supervision without gold paths (ReG, 4.1), by an LLM or by the planner.
+
+A question file that names no relation path trains on every shortest topic -> answer path, and
+many of those reach an answer through relations the question never asks about (tags, years,
+co-stars; docs/decisions.md). Refinement picks, per training question, the candidate relation
+paths (:func:`~kgqa.retrieval.candidates.candidate_paths`) that answer it, and writes them as the
+question's ``relation_paths``, so ``kgqa train`` labels the walks that follow them instead.
+
+Two judges:
+
+- ``llm``: ReG's prompt (:mod:`kgqa.reasoning.path_judge`) through any configured backend, every
+  reply cached on disk.
+- ``planner``: no LLM. Hard EM over the latent path: train the relation-path planner on all of
+  each question's candidates (the softmax over its plans maximises their summed probability),
+  keep for each question the candidates it rates within ``margin`` (in logits) of its best, and
+  train again on what was kept, for ``rounds`` rounds. The planner generalises across questions:
+  the relation path a phrasing asks for recurs over many questions, while the coincidental ones
+  differ from question to question, so they lose.
+
+Questions with one candidate keep it; questions with none keep nothing (they train on the
+shortest-path fallback, as before).
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Callable, Sequence
+from dataclasses import asdict, dataclass, field, replace
+from pathlib import Path
+from typing import Any, Literal
+
+import torch
+from tqdm import tqdm
+
+from kgqa.errors import LLMUnavailableError
+from kgqa.reasoning.path_judge import PathJudge, format_chain
+from kgqa.retrieval.candidates import CandidatePath, candidate_paths
+from kgqa.retrieval.plans import Planner, enumerate_plans
+from kgqa.retrieval.tables import EntityTable, RelationTable
+from kgqa.store import queries
+from kgqa.store.protocol import GraphStore
+from kgqa.types import QAExample
+from retriever_training.examples import TrainingExample
+from retriever_training.train import TrainSettings, train_planner
+
+Tables = tuple[EntityTable, RelationTable]
+Judge = Literal["llm", "planner"]
+
+
+@dataclass(frozen=True, slots=True)
+class PlannerRefineSettings:
+    """Hard-EM settings: rounds of planner training, the logit margin of what is kept, the folds
+    of cross-fitting (1: the planner rates the questions it trained on), the weight of a
+    candidate's answer fit in its score, and the planner's optimisation (``train.epochs`` etc.)."""
+
+    rounds: int = 2
+    margin: float = 0.5
+    folds: int = 1
+    fit: float = 1.0
+    train: TrainSettings = TrainSettings(epochs=8, patience=3)
+
+
+@dataclass(slots=True)
+class RefineReport:
+    """What refinement did (also ``kgqa refine --json``).
+
+    Attributes:
+        questions: questions read; ``prepared``: those whose topic is in the store.
+        candidates: candidate paths over all prepared questions; ``kept``: those kept.
+        choice_questions: questions with two or more candidates (the ones a judge decides).
+        kept_histogram: questions by number of kept paths (``"0"``, ``"1"``, ``"2"``, ``"3+"``).
+        rounds: per planner round, the kept paths in total and the planner's validation gold mass.
+        llm: judgements asked, read from the cache, and format failures (kept nothing).
+    """
+
+    judge: str
+    out: str
+    questions: int = 0
+    prepared: int = 0
+    candidates: int = 0
+    kept: int = 0
+    choice_questions: int = 0
+    kept_histogram: dict[str, int] = field(default_factory=dict)
+    rounds: list[dict[str, float]] = field(default_factory=list)
+    llm: dict[str, int] = field(default_factory=dict)
+    seconds: dict[str, float] = field(default_factory=dict)
+
+    def to_dict(self) -> dict[str, Any]:
+        return asdict(self)
+
+
+def relation_source_names(store: GraphStore) -> dict[str, str]:
+    """Relationship type -> the relation's name in the source triples (what ``relation_paths``
+    holds; :func:`kgqa.names.relationship_type` maps it back)."""
+    return {r["name"]: r["source_name"] or r["name"] for r in store.run(queries.get("relation_types_list"))}
+
+
+def candidate_pools(examples: Sequence[TrainingExample]) -> list[list[CandidatePath]]:
+    """Each example's candidate paths (walks up to its subgraph's hops)."""
+    return [candidate_paths(ex.prepared.subgraph, ex.answers, ex.prepared.hops) for ex in examples]
+
+
+def with_paths(
+    ex: TrainingExample, candidates: Sequence[CandidatePath], kept: Sequence[int], source_of: dict[str, str]
+) -> TrainingExample:
+    """``ex`` whose question names the kept candidates as its relation paths (labels unchanged:
+    only the planner, which reads the paths, trains on these)."""
+    paths = tuple(tuple(source_of.get(r, r) for r in candidates[i].relations) for i in kept)
+    return replace(ex, example=replace(ex.example, relation_paths=paths))
+
+
+def _candidate_logits(
+    planner: Planner, ex: TrainingExample, candidates: Sequence[CandidatePath], tables: Tables
+) -> torch.Tensor:
+    """Per candidate, the planner's best logit over the signed plans that follow its relations and
+    end at an answer."""
+    sub = ex.prepared.subgraph
+    plans = enumerate_plans(sub, min(ex.prepared.hops, planner.config.max_steps))
+    relation_emb = tables[1].matrix[ex.prepared.relation_rows]
+    with torch.inference_mode():
+        logits = planner.plan_logits(ex.prepared, relation_emb, plans.steps)
+    at_answer = torch.zeros(plans.num_plans, dtype=torch.bool)
+    at_answer[plans.end_plan[ex.answers[plans.end_entity]]] = True
+    index = {c.relations: i for i, c in enumerate(candidates)}
+    best = torch.full((len(candidates),), float("-inf"))
+    for p, row in enumerate(plans.steps.tolist()):
+        i = index.get(tuple(sub.relation_types[s // 2] for s in row if s >= 0))
+        if i is not None and at_answer[p]:
+            best[i] = max(best[i], logits[p])
+    return best
+
+
+def refine_with_planner(
+    examples: Sequence[TrainingExample],
+    pools: Sequence[Sequence[CandidatePath]],
+    tables: Tables,
+    source_of: dict[str, str],
+    settings: PlannerRefineSettings,
+    *,
+    progress: bool = False,
+) -> tuple[list[list[int]], list[dict[str, float]]]:
+    """Hard EM: per example, the indices of the candidates kept after ``settings.rounds`` rounds,
+    and per round the kept total and the planner's validation metric.
+
+    A candidate's score is the planner's logit plus ``fit`` times the log of its answer fit
+    (:class:`~kgqa.retrieval.candidates.CandidatePath`): the path a question asks for reaches its
+    answers and little else, a coincidence often only some of them and other entities too
+    ("which films did X direct", where X also wrote a few of them and others).
+
+    Cross-fitting: with ``folds`` > 1 each question is rated by a planner trained on the other
+    folds only. A planner rating the questions it trained on has learnt each one's own candidates,
+    coincidences included; one that never saw the question rates candidates only by what other
+    questions phrased alike taught it, which is the signal that separates the asked path.
+
+    Early stopping validates on every fifth question with a single candidate, held out of
+    training: there the label is not in doubt, while on the others any candidate counts as right
+    in the first round, which would stop training after one epoch. Without such questions, every
+    tenth question validates.
+    """
+    kept = [list(range(len(pool))) for pool in pools]
+    history: list[dict[str, float]] = []
+    usable = [i for i, pool in enumerate(pools) if pool]
+    single = [i for i in usable if len(pools[i]) == 1]
+    held = set(single[4::5]) if len(single) >= 5 else {i for n, i in enumerate(usable) if n % 10 == 9}
+    folds = max(1, settings.folds)
+    order = torch.randperm(len(usable), generator=torch.Generator().manual_seed(settings.train.seed)).tolist()
+    fold_of = {usable[k]: n % folds for n, k in enumerate(order)}  # shuffled: files are often sorted
+    for _ in range(settings.rounds):
+        labelled = {i: with_paths(examples[i], pools[i], kept[i], source_of) for i in usable}
+        masses = []
+        for fold in range(folds):
+            rated = {i for i in usable if fold_of[i] == fold}
+            fit_on = [i for i in usable if folds == 1 or i not in rated]
+            val = [labelled[i] for i in fit_on if i in held]
+            train = [labelled[i] for i in fit_on if i not in held]
+            planner, trained = train_planner(
+                train, val or train, tables, settings.train, progress=progress, metric="gold_mass"
+            )
+            masses.append(max(trained.val_metric) if trained.val_metric else float("nan"))
+            for i in sorted(rated):
+                if len(pools[i]) < 2:
+                    continue
+                scores = _candidate_logits(planner, examples[i], pools[i], tables)
+                scores = scores + settings.fit * torch.tensor([c.fit for c in pools[i]]).log()
+                kept[i] = [c for c in range(len(pools[i])) if scores[c] >= scores.max() - settings.margin]
+        history.append({"kept": float(sum(len(k) for k in kept)), "val_gold_mass": sum(masses) / len(masses)})
+    return kept, history
+
+
+def chain_text(
+    ex: TrainingExample, candidate: CandidatePath, names: dict[str, str], source_of: dict[str, str]
+) -> str:
+    """The candidate's representative walk as ReG's directional chain of names."""
+    sub = ex.prepared.subgraph
+    entities = [names.get(sub.entity_ids[e], sub.entity_ids[e]) for e in candidate.walk]
+    relations = [source_of.get(r, r) for r in candidate.relations]
+    return format_chain(entities, relations, [s % 2 == 1 for s in candidate.steps])
+
+
+def refine_with_llm(
+    examples: Sequence[TrainingExample],
+    pools: Sequence[Sequence[CandidatePath]],
+    judge: PathJudge,
+    names: dict[str, str],
+    source_of: dict[str, str],
+    *,
+    on_progress: Callable[[int], None] | None = None,
+) -> tuple[list[list[int]], dict[str, int]]:
+    """Per example, the indices of the candidates the LLM kept, and the counts for the report.
+
+    Only questions with two or more candidates are asked.
+    """
+    asked = [i for i, pool in enumerate(pools) if len(pool) >= 2]
+    items = [
+        (examples[i].example.question, [chain_text(examples[i], c, names, source_of) for c in pools[i]])
+        for i in asked
+    ]
+    judgements = judge.judge_all(items, on_progress=on_progress)
+    kept = [list(range(len(pool))) for pool in pools]
+    for i, judgement in zip(asked, judgements, strict=True):
+        kept[i] = list(judgement.selected or ())
+    counts = {
+        "judged": len(asked),
+        "from_cache": sum(j.cached for j in judgements),
+        "format_failures": sum(j.selected is None for j in judgements),
+        "none_selected": sum(j.selected == () for j in judgements),
+    }
+    return kept, counts
+
+
+def refined_questions(
+    questions: Sequence[QAExample],
+    examples: Sequence[TrainingExample],
+    pools: Sequence[Sequence[CandidatePath]],
+    kept: Sequence[Sequence[int]],
+    source_of: dict[str, str],
+) -> list[QAExample]:
+    """``questions`` with ``relation_paths`` set to their kept candidates (empty where nothing
+    was kept or the question was not prepared)."""
+    paths = {
+        ex.example.qid: with_paths(ex, pool, k, source_of).example.relation_paths
+        for ex, pool, k in zip(examples, pools, kept, strict=True)
+    }
+    return [replace(q, relation_paths=paths.get(q.qid, ())) for q in questions]
+
+
+def summarise(
+    report: RefineReport, pools: Sequence[Sequence[CandidatePath]], kept: Sequence[Sequence[int]]
+) -> None:
+    """Fill the candidate counts of ``report``."""
+    report.prepared = len(pools)
+    report.candidates = sum(len(p) for p in pools)
+    report.kept = sum(len(k) for k in kept)
+    report.choice_questions = sum(len(p) >= 2 for p in pools)
+    histogram = {"0": 0, "1": 0, "2": 0, "3+": 0}
+    for k in kept:
+        histogram[str(len(k)) if len(k) < 3 else "3+"] += 1
+    report.kept_histogram = histogram
+
+
+def run_refine(
+    settings: Any,
+    path: Path,
+    fmt: str,
+    out: Path,
+    *,
+    judge: Judge,
+    subgraph: Any,
+    auto_hops: bool,
+    planner_settings: PlannerRefineSettings,
+    cache_path: Path,
+    limit: int | None,
+    progress: bool,
+) -> RefineReport:
+    """Refine the relation paths of the questions in ``path`` and write them to ``out`` as RoG JSONL.
+
+    Raises:
+        LLMUnavailableError: ``judge="llm"`` and the backend is down; judgements made are cached.
+    """
+    from kgqa.embed import make_embedder
+    from kgqa.eval.datasets import read_questions, sample, write_rog_jsonl
+    from kgqa.store import open_store
+    from kgqa.store.schema import check_query_embedder
+    from kgqa.types import EmbeddingMeta
+    from retriever_training.run import _examples_by_hops
+
+    report = RefineReport(judge=judge, out=str(out))
+    questions = sample(list(read_questions(path, fmt)), limit, seed=planner_settings.train.seed)
+    report.questions = len(questions)
+    started = time.perf_counter()
+    embedder = make_embedder(settings.embedder)
+    with open_store(settings.store) as store:
+        check_query_embedder(store, EmbeddingMeta(embedder.model_id, embedder.dimension))
+        tables = (EntityTable(store, embedder.dimension), RelationTable(store))
+        source_of = relation_source_names(store)
+        examples = _examples_by_hops(
+            store,
+            embedder,
+            questions,
+            tables,
+            subgraph,
+            auto_hops=auto_hops,
+            progress=progress,
+            desc="preparing",
+            gold_paths=False,
+        )
+    pools = candidate_pools(examples)
+    report.seconds["prepare"] = time.perf_counter() - started
+    started = time.perf_counter()
+    if judge == "planner":
+        kept, report.rounds = refine_with_planner(
+            examples, pools, tables, source_of, planner_settings, progress=progress
+        )
+    else:
+        from kgqa.reasoning.judgement_cache import JudgementCache
+        from kgqa.reasoning.readers import make_llm_client
+
+        cache = JudgementCache(cache_path)
+        path_judge = PathJudge(make_llm_client(settings.reader), settings.reader, cache)
+        choices = sum(len(p) >= 2 for p in pools)
+        try:
+            with tqdm(total=choices, desc="judging", disable=not progress, leave=False) as bar:
+                kept, report.llm = refine_with_llm(
+                    examples, pools, path_judge, tables[0].names, source_of, on_progress=bar.update
+                )
+        except LLMUnavailableError as exc:
+            raise LLMUnavailableError(
+                f"{exc} (refine stopped: {len(cache)} judgements cached in {cache_path})",
+                hint="start the endpoint (reader.base_url) and re-run: cached judgements are not asked again",
+            ) from exc
+    report.seconds["judge"] = time.perf_counter() - started
+    summarise(report, pools, kept)
+    write_rog_jsonl(out, refined_questions(questions, examples, pools, kept, source_of))
+    return report

@@ -1,0 +1,142 @@
+"""``kgqa refine`` and ``--no-gold-paths`` through the command line, on the bundled MetaQA slice."""
+
+from __future__ import annotations
+
+import json
+import math
+from pathlib import Path
+
+from click.testing import CliRunner
+from llm_fakes import ChatServer
+
+from kgqa.cli import cli
+from kgqa.eval.datasets import read_questions
+
+EXAMPLES = Path(__file__).resolve().parents[3] / "examples" / "metaqa_movies"
+
+
+def _run(*args: str) -> tuple[int, str, str]:
+    result = CliRunner().invoke(cli, list(args), catch_exceptions=False)
+    return result.exit_code, result.stdout, result.stderr
+
+
+def test_refine_then_train_on_the_refined_file(tmp_path: Path) -> None:
+    data = str(tmp_path / "d")
+    code, _, err = _run(
+        "ingest", str(EXAMPLES / "kb.txt"), "--format", "metaqa", "--data-dir", data, "--json"
+    )
+    assert code == 0, err
+    refined = tmp_path / "refined.jsonl"
+    code, out, err = _run(
+        "refine",
+        str(EXAMPLES / "questions.txt"),
+        "--format",
+        "metaqa",
+        "--out",
+        str(refined),
+        "--data-dir",
+        data,
+        "--limit",
+        "60",
+        "--rounds",
+        "1",
+        "--epochs",
+        "2",
+        "--json",
+    )
+    assert code == 0, err
+    report = json.loads(out)
+    assert report["questions"] == 60 and report["judge"] == "planner" and len(report["rounds"]) == 1
+    assert report["choice_questions"] <= report["prepared"] <= 60
+    assert report["kept"] <= report["candidates"]
+    questions = list(read_questions(refined, "rog-jsonl"))
+    assert len(questions) == 60
+    assert (
+        sum(bool(q.relation_paths) for q in questions) == report["prepared"] - report["kept_histogram"]["0"]
+    )
+    train_args = [
+        str(refined),
+        "--format",
+        "rog-jsonl",
+        "--hops",
+        "2",
+        "--data-dir",
+        data,
+        "--out",
+        str(tmp_path / "r.pt"),
+        "--epochs",
+        "1",
+        "--hidden",
+        "16",
+        "--no-path-scorer",
+        "--json",
+    ]
+    code, out, err = _run("train", *train_args)
+    assert code == 0, err
+    assert json.loads(out)["examples"]["train"] > 0
+    # --no-gold-paths changes the labels, so it prepares (and caches) examples of its own.
+    for expected in ("written", "hit"):
+        code, out, err = _run("train", *train_args, "--no-gold-paths")
+        assert code == 0, err
+        assert json.loads(out)["example_cache"]["train"] == expected
+    # eval reads the refined paths as gold; --no-gold-paths ignores them, and is a run of its own
+    # (its log is not resumed by the other).
+    common = [
+        "--format",
+        "rog-jsonl",
+        "--hops",
+        "2",
+        "--data-dir",
+        data,
+        "--checkpoint",
+        str(tmp_path / "r.pt"),
+    ]
+    summaries = []
+    for flag in ("--gold-paths", "--no-gold-paths"):
+        log = str(tmp_path / f"eval{flag}.jsonl")
+        code, out, err = _run("eval", str(refined), *common, "--limit", "10", "--log", log, flag, "--json")
+        assert code == 0, err
+        summaries.append(json.loads(out))
+    code, _, err = _run("eval", str(refined), *common, "--limit", "10", "--log", log, "--gold-paths")
+    assert code == 1 and "comes from a run with other settings" in err
+    with_gold, without = summaries
+    assert without["n"] == with_gold["n"] == 10
+    assert not math.isnan(with_gold["gold_path_triple_recall"]["100"])
+    assert all(math.isnan(v) for v in without["gold_path_triple_recall"].values())
+
+
+def test_refine_with_an_llm_that_is_down_is_refused_with_a_hint(tmp_path: Path) -> None:
+    data = str(tmp_path / "d")
+    code, _, err = _run(
+        "ingest", str(EXAMPLES / "kb.txt"), "--format", "metaqa", "--data-dir", data, "--json"
+    )
+    assert code == 0, err
+    with ChatServer() as server:
+        url = server.url  # closed when the block ends: nothing listens there any more
+    result = CliRunner().invoke(
+        cli,
+        [
+            "refine",
+            str(EXAMPLES / "questions.txt"),
+            "--format",
+            "metaqa",
+            "--out",
+            str(tmp_path / "out.jsonl"),
+            "--data-dir",
+            data,
+            "--limit",
+            "20",
+            "--judge",
+            "llm",
+            "--base-url",
+            url,
+            "--model",
+            "m",
+        ],
+        env={"KGQA_READER__MAX_RETRIES": "0", "KGQA_READER__TIMEOUT_S": "5"},
+    )
+    assert result.exit_code == 1
+    assert (
+        "refine stopped: 0 judgements cached" in result.stderr and "hint: start the endpoint" in result.stderr
+    )
+    assert not (tmp_path / "out.jsonl").exists()
