@@ -191,18 +191,17 @@ def test_ask_with_plan_chains_and_the_extractive_reader_fits_a_tiny_budget(
     trained: Retriever, extractive: ExtractiveReader
 ) -> None:
     def ask(tokens: int) -> list[str]:
-        asker = Asker(
-            trained, AnswerSettings(organisation="chains", evidence_tokens=tokens), extractive=extractive
-        )
+        # No chain floor: the toy planner, trained to its lowest validation loss, gives the genre
+        # plan about 1e-4, and this test is about the budget, not about dropping weak plans.
+        settings = AnswerSettings(organisation="chains", evidence_tokens=tokens, chain_floor=0.0)
+        asker = Asker(trained, settings, extractive=extractive)
         return [line.text for line in asker.ask("who directed [Jaws]").evidence]
 
     # Estimated at chars / 4: the best chain takes 10 tokens, the genre chain 8. With 8 tokens
-    # the best does not fit and only cheaper chains may follow (the genre chain, where the
-    # planner gives its plan enough weight: the toy planner trained to its lowest validation loss
-    # gives it 1e-4); with 18 the best fits, last.
+    # the best does not fit and the cheaper one after it still does; with 18 both do, best last.
     best, genre = "Jaws -> DIRECTED_BY -> Steven Spielberg", "Jaws -> HAS_GENRE -> Thriller"
-    assert set(ask(8)) <= {genre}
-    assert ask(18)[-1] == best and set(ask(18)) <= {genre, best}
+    assert ask(8) == [genre]
+    assert ask(18) == [genre, best]
 
 
 def test_ask_with_openai_reader_double_checks_then_abstains(trained: Retriever) -> None:
