@@ -39,7 +39,7 @@ import torch
 
 from bench.common import REPO, SHARED_DATA, append_jsonl, environment, markdown_table
 
-METAQA_STORE = Path("/work/data/metaqa")
+METAQA_STORE = Path("kgqa-data")
 SPLITS = {
     **{
         f"MetaQA-{h}H": (SHARED_DATA / "metaqa" / f"{h}-hop" / "qa_dev.txt", "metaqa", "metaqa")
@@ -131,12 +131,19 @@ def _train_and_score(
 @click.option("--margin", type=float, default=0.5, show_default=True)
 @click.option("--folds", type=int, default=1, show_default=True, help="Planner judge: cross-fitting folds.")
 @click.option("--shared-scorer/--own-scorer", default=False, show_default=True)
-@click.option("--metaqa-store", type=click.Path(file_okay=False, path_type=Path), default=METAQA_STORE)
+@click.option(
+    "--metaqa-store",
+    type=click.Path(file_okay=False, path_type=Path),
+    default=METAQA_STORE,
+    show_default=True,
+    help="A store of the full MetaQA KB (kgqa ingest kb.txt.gz --format metaqa --data-dir DIR).",
+)
 @click.option(
     "--pq-store",
     type=click.Path(file_okay=False, path_type=Path),
-    default=REPO.parent / "scratch-refine" / "pq3",
-    help="A store of PathQuestion's 3H-kb.txt (kgqa ingest 3H-kb.txt --format tsv).",
+    default=Path("kgqa-data-pq3"),
+    show_default=True,
+    help="A store of PathQuestion's 3H-kb.txt (kgqa ingest 3H-kb.txt --format tsv --data-dir DIR).",
 )
 @click.option("--llm-backend", type=click.Choice(["openai", "transformers", "vllm"]), help="Enables (c).")
 @click.option("--llm-base-url", help="OpenAI-compatible endpoint for (c) (with --llm-model).")
