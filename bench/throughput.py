@@ -279,6 +279,8 @@ def _child_main(name: str, args: dict[str, Any]) -> None:
 
     torch.set_num_threads(int(os.environ["OMP_NUM_THREADS"]))
     work = Path(args.pop("work"))
+    if "data_dir" in args:  # JSON carries paths as strings
+        args["data_dir"] = Path(args["data_dir"])
     measures: dict[str, Callable[..., dict[str, Any]]] = {
         "embedding": measure_embedding,
         "ingest": measure_ingest,
@@ -329,9 +331,9 @@ def _fmt(value: Any) -> str:
 @click.option(
     "--data-dir",
     type=click.Path(file_okay=False, path_type=Path),
-    default=Path("/work/data/metaqa"),
+    default=Path("kgqa-data"),
     show_default=True,
-    help="full: embedded MetaQA store with retriever.pt (opened read only).",
+    help="full: embedded store of the full MetaQA KB with its retriever.pt (opened read only).",
 )
 @click.option("--eval-limit", type=int, default=300, show_default=True, help="Held-out questions per hop.")
 @click.option("--train-limit", type=int, default=300, show_default=True, help="full: questions per file.")
