@@ -60,7 +60,7 @@ from kgqa.config import Settings
 @click.option(
     "--planner-kind",
     type=click.Choice(["auto", "mlp", "attention"]),
-    default="auto",
+    default="mlp",
     show_default=True,
     help="Planner model: mlp (sentence embeddings, fast), attention (reads the question's word order), "
     "or auto (train both, keep the better validation plan accuracy).",

@@ -189,6 +189,8 @@ def test_train_retrieve_eval_on_the_bundled_slice(tmp_path: Path) -> None:
         "2",
         "--hidden",
         "32",
+        "--planner-kind",
+        "auto",
         "--json",
     )
     assert code == 0, err
@@ -197,7 +199,7 @@ def test_train_retrieve_eval_on_the_bundled_slice(tmp_path: Path) -> None:
     assert len(report["scorer_history"]["val_metric"]) == 2
     assert len(report["path_scorer_history"]["val_metric"]) == 2  # the second pass trains by default
     assert len(report["planner_history"]["val_metric"]) == 2  # and so does the planner
-    # --planner-kind auto (the default): the MLP and the word-order planner, the better one kept
+    # --planner-kind auto: the MLP and the word-order planner, the better one kept
     candidates = report["planner_history"]["candidates"]
     assert set(candidates) == {"mlp", "attention"}
     assert max(report["planner_history"]["val_metric"]) == max(candidates.values())
@@ -205,7 +207,7 @@ def test_train_retrieve_eval_on_the_bundled_slice(tmp_path: Path) -> None:
     again = str(tmp_path / "again.pt")
     code, out, err = _run(
         "train", str(examples / "questions.txt"), "--format", "metaqa", "--data-dir", data, "--limit", "40",
-        "--epochs", "1", "--hidden", "32", "--planner-kind", "mlp", "--reuse-scorers", report["out"],
+        "--epochs", "1", "--hidden", "32", "--reuse-scorers", report["out"],
         "--out", again, "--json",
     )  # fmt: skip
     assert code == 0, err
