@@ -32,10 +32,10 @@ from pathlib import Path
 import click
 
 from bench.common import (
-    REPO,
     append_jsonl,
     environment,
     markdown_table,
+    out_option,
     retriever_settings,
 )
 from bench.retrieval import FILES
@@ -107,12 +107,7 @@ def _fit(question, evidence, count, budget: int):  # type: ignore[no-untyped-def
     show_default=True,
 )
 @click.option("--checkpoint", type=click.Path(dir_okay=False, path_type=Path), default=None)
-@click.option(
-    "--out",
-    type=click.Path(path_type=Path),
-    default=REPO / "bench" / "results" / "ask.jsonl",
-    show_default=True,
-)
+@out_option("ask")
 def main(
     size: str,
     dataset: str,

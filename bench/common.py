@@ -11,6 +11,8 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
+import click
+
 REPO = Path(__file__).resolve().parents[1]
 SHARED_DATA = REPO.parent / "shared" / "data"
 
@@ -89,3 +91,15 @@ def markdown_table(header: list[str], rows: list[list[Any]]) -> str:
     lines = ["| " + " | ".join(header) + " |", "|" + "---|" * len(header)]
     lines += ["| " + " | ".join(str(c) for c in row) + " |" for row in rows]
     return "\n".join(lines)
+
+
+def out_option(name: str) -> Any:
+    """The ``--out FILE`` option every bench takes: where its JSONL record is appended
+    (``bench/results/<name>.jsonl`` by default)."""
+    return click.option(
+        "--out",
+        type=click.Path(dir_okay=False, path_type=Path),
+        default=REPO / "bench" / "results" / f"{name}.jsonl",
+        show_default=True,
+        help="JSONL file the run's record is appended to.",
+    )

@@ -17,7 +17,7 @@ from pathlib import Path
 
 import click
 
-from bench.common import REPO, SHARED_DATA, append_jsonl, environment, markdown_table, peak_rss_mb
+from bench.common import REPO, SHARED_DATA, append_jsonl, environment, markdown_table, out_option, peak_rss_mb
 
 SOURCES = {
     "tiny": REPO / "examples" / "metaqa_movies" / "kb.txt",
@@ -58,12 +58,7 @@ def _one_run(source: Path, device: str) -> dict[str, float]:
 @click.option("--size", type=click.Choice(sorted(SOURCES)), default="full", show_default=True)
 @click.option("--repeat", type=int, default=1, show_default=True)
 @click.option("--device", default="cpu", show_default=True)
-@click.option(
-    "--out",
-    type=click.Path(path_type=Path),
-    default=REPO / "bench" / "results" / "ingest.jsonl",
-    show_default=True,
-)
+@out_option("ingest")
 def main(size: str, repeat: int, device: str, out: Path) -> None:
     """Time loading, embedding and indexing MetaQA on the embedded store."""
     source = SOURCES[size]

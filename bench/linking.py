@@ -106,12 +106,7 @@ def _run(asker: Any, examples: list[Any], hops_of: Any, free_text: bool) -> tupl
 @click.option("--limit", type=int, default=300, show_default=True, help="Held-out questions per hop.")
 @click.option("--device", default="cpu", show_default=True)
 @click.option("--show-misses", type=int, default=0, help="Print up to N linking misses per hop and reading.")
-@click.option(
-    "--out",
-    type=click.Path(path_type=Path),
-    default=common.REPO / "bench" / "results" / "linking.jsonl",
-    show_default=True,
-)
+@common.out_option("linking")
 def main(data_dir: Path, checkpoint: Path, limit: int, device: str, show_misses: int, out: Path) -> None:
     """Linking top-1, end-to-end Hit@1 and linking latency: bracketed, lower-case, one typo."""
     from kgqa.eval.metrics import latency_summary

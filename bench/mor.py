@@ -35,7 +35,14 @@ from typing import Any
 import click
 import torch
 
-from bench.common import REPO, SHARED_DATA, append_jsonl, environment, markdown_table, retriever_settings
+from bench.common import (
+    SHARED_DATA,
+    append_jsonl,
+    environment,
+    markdown_table,
+    out_option,
+    retriever_settings,
+)
 
 SYSTEMS = (
     "text-only (vector)",
@@ -87,9 +94,7 @@ def _ranker(system: str, retriever: Any) -> Callable[[str], list[str]]:
     show_default=True,
 )
 @click.option("--limit", type=int, help="Only the first N questions.")
-@click.option(
-    "--out", type=click.Path(dir_okay=False, path_type=Path), default=REPO / "bench" / "results" / "mor.jsonl"
-)
+@out_option("mor")
 def main(data_dir: Path, checkpoint: Path, questions: Path, limit: int | None, out: Path) -> None:
     from kgqa.embed import make_embedder
     from kgqa.eval.datasets import read_questions

@@ -28,7 +28,7 @@ from typing import TYPE_CHECKING, cast
 
 import click
 
-from bench.common import REPO, append_jsonl, environment, markdown_table, peak_rss_mb
+from bench.common import append_jsonl, environment, markdown_table, out_option, peak_rss_mb
 
 if TYPE_CHECKING:
     from kgqa.retrieval.evidence import EvidenceGraph
@@ -163,12 +163,7 @@ def _p90(xs: list[float]) -> float:
 @click.option(
     "--kernel", "kernels", type=click.Choice(KERNELS), multiple=True, default=KERNELS, show_default=True
 )
-@click.option(
-    "--out",
-    type=click.Path(path_type=Path),
-    default=REPO / "bench" / "results" / "pooling.jsonl",
-    show_default=True,
-)
+@out_option("pooling")
 def main(size: str, repeat: int, device: str, kernels: tuple[str, ...], out: Path) -> None:
     """Time path pooling per question at 25..500 triples per path kernel, then flow-path pruning."""
     import torch

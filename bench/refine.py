@@ -37,7 +37,7 @@ from typing import Any
 import click
 import torch
 
-from bench.common import REPO, SHARED_DATA, append_jsonl, environment, markdown_table
+from bench.common import REPO, SHARED_DATA, append_jsonl, environment, markdown_table, out_option
 
 METAQA_STORE = Path("kgqa-data")
 SPLITS = {
@@ -153,12 +153,7 @@ def _train_and_score(
     type=click.Path(dir_okay=False, path_type=Path),
     default=REPO / "bench" / "results" / "refine-judgements.jsonl",
 )
-@click.option(
-    "--out",
-    type=click.Path(path_type=Path),
-    default=REPO / "bench" / "results" / "refine.jsonl",
-    show_default=True,
-)
+@out_option("refine")
 def main(
     splits: str,
     n_train: int,

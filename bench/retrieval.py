@@ -26,11 +26,11 @@ from pathlib import Path
 import click
 
 from bench.common import (
-    REPO,
     SHARED_DATA,
     append_jsonl,
     environment,
     markdown_table,
+    out_option,
     retriever_settings,
 )
 from kgqa.cli.common import gold_paths_option
@@ -113,12 +113,7 @@ def _throughput(retriever, repeat: int, *, hidden: int | None = None) -> dict[st
     default=None,
     help="Retriever checkpoint (default <data-dir>/retriever.pt).",
 )
-@click.option(
-    "--out",
-    type=click.Path(path_type=Path),
-    default=REPO / "bench" / "results" / "retrieval.jsonl",
-    show_default=True,
-)
+@out_option("retrieval")
 @gold_paths_option
 def main(
     dataset: str,

@@ -33,7 +33,7 @@ from typing import Any
 
 import click
 
-from bench.common import REPO, append_jsonl, environment, markdown_table, peak_rss_mb
+from bench.common import REPO, append_jsonl, environment, markdown_table, out_option, peak_rss_mb
 
 SIZES = {"small": (200_000, 40_000), "full": (5_000_000, 1_000_000)}  # triples, entities
 RELATION_TYPES = 24
@@ -217,12 +217,7 @@ def _rows(results: list[dict[str, Any]]) -> list[list[Any]]:
     default=None,
     help="Where the temporary generated store goes (default: the system temp dir).",
 )
-@click.option(
-    "--out",
-    type=click.Path(path_type=Path),
-    default=REPO / "bench" / "results" / "scale.jsonl",
-    show_default=True,
-)
+@out_option("scale")
 def main(size: str, seed: int, hpo_dir: Path, no_hpo: bool, work_dir: Path | None, out: Path) -> None:
     """Time loading a generated power-law graph and extracting hub-topic subgraphs (embedded store)."""
     results = [generated_run(size, seed, work_dir)]

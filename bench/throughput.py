@@ -31,7 +31,7 @@ from typing import Any
 
 import click
 
-from bench.common import REPO, SHARED_DATA, append_jsonl, environment, markdown_table
+from bench.common import REPO, SHARED_DATA, append_jsonl, environment, markdown_table, out_option
 
 # The parent pins the data paths for its children: an exported revision's bench.common would
 # look for the shared data beside the temporary directory it was exported into.
@@ -338,9 +338,7 @@ def _fmt(value: Any) -> str:
 @click.option("--eval-limit", type=int, default=300, show_default=True, help="Held-out questions per hop.")
 @click.option("--train-limit", type=int, default=300, show_default=True, help="full: questions per file.")
 @click.option("--train-epochs", type=int, default=2, show_default=True)
-@click.option(
-    "--out", type=click.Path(dir_okay=False, path_type=Path), default=REPO / "bench/results/throughput.jsonl"
-)
+@out_option("throughput")
 @click.option("--child", hidden=True)
 @click.option("--child-args", hidden=True)
 def main(
