@@ -15,7 +15,7 @@ echo "== full-text lookup: 'cast away' =="
 kgqa cypher cypher/link_fulltext.cypher -p query='cast away' -p limit=3
 echo
 echo "== facts around 'Cast Away' (one hop, both directions; elementIds open in Neo4j Browser) =="
-kgqa cypher cypher/subgraph_hop.cypher -p 'frontier_ids=["Cast Away"]' -p max_degree=1000 -p max_triples=50
+kgqa cypher cypher/subgraph_hop.cypher -p 'frontier_ids=["Cast Away"]' -p max_degree=1000 -p max_per_node=1000 -p max_triples=50
 echo
 echo "== train the triple scorer and extractive reader (about a minute on 2 cores) =="
 [ -f kgqa-data/retriever.pt ] || kgqa train examples/metaqa_movies/questions.txt --format metaqa --epochs 10
