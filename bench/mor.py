@@ -26,14 +26,12 @@ usage: python -m bench.mor --data-dir DIR --checkpoint FILE [--questions FILE] [
 from __future__ import annotations
 
 import collections
-import os
 import time
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
 import click
-import torch
 
 from bench.common import (
     SHARED_DATA,
@@ -103,8 +101,6 @@ def main(data_dir: Path, checkpoint: Path, questions: Path, limit: int | None, o
     from kgqa.store import open_store
 
     settings = retriever_settings(data_dir, "cpu", checkpoint)
-    if os.environ.get("OMP_NUM_THREADS"):  # a shared machine: respect the caller's thread budget
-        torch.set_num_threads(int(os.environ["OMP_NUM_THREADS"]))
     examples = list(read_questions(questions, "stark", limit=limit))
     embedder = make_embedder(settings.embedder)
     model = MorModel.load(checkpoint, embedder_model_id=embedder.model_id)

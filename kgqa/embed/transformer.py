@@ -251,8 +251,9 @@ class TransformerEmbedder:
             bfloat16=bf16,
         )
 
-    def _embed_batch(self, ids: list[list[int]]) -> torch.Tensor:
-        """Pooled vectors of one batch of token id lists (right-padded here, as the tokenizer pads)."""
+    def _hidden_batch(self, ids: list[list[int]]) -> tuple[torch.Tensor, torch.Tensor]:
+        """Float32 last-layer token states [n, L, d] and attention mask [n, L] of one batch of
+        token id lists (right-padded here, as the tokenizer pads)."""
         width = max(len(row) for row in ids)
         pad = self.tokenizer.pad_token_id or 0
         input_ids = torch.tensor([row + [pad] * (width - len(row)) for row in ids])
@@ -260,11 +261,26 @@ class TransformerEmbedder:
         inputs = {"input_ids": input_ids.to(self.device), "attention_mask": mask.to(self.device)}
         if "token_type_ids" in self.tokenizer.model_input_names:
             inputs["token_type_ids"] = torch.zeros_like(inputs["input_ids"])
-        hidden = self.model(**inputs).last_hidden_state
-        vectors = pool(hidden.float(), inputs["attention_mask"], self.pooling)
+        return self.model(**inputs).last_hidden_state.float(), inputs["attention_mask"]
+
+    def _embed_batch(self, ids: list[list[int]]) -> torch.Tensor:
+        """Pooled vectors of one batch of token id lists."""
+        hidden, mask = self._hidden_batch(ids)
+        vectors = pool(hidden, mask, self.pooling)
         if self.normalise:
             vectors = torch.nn.functional.normalize(vectors, dim=-1)
         return vectors.cpu()
+
+    def _token_ids(self, texts: Sequence[str]) -> list[list[int]]:
+        """Token ids of each text, truncated at ``max_length`` (one call: the fast tokenizer's batch path)."""
+        ids: list[list[int]] = self.tokenizer(
+            list(texts),
+            truncation=True,
+            max_length=self.max_length,
+            return_attention_mask=False,
+            return_token_type_ids=False,
+        )["input_ids"]
+        return ids
 
     def batches(self, lengths: Sequence[int]) -> list[list[int]]:
         """Indices into ``lengths`` (token counts), shortest first, cut at the two batch bounds."""
@@ -286,18 +302,12 @@ class TransformerEmbedder:
         """Per text, FloatTensor [T, d]: the encoder's last-layer token states in order
         ([CLS] and [SEP] included, padding dropped), what :meth:`embed` pools; for models that
         read word order (:mod:`kgqa.retrieval.plan_attention`)."""
-        out: list[torch.Tensor] = []
-        for start in range(0, len(texts), self.batch_size):
-            batch = self.tokenizer(
-                list(texts[start : start + self.batch_size]),
-                padding=True,
-                truncation=True,
-                max_length=self.max_length,
-                return_tensors="pt",
-            ).to(self.device)
-            hidden = self.model(**batch).last_hidden_state.float().cpu()
-            lengths = batch["attention_mask"].sum(dim=1).tolist()
-            out += [states[:n].clone() for states, n in zip(hidden, lengths, strict=True)]
+        ids = self._token_ids(texts)
+        out: list[torch.Tensor] = [torch.empty(0)] * len(texts)
+        for batch in self.batches([len(row) for row in ids]):
+            hidden, _ = self._hidden_batch([ids[i] for i in batch])
+            for row, i in enumerate(batch):
+                out[i] = hidden[row, : len(ids[i])].to("cpu", copy=True)  # not a view of the padded batch
         return out
 
     @torch.no_grad()
@@ -309,13 +319,7 @@ class TransformerEmbedder:
         """
         if not texts:
             return torch.zeros(0, self.dimension)
-        ids = self.tokenizer(
-            list(texts),
-            truncation=True,
-            max_length=self.max_length,
-            return_attention_mask=False,
-            return_token_type_ids=False,
-        )["input_ids"]
+        ids = self._token_ids(texts)
         out = torch.empty(len(texts), self.dimension)
         for batch in self.batches([len(row) for row in ids]):
             out[batch] = self._embed_batch([ids[i] for i in batch])
