@@ -190,7 +190,7 @@ def main(
         relation_source_names,
         with_paths,
     )
-    from retriever_training.run import _examples_by_hops
+    from retriever_training.run import examples_by_hops
     from retriever_training.train import TrainSettings
 
     torch.set_num_threads(1)
@@ -221,7 +221,7 @@ def main(
             tables = (EntityTable(store, embedder.dimension), RelationTable(store))
             source_of = relation_source_names(store)
             prepared = {
-                k: _examples_by_hops(
+                k: examples_by_hops(
                     store,
                     embedder,
                     v,

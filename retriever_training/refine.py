@@ -282,7 +282,7 @@ def run_refine(
     from kgqa.store import open_store
     from kgqa.store.schema import check_query_embedder
     from kgqa.types import EmbeddingMeta
-    from retriever_training.run import _examples_by_hops
+    from retriever_training.run import examples_by_hops
 
     report = RefineReport(judge=judge, out=str(out))
     questions = sample(list(read_questions(path, fmt)), limit, seed=planner_settings.train.seed)
@@ -293,7 +293,7 @@ def run_refine(
         check_query_embedder(store, EmbeddingMeta(embedder.model_id, embedder.dimension))
         tables = (EntityTable(store, embedder.dimension), RelationTable(store))
         source_of = relation_source_names(store)
-        examples = _examples_by_hops(
+        examples = examples_by_hops(
             store,
             embedder,
             questions,

@@ -56,7 +56,7 @@ class TrainReport:
         return asdict(self)
 
 
-def _examples_by_hops(
+def examples_by_hops(
     store: Any,
     embedder: Any,
     questions: list[QAExample],
@@ -69,6 +69,8 @@ def _examples_by_hops(
     with_tokens: bool = False,
     gold_paths: bool = True,
 ) -> list[TrainingExample]:
+    """Prepared examples of ``questions``, each extracted at its own hop count when ``auto_hops``
+    (one progress bar, ``desc``); shared by training, refinement and the refine bench."""
     groups: dict[int, list[QAExample]] = {}
     for q in questions:
         groups.setdefault(hops_for(q, subgraph.hops) if auto_hops else subgraph.hops, []).append(q)
@@ -140,7 +142,7 @@ def run_training(
         for part in ("train", "val"):
 
             def build(part: str = part) -> list[TrainingExample]:
-                return _examples_by_hops(
+                return examples_by_hops(
                     store,
                     embedder,
                     parts[part],
