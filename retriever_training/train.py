@@ -127,9 +127,7 @@ def _fit(
     lower mean validation loss; training stops after ``patience`` epochs without a better one,
     but not before ``min_epochs``.
     """
-    # The fused kernel updates every parameter in one call: the per-tensor loop of the default
-    # took a third of a small model's step (docs/decisions.md).
-    optimiser = torch.optim.Adam(model.parameters(), lr=settings.lr, fused=True)
+    optimiser = torch.optim.Adam(model.parameters(), lr=settings.lr)
     order = torch.Generator().manual_seed(settings.seed)
     history = History(metric=metric)
     best_state, best, stale = copy.deepcopy(model.state_dict()), (-1.0, float("-inf")), 0
