@@ -4,24 +4,64 @@
 // notes: the k-hop loop lives in kgqa.retrieval.subgraph: it calls this kernel once per hop with the
 //        new frontier, so neither backend enumerates paths and a hub can never pull in the whole KB.
 //        Hub-safe and deterministic, so kglite and Neo4j return the same triples:
-//        - the degree is `kgqa_degree`, written by the loader after each load, else
-//          `COUNT { (f)--() }`, which Neo4j reads from the node record (no label on the far node:
-//          a label makes it walk every relationship). Topics (`$max_degree` null) skip both.
+//        - the degree is `kgqa_degree`, kept by the loader, else `COUNT { (f)--() }`, which Neo4j
+//          reads from the node record (no label on the far node: a label makes it walk every
+//          relationship). Topics (`$max_degree` null) skip the test.
 //        - each entity keeps its first `$max_per_node` triples by (far end's id, type, head id),
-//          a total order since MERGE never doubles a (head, type, tail); then the first
+//          a total order since the loader never doubles a (head, type, tail); then the first
 //          `$max_triples` rows by (frontier position, the same key). A triple between two frontier
 //          entities can come back twice; the caller drops the second.
-//        Ordering reads every relationship of the entity once: a hub topic costs its degree in
-//        relationship reads, but the rows after the cap stay bounded by the caps.
+//        - ordering reads every relationship of the entity, so a hub (a topic) would cost its
+//          degree. An entity with a current slice (ingest_slices_build: the far ids of its first
+//          `kgqa_slice_cap` triples in this order, by direction, built at `kgqa_slice_degree`
+//          relationships) for a cap of at least `$max_per_node` is expanded through it instead:
+//          each far entity is found by its id and walked in one direction, or, for the few far
+//          ids heavier than the entity in that direction, the entity's own side is walked once,
+//          so the work is bounded by the cap and the lighter ends, not the degree. Same rows as
+//          the full order: every triple within the cap is found, and what else is found goes to
+//          the same far ids and sorts after it.
 //        Only Entity-Entity triples count: saved (:KgqaQuestion) links never enter a subgraph.
 //        Arrays, not paths, come back: index i of each list is one triple (head, type, tail, elementId).
 // used by: kgqa.retrieval.subgraph
 UNWIND range(0, size($frontier_ids) - 1) AS position
 MATCH (f:Entity {id: $frontier_ids[position]})
 WHERE $max_degree IS NULL OR coalesce(f.kgqa_degree, COUNT { (f)--() }) <= $max_degree
-CALL (f) {
+WITH position, f,
+     coalesce(f.kgqa_slice_cap >= $max_per_node AND
+              f.kgqa_slice_degree = coalesce(f.kgqa_degree, COUNT { (f)--() }), false) AS sliced
+CALL (f, sliced) {
+  WITH f, sliced
+  WHERE NOT sliced
   MATCH (f)-[r]-(far:Entity)
   WITH r, far.id AS far_id, type(r) AS r_type, startNode(r).id AS head_id
+  ORDER BY far_id, r_type, head_id
+  LIMIT $max_per_node
+  RETURN r, far_id, r_type, head_id
+  UNION ALL
+  WITH f, sliced
+  WHERE sliced
+  CALL (f) {
+    UNWIND f.kgqa_slice_heads AS far_id
+    MATCH (:Entity {id: far_id})-[r]->(f)
+    RETURN r, far_id
+    UNION ALL
+    UNWIND f.kgqa_slice_tails AS far_id
+    MATCH (:Entity {id: far_id})<-[r]-(f)
+    RETURN r, far_id
+    UNION ALL
+    WITH f
+    WHERE size(f.kgqa_slice_heads_via_self) > 0
+    MATCH (f)<-[r]-(far:Entity)
+    WHERE far.id IN f.kgqa_slice_heads_via_self
+    RETURN r, far.id AS far_id
+    UNION ALL
+    WITH f
+    WHERE size(f.kgqa_slice_tails_via_self) > 0
+    MATCH (f)-[r]->(far:Entity)
+    WHERE far.id IN f.kgqa_slice_tails_via_self
+    RETURN r, far.id AS far_id
+  }
+  WITH r, far_id, type(r) AS r_type, startNode(r).id AS head_id
   ORDER BY far_id, r_type, head_id
   LIMIT $max_per_node
   RETURN r, far_id, r_type, head_id
