@@ -278,6 +278,7 @@ def load(
     progress = store.run(queries.get("ingest_progress_get"), {"source_key": source_key})
     if progress and progress[0]["complete"] and not force:
         report.already_complete = True
+        report.slices_built = refresh_slices(store, slice_cap)  # a store from before slices, or a new cap
         report.seconds = time.perf_counter() - started
         return report
     done = int(progress[0]["lines_done"] or 0) if progress and not force else 0
