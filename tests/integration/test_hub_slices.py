@@ -1,19 +1,16 @@
 """Hub slices (ingest.slices): a hub expanded through its slice gives the rows of the full order.
 
-The graph mixes what makes slices hard: hubs that are mostly tails and hubs that are mostly
-heads, links between hubs in both directions (so some far ends are heavier than the hub on
-their side and are walked from the hub's side), several types between one pair, self-loops.
-Every expectation is computed here from the triples, not read back from a store.
+On hub_graphs.mixed_hub_triples (tail hubs, head hubs, hub-to-hub links both ways, self-loops);
+every expectation is computed from the triples, not read back from a store.
 """
 
 from __future__ import annotations
 
-import random
 from pathlib import Path
 from typing import Any
 
 import pytest
-from hub_graphs import first_by_kernel_order
+from hub_graphs import as_records, first_by_kernel_order, mixed_hub_triples
 
 from ingest.loader import load
 from ingest.prepare import prepare_store
@@ -21,7 +18,6 @@ from kgqa.retrieval.subgraph import extract_subgraph
 from kgqa.store import queries
 from kgqa.store.kglite_store import KgliteStore
 from kgqa.store.mapping import GraphMapping
-from kgqa.types import TripleRecord
 
 SLICE_CAP = 12
 NO_SLICES = 10**9  # a cap no entity exceeds: the load builds no slice
@@ -31,28 +27,6 @@ SLICE_LISTS = (
     "kgqa_slice_heads_via_self",
     "kgqa_slice_tails_via_self",
 )
-
-
-def mixed_hub_triples(seed: int) -> list[tuple[str, str, str]]:
-    """Tail hubs T0..T2 (many heads point at them), head hubs S0..S1 (they point at many
-    tails), links between the hubs both ways, repeated pairs under other types, self-loops."""
-    rng = random.Random(seed)
-    triples: set[tuple[str, str, str]] = set()
-    for hub, fans in (("T0", 40), ("T1", 25), ("T2", 16)):
-        triples |= {(f"x{rng.randrange(60)}", rng.choice("pqr"), hub) for _ in range(fans)}
-    for hub, fans in (("S0", 35), ("S1", 20)):
-        triples |= {(hub, rng.choice("pqr"), f"y{rng.randrange(60)}") for _ in range(fans)}
-    hubs = ["T0", "T1", "T2", "S0", "S1"]
-    triples |= {(a, rng.choice("pq"), b) for a in hubs for b in hubs if a != b and rng.random() < 0.6}
-    triples |= {("T0", "loop", "T0"), ("S0", "loop", "S0"), ("x1", "loop", "x1")}
-    triples |= {(f"x{i}", "r", f"y{i}") for i in range(60)}
-    return sorted(triples)
-
-
-def _records(triples: list[tuple[str, str, str]], seed: int = 0) -> list[TripleRecord]:
-    shuffled = list(triples)
-    random.Random(seed).shuffle(shuffled)
-    return [TripleRecord(h, r, t, line=i + 1) for i, (h, r, t) in enumerate(shuffled)]
 
 
 def _hop(store: KgliteStore, entity: str, cap: int) -> list[tuple[str, str, str]]:
@@ -78,7 +52,9 @@ def _degrees(triples: list[tuple[str, str, str]]) -> dict[str, int]:
 def sliced(tmp_path_factory: pytest.TempPathFactory) -> tuple[KgliteStore, list[tuple[str, str, str]]]:
     triples = mixed_hub_triples(seed=1)
     store = KgliteStore(tmp_path_factory.mktemp("slices") / "g.kgl")
-    report = load(store, _records(triples), source="hubs", fmt="test", source_key="hubs", slice_cap=SLICE_CAP)
+    report = load(
+        store, as_records(triples), source="hubs", fmt="test", source_key="hubs", slice_cap=SLICE_CAP
+    )
     assert report.slices_built == sum(d > SLICE_CAP for d in _degrees(triples).values())
     return store, triples
 
@@ -115,7 +91,7 @@ def test_the_kernel_reads_the_slice(tmp_path: Path) -> None:
     not the full order, served it), and comes back whole once the slice is rebuilt."""
     triples = mixed_hub_triples(seed=1)
     store = KgliteStore(tmp_path / "g.kgl")
-    load(store, _records(triples), source="hubs", fmt="test", source_key="hubs", slice_cap=SLICE_CAP)
+    load(store, as_records(triples), source="hubs", fmt="test", source_key="hubs", slice_cap=SLICE_CAP)
     expected = first_by_kernel_order(triples, "T0", SLICE_CAP)
     slice_ = _raw(
         store, "MATCH (e:Entity {id: 'T0'}) RETURN e.kgqa_slice_heads AS heads, e.kgqa_slice_tails AS tails"
@@ -129,7 +105,7 @@ def test_the_kernel_reads_the_slice(tmp_path: Path) -> None:
     store.graph.cypher("MATCH (e:Entity {id: 'T0'}) REMOVE e.kgqa_slice_cap")
     load(
         store,
-        _records(triples),
+        as_records(triples),
         source="hubs",
         fmt="test",
         source_key="hubs",
@@ -142,7 +118,9 @@ def test_the_kernel_reads_the_slice(tmp_path: Path) -> None:
 def test_two_hop_subgraphs_match_a_store_without_slices(sliced: Any, tmp_path: Path) -> None:
     store, triples = sliced
     plain = KgliteStore(tmp_path / "plain.kgl")
-    load(plain, _records(triples, seed=9), source="hubs", fmt="test", source_key="hubs", slice_cap=NO_SLICES)
+    load(
+        plain, as_records(triples, seed=9), source="hubs", fmt="test", source_key="hubs", slice_cap=NO_SLICES
+    )
     assert not _raw(plain, "MATCH (e:Entity) WHERE e.kgqa_slice_cap IS NOT NULL RETURN e.id AS id")
     caps = {"hops": 2, "max_degree": 30, "max_per_node": SLICE_CAP, "max_triples": 60}
     for topics in (["T0"], ["S0"], ["S1", "T2"], ["x1"]):
@@ -155,11 +133,11 @@ def test_a_load_that_adds_to_a_hub_rebuilds_its_slice_and_a_rerun_changes_nothin
     triples = mixed_hub_triples(seed=2)
     more = [(f"w{i}", "p", "S1") for i in range(5)] + [("S1", "a", "T0")]
     store = KgliteStore(tmp_path / "g.kgl")
-    load(store, _records(triples), source="a", fmt="test", source_key="a", slice_cap=SLICE_CAP)
+    load(store, as_records(triples), source="a", fmt="test", source_key="a", slice_cap=SLICE_CAP)
     before = {
         r["id"]: r["d"] for r in _raw(store, "MATCH (e:Entity) RETURN e.id AS id, e.kgqa_slice_degree AS d")
     }
-    report = load(store, _records(more), source="b", fmt="test", source_key="b", slice_cap=SLICE_CAP)
+    report = load(store, as_records(more), source="b", fmt="test", source_key="b", slice_cap=SLICE_CAP)
     assert report.slices_built == 2  # S1 and T0 gained relationships; nothing else changed
     after = {
         r["id"]: r["d"] for r in _raw(store, "MATCH (e:Entity) RETURN e.id AS id, e.kgqa_slice_degree AS d")
@@ -168,7 +146,7 @@ def test_a_load_that_adds_to_a_hub_rebuilds_its_slice_and_a_rerun_changes_nothin
     for hub in ("S1", "T0"):
         assert _hop(store, hub, SLICE_CAP) == first_by_kernel_order(triples + more, hub, SLICE_CAP)
     again = load(
-        store, _records(more), source="b", fmt="test", source_key="b", force=True, slice_cap=SLICE_CAP
+        store, as_records(more), source="b", fmt="test", source_key="b", force=True, slice_cap=SLICE_CAP
     )
     assert again.slices_built == 0 and again.writes.total == 0
 
@@ -178,8 +156,8 @@ def test_stored_degrees_match_the_graph_after_loads_from_either_end(tmp_path: Pa
     creates nothing and the stored degrees stay exact."""
     triples = mixed_hub_triples(seed=3)
     store = KgliteStore(tmp_path / "g.kgl")
-    load(store, _records(triples), source="a", fmt="test", source_key="a")
-    again = load(store, _records(triples, seed=4), source="a", fmt="test", source_key="a", force=True)
+    load(store, as_records(triples), source="a", fmt="test", source_key="a")
+    again = load(store, as_records(triples, seed=4), source="a", fmt="test", source_key="a", force=True)
     assert again.writes.total == 0
     rows = _raw(
         store,
