@@ -8,8 +8,8 @@
 //        `kgqa_slice_heads` when it heads one of those triples into the entity and to
 //        `kgqa_slice_tails` when the entity heads one to it (a self-loop: tails), to be walked
 //        from the far entity's side (its outgoing or incoming relationships), or, when that side
-//        is heavier than the entity's own in that direction, to `..._via_self`, found by one walk
-//        of the entity's side. So an expansion reads at most the cheaper end of each pair.
+//        is heavier than the entity's own in that direction, to `..._via_self`, walked from the
+//        entity's side. So an expansion reads the cheaper end of each pair.
 //        `kgqa_slice_degree` is the degree it was built at: subgraph_hop ignores a slice once the
 //        degree has changed. Lists of strings, as Neo4j stores only homogeneous lists of
 //        primitives. Reads every relationship of the entity once, at load time instead of per question.
