@@ -15,7 +15,9 @@ Two judges:
   keep for each question the candidates it rates within ``margin`` (in logits) of its best, and
   train again on what was kept, for ``rounds`` rounds. The planner generalises across questions:
   the relation path a phrasing asks for recurs over many questions, while the coincidental ones
-  differ from question to question, so they lose.
+  differ from question to question, so they lose. A neighbour prior (what the questions phrased
+  most alike hold, :func:`neighbour_prior`) joins the planner's score, as a path prior does in
+  hard EM over latent paths.
 
 Questions with one candidate keep it; questions with none keep nothing (they train on the
 shortest-path fallback, as before).
@@ -60,9 +62,8 @@ class PlannerRefineSettings:
     margin: float = 0.5
     folds: int = 1
     fit: float = 1.0
-    prior: float = 0.0
+    prior: float = 1.0
     neighbours: int = 10
-    seed_round: bool = True
     train: TrainSettings = TrainSettings(epochs=8, patience=3)
 
 
@@ -216,7 +217,12 @@ def refine_with_planner(
     A candidate's score is the planner's logit plus ``fit`` times the log of its answer fit
     (:class:`~kgqa.retrieval.candidates.CandidatePath`): the path a question asks for reaches its
     answers and little else, a coincidence often only some of them and other entities too
-    ("which films did X direct", where X also wrote a few of them and others).
+    ("which films did X direct", where X also wrote a few of them and others); plus ``prior``
+    times the log :func:`neighbour_prior`: what the questions phrased most alike hold. The planner
+    and the prior both generalise across questions, but the planner rates the questions it trained
+    on, whose coincidences it learnt too, while the prior never reads a question's own candidates.
+    With ``rounds=0`` no planner is trained: answer fit and prior alone decide (seconds, not
+    minutes; less precise on compositional questions, docs/decisions.md).
 
     Cross-fitting: with ``folds`` > 1 each question is rated by a planner trained on the other
     folds only. A planner rating the questions it trained on has learnt each one's own candidates,
@@ -228,13 +234,13 @@ def refine_with_planner(
     in the first round, which would stop training after one epoch. Without such questions, every
     tenth question validates.
     """
-    fit = [settings.fit * torch.tensor([c.fit for c in pool]).log() for pool in pools]
+    untrained = [settings.fit * torch.tensor([c.fit for c in pool]).log() for pool in pools]
     if settings.prior > 0:
         prior = neighbour_prior(examples, pools, settings.neighbours)
-        fit = [f + settings.prior * p for f, p in zip(fit, prior, strict=True)]
+        untrained = [u + settings.prior * p for u, p in zip(untrained, prior, strict=True)]
     kept = [list(range(len(pool))) for pool in pools]
-    if settings.prior > 0 and settings.seed_round:
-        kept = [_within_margin(f, settings.margin) for f in fit]
+    if settings.rounds == 0:
+        kept = [_within_margin(u, settings.margin) if len(u) else [] for u in untrained]
     history: list[dict[str, float]] = []
     usable = [i for i, pool in enumerate(pools) if pool]
     single = [i for i in usable if len(pools[i]) == 1]
@@ -257,7 +263,7 @@ def refine_with_planner(
             for i in sorted(rated):
                 if len(pools[i]) < 2:
                     continue
-                scores = _candidate_logits(planner, examples[i], pools[i], tables) + fit[i]
+                scores = _candidate_logits(planner, examples[i], pools[i], tables) + untrained[i]
                 kept[i] = _within_margin(scores, settings.margin)
         history.append({"kept": float(sum(len(k) for k in kept)), "val_gold_mass": sum(masses) / len(masses)})
     return kept, history
