@@ -319,7 +319,7 @@ def main(
                     r["n"],
                     f"{r['hit@1']:.3f}",
                     f"{r['recall@100']:.3f}",
-                    f"{closed:.2f}" if label in ("planner", "llm") else "",
+                    ("(no gap)" if gap <= 0 else f"{closed:.2f}") if label in ("planner", "llm") else "",
                     f"{r['precision']:.3f}" if "precision" in r else "",
                     f"{r['recall']:.3f}" if "recall" in r else "",
                     f"{r['pool']:.3f}" if "pool" in r else "",
