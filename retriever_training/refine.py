@@ -134,8 +134,8 @@ def neighbour_prior(
     question's belief becomes its neighbours' mean belief, restricted to its own candidates), so
     questions with a single candidate, whose path is not in doubt, pull their neighbours towards
     it. A path the question asks for is a candidate of nearly every question phrased alike; a
-    coincidence (a director who also wrote the film) of only some. A question's own belief never
-    enters its prior.
+    coincidence (a director who also wrote the film) of only some. A question is never its own
+    neighbour (its belief reaches its prior only back through its neighbours').
     """
     vocabulary: dict[tuple[str, ...], int] = {}
     for pool in pools:
@@ -152,17 +152,28 @@ def neighbour_prior(
         [torch.cat([F.normalize(v, dim=-1) for v in ex.prepared.question_views[1:3]]) for ex in examples]
     )
     views = F.normalize(views, dim=-1)
-    similarity = views @ views.T
-    similarity.fill_diagonal_(float("-inf"))
-    nearest = similarity.topk(min(neighbours, n - 1), dim=1)
-    weights = torch.zeros(n, n).scatter_(1, nearest.indices, nearest.values.clamp_min(0.0) + 1e-6)
-    weights = weights / weights.sum(dim=1, keepdim=True)
+    k = min(neighbours, n - 1)
+    index, value = torch.empty(n, k, dtype=torch.long), torch.empty(n, k)
+    for start in range(0, n, _SIMILARITY_ROWS):  # row blocks: n x n would not fit for 100k questions
+        similarity = views[start : start + _SIMILARITY_ROWS] @ views.T
+        rows = torch.arange(similarity.shape[0])
+        similarity[rows, rows + start] = float("-inf")
+        nearest = similarity.topk(k, dim=1)
+        index[start : start + len(rows)], value[start : start + len(rows)] = nearest.indices, nearest.values
+    value = value.clamp_min(0.0) + 1e-6
+    rows = torch.arange(n).repeat_interleave(k)
+    weights = torch.sparse_coo_tensor(
+        torch.stack([rows, index.flatten()]),
+        (value / value.sum(dim=1, keepdim=True)).flatten(),
+        (n, n),
+        check_invariants=True,
+    )
     belief = allowed / allowed.sum(dim=1, keepdim=True).clamp_min(1.0)
-    prior = weights @ belief
+    prior = torch.sparse.mm(weights, belief)
     for _ in range(iterations):
         belief = (prior + _PRIOR_FLOOR) * allowed
         belief = belief / belief.sum(dim=1, keepdim=True).clamp_min(_PRIOR_FLOOR)
-        prior = weights @ belief
+        prior = torch.sparse.mm(weights, belief)
     return [
         (prior[i, [vocabulary[c.relations] for c in pool]] + _PRIOR_FLOOR).log() if pool else torch.zeros(0)
         for i, pool in enumerate(pools)
@@ -170,6 +181,7 @@ def neighbour_prior(
 
 
 _PRIOR_FLOOR = 1e-3  # belief a path gets when no neighbour holds it: log 1e-3 is about -7 logits
+_SIMILARITY_ROWS = 1024
 
 
 def with_paths(

@@ -142,6 +142,19 @@ def test_neighbour_prior_alone_recovers_the_gold_paths(prepared: Prepared) -> No
     assert history == []
 
 
+def test_neighbour_prior_is_the_same_computed_in_row_blocks(
+    prepared: Prepared, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    import retriever_training.refine as refine
+
+    examples, _, _ = prepared
+    pools = candidate_pools(examples)
+    whole = neighbour_prior(examples, pools, neighbours=10)
+    monkeypatch.setattr(refine, "_SIMILARITY_ROWS", 7)
+    blocks = neighbour_prior(examples, pools, neighbours=10)
+    assert all(torch.allclose(a, b) for a, b in zip(whole, blocks, strict=True))
+
+
 @pytest.mark.parametrize("folds", [1, 2])
 def test_planner_judge_recovers_the_gold_paths(prepared: Prepared, tmp_path: Path, folds: int) -> None:
     examples, tables, source_of = prepared
