@@ -5,7 +5,7 @@ held-out questions once, then trains scorer, planner and extractive reader on fo
 the same training questions and scores the held-out ones:
 
 - (a) ``raw``: no relation paths, every shortest topic -> answer path (``--no-gold-paths``);
-- (b) ``planner``: the paths the planner judge kept (hard EM, no LLM);
+- (b) ``planner``: the paths the planner judge kept (hard EM with the neighbour prior, no LLM);
 - (c) ``llm``: the paths the LLM judge kept, only with ``--llm-base-url`` (an OpenAI-compatible
   endpoint) or ``--llm-backend transformers``;
 - (d) ``gold``: the relation paths the file names.
@@ -15,8 +15,10 @@ the entities of the 100 best triples (plan-guided scores, as ``kgqa ask`` ranks 
 columns compare each judge's kept relation paths with the gold ones over the training and
 validation questions: precision = kept and gold / kept, recall = kept and gold / gold paths
 that are candidates at all; ``pool`` is the share of questions whose candidates include a gold
-path, the ceiling of any judge. They count only questions whose gold path has a walk to an answer
-in the subgraph (``gold walkable``): elsewhere (PQ's "X's husband's wife's gender" walks back
+path, the ceiling of any judge. The judges choose among walks of up to the question's hops
+(``--extra-steps``); raw labels are every shortest walk, so their row counts the shortest pool.
+The path columns count only questions whose gold path has a walk to an answer in the subgraph
+(``gold walkable``): elsewhere (PQ's "X's husband's wife's gender" walks back
 through the topic) gold training falls back to shortest paths as well. ``gap closed`` is the
 share of the (a) -> (d) Hit@1 gap a judge closes.
 
@@ -130,6 +132,14 @@ def _train_and_score(
 @click.option("--rounds", type=int, default=2, show_default=True, help="Planner judge: hard-EM rounds.")
 @click.option("--margin", type=float, default=0.5, show_default=True)
 @click.option("--folds", type=int, default=1, show_default=True, help="Planner judge: cross-fitting folds.")
+@click.option("--prior", type=float, default=1.0, show_default=True, help="Planner judge: neighbour prior.")
+@click.option("--neighbours", type=int, default=10, show_default=True)
+@click.option(
+    "--extra-steps",
+    type=int,
+    help="Judges' candidates: walks at most this many steps longer than the shortest "
+    "(default: any walk of up to the question's hops).",
+)
 @click.option("--shared-scorer/--own-scorer", default=False, show_default=True)
 @click.option(
     "--metaqa-store",
@@ -163,6 +173,9 @@ def main(
     rounds: int,
     margin: float,
     folds: int,
+    prior: float,
+    neighbours: int,
+    extra_steps: int | None,
     shared_scorer: bool,
     metaqa_store: Path,
     pq_store: Path,
@@ -234,7 +247,8 @@ def main(
                 for k, v in chosen.items()
             }
         learn = prepared["train"] + prepared["val"]
-        pools = candidate_pools(learn)
+        shortest = candidate_pools(learn, 0)
+        pools = candidate_pools(learn, extra_steps)
         gold = [
             {tuple(relationship_type(r) for r in p) for p in ex.example.relation_paths}
             if relation_path_labels(ex.prepared.subgraph, ex.example.answers, ex.example.relation_paths).any()
@@ -242,14 +256,16 @@ def main(
             for ex in learn
         ]
         seconds = {"prepare": time.perf_counter() - started}
-        kept_by = {"raw": [list(range(len(p))) for p in pools]}
+        kept_by = {"raw": [list(range(len(p))) for p in shortest]}
         started = time.perf_counter()
         kept_by["planner"], _ = refine_with_planner(
             learn,
             pools,
             tables,
             source_of,
-            PlannerRefineSettings(rounds=rounds, margin=margin, folds=folds, train=settings),
+            PlannerRefineSettings(
+                rounds=rounds, margin=margin, folds=folds, prior=prior, neighbours=neighbours, train=settings
+            ),
         )
         seconds["planner_judge"] = time.perf_counter() - started
         if use_llm:
@@ -288,7 +304,9 @@ def main(
                 relabelled[:n], relabelled[n:], prepared["heldout"], tables, settings, scorer
             )
             results[label].update(
-                _path_quality(pools, kept_by.get(label, []), gold) if label in kept_by else {}
+                _path_quality(shortest if label == "raw" else pools, kept_by[label], gold)
+                if label in kept_by
+                else {}
             )
             seconds[f"train_{label}"] = time.perf_counter() - started
         gap = results["gold"]["hit@1"] - results["raw"]["hit@1"]
@@ -301,7 +319,7 @@ def main(
                     r["n"],
                     f"{r['hit@1']:.3f}",
                     f"{r['recall@100']:.3f}",
-                    f"{closed:.2f}" if label in ("planner", "llm") else "",
+                    ("(no gap)" if gap <= 0 else f"{closed:.2f}") if label in ("planner", "llm") else "",
                     f"{r['precision']:.3f}" if "precision" in r else "",
                     f"{r['recall']:.3f}" if "recall" in r else "",
                     f"{r['pool']:.3f}" if "pool" in r else "",
@@ -319,7 +337,8 @@ def main(
         click.echo(f"{name}: done in {sum(seconds.values()):.0f}s ({spent})", err=True)
     click.echo(
         f"train {n_train} / val {n_val} / held-out {n_heldout} per split, epochs {epochs}, "
-        f"rounds {rounds}, margin {margin}, folds {folds}, "
+        f"rounds {rounds}, margin {margin}, folds {folds}, prior {prior} over {neighbours} neighbours, "
+        f"extra steps {'up to the hops' if extra_steps is None else extra_steps}, "
         f"scorer {'shared (raw labels)' if shared_scorer else 'per labelling'}"
     )
     click.echo(
@@ -335,6 +354,7 @@ def main(
                 "path R",
                 "pool",
                 "paths/q",
+                "gold walkable",
             ],
             rows,
         )

@@ -3,11 +3,15 @@
 Two graphs:
 
 - ``generated``: a seeded power-law graph built here (never committed). Heads are uniform over
-  the entities, tails Zipf(1) over them (entity ``e0`` is the most popular), 24 relation types;
-  ``--size full`` is 5M triples over 1M entities, so ``e0``..``e2`` carry 100k+ relationships
-  each; ``--size small`` is 200k over 40k (under a minute, for the smoke test). It is loaded
-  with ``ingest.loader.load`` into a fresh store, without embeddings (what ``kgqa ingest
-  --no-embed`` runs), timing the load and the peak RSS of this process.
+  the entities, tails Zipf(1) over them (entity ``e0`` is the most popular), 24 relation types,
+  and one head hub: a share of the triples, spread through the file, all start at the
+  middle-ranked entity (a graph with one subject of very many facts; kglite's relationship
+  MERGE used to walk such a head's every relationship per row). ``--size full`` is 5M triples
+  over 1M entities, so ``e0``..``e2`` carry 100k+ relationships each as tails and 150k rows
+  start at the head hub (85k distinct relationships once loaded); ``--size small`` is 200k
+  over 40k (under a minute, for the smoke test). It is loaded with ``ingest.loader.load``
+  into a fresh store, without embeddings (what ``kgqa ingest --no-embed`` runs; hub slices
+  included), timing the load and the peak RSS of this process.
 - ``hpo``: the HPO typed graph already loaded at ``--hpo-dir`` (read-only; its ingest with
   embeddings is measured in docs/decisions.md). Skipped when absent.
 
@@ -36,6 +40,7 @@ import click
 from bench.common import REPO, append_jsonl, environment, markdown_table, out_option, peak_rss_mb
 
 SIZES = {"small": (200_000, 40_000), "full": (5_000_000, 1_000_000)}  # triples, entities
+HEAD_HUB_TRIPLES = {"small": 12_000, "full": 150_000}  # triples out of one head, among the above
 RELATION_TYPES = 24
 HUB_DEGREE = {"small": 10_000, "full": 100_000}  # a generated topic with this many is a hub
 HUB_TOPICS = 10
@@ -47,8 +52,9 @@ TARGET_RSS_MB = 8 * 1024
 DEFAULT_HPO = REPO.parent / "data" / "hpo"
 
 
-def power_law_graph(triples: int, entities: int, seed: int) -> tuple[Any, Any, Any]:
-    """(heads, relation indexes, tails) as int arrays: heads uniform, tails Zipf(1) by entity index."""
+def power_law_graph(triples: int, entities: int, seed: int, head_hub: int = 0) -> tuple[Any, Any, Any]:
+    """(heads, relation indexes, tails) as int arrays: heads uniform, tails Zipf(1) by entity
+    index; ``head_hub`` triples at random places all start at entity ``entities // 2``."""
     import numpy as np
 
     rng = np.random.default_rng(seed)
@@ -56,6 +62,7 @@ def power_law_graph(triples: int, entities: int, seed: int) -> tuple[Any, Any, A
     heads = rng.integers(0, entities, size=triples)
     tails = rng.choice(entities, size=triples, p=weights / weights.sum())
     relations = rng.integers(0, RELATION_TYPES, size=triples)
+    heads[rng.choice(triples, size=head_hub, replace=False)] = entities // 2
     return heads, relations, tails
 
 
@@ -64,6 +71,12 @@ def _records(heads: Any, relations: Any, tails: Any) -> Iterator[Any]:
 
     for line, (h, r, t) in enumerate(zip(heads.tolist(), relations.tolist(), tails.tolist(), strict=True), 1):
         yield TripleRecord(f"e{h}", f"rel_{r:02d}", f"e{t}", line)
+
+
+def _distinct_out(heads: Any, relations: Any, tails: Any, entity: int) -> int:
+    """Relationships out of ``entity`` once loaded: its distinct (type, tail) pairs."""
+    mine = heads == entity
+    return len(set(zip(relations[mine].tolist(), tails[mine].tolist(), strict=True)))
 
 
 def _percentiles(samples_ms: list[float]) -> tuple[float, float]:
@@ -111,7 +124,7 @@ def generated_run(size: str, seed: int, work_dir: Path | None) -> dict[str, Any]
     from kgqa.store.kglite_store import KgliteStore
 
     n_triples, n_entities = SIZES[size]
-    heads, relations, tails = power_law_graph(n_triples, n_entities, seed)
+    heads, relations, tails = power_law_graph(n_triples, n_entities, seed, HEAD_HUB_TRIPLES[size])
     degree = np.bincount(heads, minlength=n_entities) + np.bincount(tails, minlength=n_entities)
     hubs = [f"e{i}" for i in np.argsort(-degree)[:HUB_TOPICS] if degree[i] >= HUB_DEGREE[size]]
     light = np.flatnonzero((degree > 0) & (degree <= RETRIEVAL_DEFAULTS.max_degree))
@@ -133,6 +146,8 @@ def generated_run(size: str, seed: int, work_dir: Path | None) -> dict[str, Any]
         "relationships": report.writes.relationships_created,
         "entities": report.writes.nodes_created,
         "max_degree": int(degree.max()),
+        "head_hub_out_degree": _distinct_out(heads, relations, tails, n_entities // 2),
+        "slices_built": report.slices_built,
         "hubs": len(hubs),
         "hub_min_degree": int(min(degree[int(h[1:])] for h in hubs)),
         "load_s": load_s,
@@ -181,14 +196,18 @@ def _latency(timing: dict[str, float]) -> str:
 def _rows(results: list[dict[str, Any]]) -> list[list[Any]]:
     rows = []
     for r in results:
-        load = "(loaded before)"
+        load, degree = "(loaded before)", f"{r['max_degree']:,}"
         if "load_s" in r:
-            load = f"{r['load_s']:.0f} s (CPU {r['load_cpu_s']:.0f} s) / {r['peak_rss_mb'] / 1024:.2f} GB"
+            load = (
+                f"{r['load_s']:.0f} s (CPU {r['load_cpu_s']:.0f} s) / {r['peak_rss_mb'] / 1024:.2f} GB, "
+                f"{r['slices_built']:,} slices"
+            )
+            degree += f" (a head of {r['head_hub_out_degree']:,})"
         rows.append(
             [
                 r["graph"],
                 f"{r['relationships']:,}",
-                f"{r['max_degree']:,}",
+                degree,
                 load,
                 f"{r['hubs']} (>= {r['hub_min_degree']:,})",
                 _latency(r["hub"]),
@@ -229,8 +248,8 @@ def main(size: str, seed: int, hpo_dir: Path, no_hpo: bool, work_dir: Path | Non
     header = [
         "graph",
         "relationships",
-        "max degree",
-        "ingest / peak RSS",
+        "max degree (out)",
+        "ingest / peak RSS, hub slices",
         "hub topics",
         "hub p50 / p95 ms (CPU)",
         "hub triples",

@@ -13,6 +13,8 @@ checkpoint on it and evaluates its questions; ``full`` ingests the whole MetaQA 
 ``--eval-limit`` held-out questions per hop on ``--data-dir`` (a store with a trained
 ``retriever.pt``, read only), and trains ``--train-limit`` questions per file for
 ``--train-epochs`` epochs on it (checkpoint and example cache in a temporary directory).
+Both sizes also time a whole ``kgqa eval`` of the 2-hop questions (loading included) in one
+process and in ``--eval-workers`` processes (``kgqa eval --workers``), where the tree has it.
 
 usage: python -m bench.throughput [--size small|full] [--against REV] [--out FILE]
 """
@@ -241,6 +243,47 @@ def measure_eval(size: str, work: Path, data_dir: Path, limit: int) -> dict[str,
     return out
 
 
+def measure_eval_workers(size: str, work: Path, data_dir: Path, limit: int, workers: int) -> dict[str, Any]:
+    """A whole ``kgqa eval`` run of the 2-hop questions (model loading and store opening included)
+    in one process and in ``workers`` processes; nothing on a tree without ``--workers``."""
+    import inspect
+
+    from kgqa.config import load_config
+    from kgqa.eval.session import run_eval
+
+    if "workers" not in inspect.signature(run_eval).parameters:
+        return {}
+    if size == "small":
+        store, checkpoint, path, heldout = (
+            work / "store",
+            work / "train" / "retriever.pt",
+            EXAMPLES / "questions.txt",
+            False,
+        )
+    else:
+        store, checkpoint = data_dir, data_dir / "retriever.pt"
+        path, heldout = METAQA / "2-hop" / "qa_dev.txt", True
+    settings = load_config(
+        {
+            "store": {"data_dir": str(store)},
+            "embedder": {"device": "cpu"},
+            "retrieval": {"checkpoint": str(checkpoint)},
+        },
+        environ={},
+    ).settings
+    out: dict[str, Any] = {}
+    for n in (1, workers):
+        started = time.perf_counter()
+        summary = run_eval(
+            settings, path, "metaqa", limit=limit, lines_file=None, heldout=heldout, hops="auto",
+            log_path=None, progress=False, workers=n,
+        )  # fmt: skip
+        out[f"eval_2hop_whole_run_workers{n}_q_per_s"] = (summary.n + summary.failed) / (
+            time.perf_counter() - started
+        )
+    return out
+
+
 PROCESS_START = time.perf_counter()
 
 
@@ -286,6 +329,7 @@ def _child_main(name: str, args: dict[str, Any]) -> None:
         "ingest": measure_ingest,
         "training": measure_training,
         "eval": measure_eval,
+        "eval_workers": measure_eval_workers,
     }
     result = measures[name](work=work, **args)
     result[f"{name}_peak_rss_mb"] = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
@@ -316,6 +360,12 @@ def _run_all(tree: Path, size: str, opts: dict[str, Any], threads: int, work: Pa
     results |= _child(
         "eval", tree, {**base, "data_dir": opts["data_dir"], "limit": opts["eval_limit"]}, threads
     )
+    results |= _child(
+        "eval_workers",
+        tree,
+        {**base, "data_dir": opts["data_dir"], "limit": opts["eval_limit"], "workers": opts["eval_workers"]},
+        threads,
+    )
     return results
 
 
@@ -338,6 +388,13 @@ def _fmt(value: Any) -> str:
 @click.option("--eval-limit", type=int, default=300, show_default=True, help="Held-out questions per hop.")
 @click.option("--train-limit", type=int, default=300, show_default=True, help="full: questions per file.")
 @click.option("--train-epochs", type=int, default=2, show_default=True)
+@click.option(
+    "--eval-workers",
+    type=click.IntRange(min=2),
+    default=2,
+    show_default=True,
+    help="Processes of the whole-run eval row (kgqa eval --workers), against one process.",
+)
 @out_option("throughput")
 @click.option("--child", hidden=True)
 @click.option("--child-args", hidden=True)
@@ -348,6 +405,7 @@ def main(
     eval_limit: int,
     train_limit: int,
     train_epochs: int,
+    eval_workers: int,
     out: Path,
     child: str | None,
     child_args: str | None,
@@ -364,6 +422,7 @@ def main(
         "eval_limit": eval_limit,
         "train_limit": train_limit,
         "train_epochs": train_epochs,
+        "eval_workers": eval_workers,
     }
     if size == "small":
         opts["eval_limit"] = min(eval_limit, 30)

@@ -2,10 +2,11 @@
 
 Every batch (about ``batch_size`` records, never splitting a source line) is written in ONE
 transaction together with the resume point (the last source line it covers), so an interrupted
-load never leaves a half-written batch and restarts right after the last committed one. All
-writes are MERGEs: re-running a load creates nothing new. A batch the server has no memory for
-(``StoreMemoryError``) is written as two halves, each halved again if need be, instead of being
-retried as it is.
+load never leaves a half-written batch and restarts right after the last committed one. Every
+write creates only what is missing: re-running a load creates nothing new. A batch the server has
+no memory for (``StoreMemoryError``) is written as two halves, each halved again if need be,
+instead of being retried as it is. A load ends by refreshing the hub slices its new
+relationships made stale (ingest.slices).
 """
 
 from __future__ import annotations
@@ -19,6 +20,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Literal
 
+from ingest.slices import refresh_slices
+from kgqa.config import RETRIEVAL_DEFAULTS
 from kgqa.errors import IngestError, StoreMemoryError
 from kgqa.names import label_name, normalise_name, relation_text, relationship_type
 from kgqa.store import queries
@@ -48,6 +51,7 @@ class IngestReport:
     writes: WriteSummary = field(default_factory=WriteSummary)
     resumed_after_line: int = 0
     already_complete: bool = False
+    slices_built: int = 0
     seconds: float = 0.0
 
     @property
@@ -72,6 +76,7 @@ class IngestReport:
             "new_writes": self.writes.total,
             "resumed_after_line": self.resumed_after_line,
             "already_complete": self.already_complete,
+            "slices_built": self.slices_built,
             "seconds": round(self.seconds, 3),
             "triples_per_second": round(self.triples_per_second, 1),
         }
@@ -246,6 +251,7 @@ def load(
     on_error: OnError = "fail",
     force: bool = False,
     on_batch: Callable[[int], None] | None = None,
+    slice_cap: int = RETRIEVAL_DEFAULTS.max_per_node,
 ) -> IngestReport:
     """Write a record stream into ``store``, resuming an earlier interrupted load of the same source.
 
@@ -260,6 +266,7 @@ def load(
             ``"skip"`` logs it and goes on.
         force: re-merge a source already recorded as complete (still creates nothing new).
         on_batch: called with the last line of each committed batch (progress bars).
+        slice_cap: the per-node cap hub slices are built for (``retrieval.max_per_node``).
 
     Raises:
         IngestError: a malformed line with ``on_error="fail"``, or a source with no lines.
@@ -271,6 +278,7 @@ def load(
     progress = store.run(queries.get("ingest_progress_get"), {"source_key": source_key})
     if progress and progress[0]["complete"] and not force:
         report.already_complete = True
+        report.slices_built = refresh_slices(store, slice_cap)  # a store from before slices, or a new cap
         report.seconds = time.perf_counter() - started
         return report
     done = int(progress[0]["lines_done"] or 0) if progress and not force else 0
@@ -293,6 +301,7 @@ def load(
         raise IngestError(
             "no records to load: the source is empty", path=source, hint="check the file and --format"
         )
+    report.slices_built = refresh_slices(store, slice_cap)
     store.write([_progress(source_key, source, last_line, complete=True)])
     report.lines = last_line
     report.relation_types = len(known_types) - types_before

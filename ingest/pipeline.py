@@ -45,7 +45,8 @@ class IngestResult:
                 f"{r.bad_lines} bad lines skipped",
                 f"  new writes: {r.writes.nodes_created} nodes, "
                 f"{r.writes.relationships_created} relationships, "
-                f"{r.writes.properties_set} properties, {r.writes.labels_added} labels",
+                f"{r.writes.properties_set} properties, {r.writes.labels_added} labels; "
+                f"{r.slices_built} hub slices built",
                 f"  {r.seconds:.1f}s, {r.triples_per_second:,.0f} triples/s",
             ]
         if self.embedding:
@@ -99,6 +100,7 @@ def ingest_source(
                 on_error=settings.ingest.on_error,
                 force=force,
                 on_batch=advance,
+                slice_cap=settings.retrieval.max_per_node,
             )
         embedding = (
             _embed(store, settings, reembed=False, progress=progress) if settings.ingest.embed else None
@@ -117,7 +119,9 @@ def prepare_existing(settings: Settings, *, embed: bool, progress: bool) -> dict
     ingest (ingest.prepare), then, with ``embed``, what ``kgqa embed`` does."""
     with open_store(settings.store) as store:
         with _bar(progress, desc="normalise names", unit="ent") as bar:
-            report = prepare_store(store, on_page=bar.update).to_dict()
+            report = prepare_store(
+                store, slice_cap=settings.retrieval.max_per_node, on_page=bar.update
+            ).to_dict()
         report["embedding"] = (
             _embed(store, settings, reembed=False, progress=progress).to_dict() if embed else None
         )

@@ -11,6 +11,9 @@ properties are never written. What it creates:
 - ``kgqa_name_norm`` on every named entity (exact-match linking), page by page, so an
   interrupted run resumes and a re-run writes nothing;
 - a ``:KgqaRelationType`` node per fact type (its text is what gets embedded);
+- hub slices (ingest.slices: ``kgqa_slice_*`` on entities with more fact relationships than
+  ``retrieval.max_per_node``), so a hub topic's subgraph costs the cap, not its degree; re-run
+  ``kgqa prepare`` after changing the graph, or such a hub is expanded the slow way;
 - then, unless told not to, the embeddings and search indexes of ``kgqa embed``.
 """
 
@@ -21,6 +24,8 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
+from ingest.slices import refresh_slices
+from kgqa.config import RETRIEVAL_DEFAULTS
 from kgqa.errors import ConfigError
 from kgqa.names import normalise_name, relation_text
 from kgqa.store import queries
@@ -38,6 +43,7 @@ class PrepareReport:
     entity_label: str
     names_normalised: int = 0
     relation_types: list[str] = field(default_factory=list)
+    slices_built: int = 0
     seconds: float = 0.0
 
     def to_dict(self) -> dict[str, Any]:
@@ -45,6 +51,7 @@ class PrepareReport:
             "entity_label": self.entity_label,
             "names_normalised": self.names_normalised,
             "relation_types": self.relation_types,
+            "slices_built": self.slices_built,
             "seconds": round(self.seconds, 3),
         }
 
@@ -78,11 +85,16 @@ def _normalise_names(store: GraphStore, page_size: int, on_page: Callable[[int],
 
 
 def prepare_store(
-    store: GraphStore, *, page_size: int = 10_000, on_page: Callable[[int], None] | None = None
+    store: GraphStore,
+    *,
+    slice_cap: int = RETRIEVAL_DEFAULTS.max_per_node,
+    page_size: int = 10_000,
+    on_page: Callable[[int], None] | None = None,
 ) -> PrepareReport:
-    """Indexes, normalised names and relation-type nodes for the mapped graph in ``store``.
+    """Indexes, normalised names, relation-type nodes and hub slices for the mapped graph in ``store``.
 
     Args:
+        slice_cap: the per-node cap hub slices are built for (``retrieval.max_per_node``).
         page_size: entities normalised per transaction.
         on_page: called with the number of names normalised in each page (progress bars).
 
@@ -97,5 +109,6 @@ def prepare_store(
     rows = [{"name": t, "source_name": t, "text": relation_text(t.lower())} for t in report.relation_types]
     if rows:
         store.write([Statement(queries.get("ingest_relation_types"), {"rows": rows})])
+    report.slices_built = refresh_slices(store, slice_cap)
     report.seconds = time.perf_counter() - started
     return report

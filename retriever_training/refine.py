@@ -15,7 +15,9 @@ Two judges:
   keep for each question the candidates it rates within ``margin`` (in logits) of its best, and
   train again on what was kept, for ``rounds`` rounds. The planner generalises across questions:
   the relation path a phrasing asks for recurs over many questions, while the coincidental ones
-  differ from question to question, so they lose.
+  differ from question to question, so they lose. A neighbour prior (what the questions phrased
+  most alike hold, :func:`neighbour_prior`) joins the planner's score, as a path prior does in
+  hard EM over latent paths.
 
 Questions with one candidate keep it; questions with none keep nothing (they train on the
 shortest-path fallback, as before).
@@ -30,6 +32,7 @@ from pathlib import Path
 from typing import Any, Literal
 
 import torch
+import torch.nn.functional as F
 from tqdm import tqdm
 
 from kgqa.errors import LLMUnavailableError
@@ -51,12 +54,16 @@ Judge = Literal["llm", "planner"]
 class PlannerRefineSettings:
     """Hard-EM settings: rounds of planner training, the logit margin of what is kept, the folds
     of cross-fitting (1: the planner rates the questions it trained on), the weight of a
-    candidate's answer fit in its score, and the planner's optimisation (``train.epochs`` etc.)."""
+    candidate's answer fit in its score, the weight of the neighbour prior
+    (:func:`neighbour_prior`; 0: none) and how many similar questions it reads, and the planner's
+    optimisation (``train.epochs`` etc.)."""
 
     rounds: int = 2
     margin: float = 0.5
     folds: int = 1
     fit: float = 1.0
+    prior: float = 1.0
+    neighbours: int = 10
     train: TrainSettings = TrainSettings(epochs=8, patience=3)
 
 
@@ -95,9 +102,86 @@ def relation_source_names(store: GraphStore) -> dict[str, str]:
     return {r["name"]: r["source_name"] or r["name"] for r in store.run(queries.get("relation_types_list"))}
 
 
-def candidate_pools(examples: Sequence[TrainingExample]) -> list[list[CandidatePath]]:
-    """Each example's candidate paths (walks up to its subgraph's hops)."""
-    return [candidate_paths(ex.prepared.subgraph, ex.answers, ex.prepared.hops) for ex in examples]
+def candidate_pools(
+    examples: Sequence[TrainingExample], extra_steps: int | None = None
+) -> list[list[CandidatePath]]:
+    """Each example's candidate paths: walks of up to its subgraph's hops, at most ``extra_steps``
+    longer than the shortest walk to the same answer (None: any walk of up to the hops)."""
+    return [
+        candidate_paths(
+            ex.prepared.subgraph,
+            ex.answers,
+            ex.prepared.hops,
+            max(ex.prepared.hops - 1, 0) if extra_steps is None else extra_steps,
+        )
+        for ex in examples
+    ]
+
+
+def neighbour_prior(
+    examples: Sequence[TrainingExample],
+    pools: Sequence[Sequence[CandidatePath]],
+    neighbours: int,
+    iterations: int = 3,
+) -> list[torch.Tensor]:
+    """Per example, the log prior of each candidate: how much of their belief the ``neighbours``
+    questions phrased most alike put on the same relation path.
+
+    Questions are compared by their text with the topic mention cut out (the planner's before /
+    after views of :func:`~kgqa.retrieval.plans.question_views`, embedded once at preparation), so
+    "films directed by X" and "films directed by Y" are neighbours whatever X and Y are. Belief
+    starts uniform over each question's candidates and is propagated ``iterations`` times (each
+    question's belief becomes its neighbours' mean belief, restricted to its own candidates), so
+    questions with a single candidate, whose path is not in doubt, pull their neighbours towards
+    it. A path the question asks for is a candidate of nearly every question phrased alike; a
+    coincidence (a director who also wrote the film) of only some. A question is never its own
+    neighbour (its belief reaches its prior only back through its neighbours').
+    """
+    vocabulary: dict[tuple[str, ...], int] = {}
+    for pool in pools:
+        for c in pool:
+            vocabulary.setdefault(c.relations, len(vocabulary))
+    n = len(examples)
+    if n < 2 or not vocabulary:
+        return [torch.zeros(len(pool)) for pool in pools]
+    allowed = torch.zeros(n, len(vocabulary))
+    for i, pool in enumerate(pools):
+        for c in pool:
+            allowed[i, vocabulary[c.relations]] = 1.0
+    views = torch.stack(
+        [torch.cat([F.normalize(v, dim=-1) for v in ex.prepared.question_views[1:3]]) for ex in examples]
+    )
+    views = F.normalize(views, dim=-1)
+    k = min(neighbours, n - 1)
+    index, value = torch.empty(n, k, dtype=torch.long), torch.empty(n, k)
+    for start in range(0, n, _SIMILARITY_ROWS):  # row blocks: n x n would not fit for 100k questions
+        similarity = views[start : start + _SIMILARITY_ROWS] @ views.T
+        rows = torch.arange(similarity.shape[0])
+        similarity[rows, rows + start] = float("-inf")
+        nearest = similarity.topk(k, dim=1)
+        index[start : start + len(rows)], value[start : start + len(rows)] = nearest.indices, nearest.values
+    value = value.clamp_min(0.0) + 1e-6
+    rows = torch.arange(n).repeat_interleave(k)
+    weights = torch.sparse_coo_tensor(
+        torch.stack([rows, index.flatten()]),
+        (value / value.sum(dim=1, keepdim=True)).flatten(),
+        (n, n),
+        check_invariants=True,
+    )
+    belief = allowed / allowed.sum(dim=1, keepdim=True).clamp_min(1.0)
+    prior = torch.sparse.mm(weights, belief)
+    for _ in range(iterations):
+        belief = (prior + _PRIOR_FLOOR) * allowed
+        belief = belief / belief.sum(dim=1, keepdim=True).clamp_min(_PRIOR_FLOOR)
+        prior = torch.sparse.mm(weights, belief)
+    return [
+        (prior[i, [vocabulary[c.relations] for c in pool]] + _PRIOR_FLOOR).log() if pool else torch.zeros(0)
+        for i, pool in enumerate(pools)
+    ]
+
+
+_PRIOR_FLOOR = 1e-3  # belief a path gets when no neighbour holds it: log 1e-3 is about -7 logits
+_SIMILARITY_ROWS = 1024
 
 
 def with_paths(
@@ -145,7 +229,12 @@ def refine_with_planner(
     A candidate's score is the planner's logit plus ``fit`` times the log of its answer fit
     (:class:`~kgqa.retrieval.candidates.CandidatePath`): the path a question asks for reaches its
     answers and little else, a coincidence often only some of them and other entities too
-    ("which films did X direct", where X also wrote a few of them and others).
+    ("which films did X direct", where X also wrote a few of them and others); plus ``prior``
+    times the log :func:`neighbour_prior`: what the questions phrased most alike hold. The planner
+    and the prior both generalise across questions, but the planner rates the questions it trained
+    on, whose coincidences it learnt too, while the prior never reads a question's own candidates.
+    With ``rounds=0`` no planner is trained: answer fit and prior alone decide (seconds, not
+    minutes; less precise on compositional questions, docs/decisions.md).
 
     Cross-fitting: with ``folds`` > 1 each question is rated by a planner trained on the other
     folds only. A planner rating the questions it trained on has learnt each one's own candidates,
@@ -157,7 +246,13 @@ def refine_with_planner(
     in the first round, which would stop training after one epoch. Without such questions, every
     tenth question validates.
     """
+    untrained = [settings.fit * torch.tensor([c.fit for c in pool]).log() for pool in pools]
+    if settings.prior > 0:
+        prior = neighbour_prior(examples, pools, settings.neighbours)
+        untrained = [u + settings.prior * p for u, p in zip(untrained, prior, strict=True)]
     kept = [list(range(len(pool))) for pool in pools]
+    if settings.rounds == 0:
+        kept = [_within_margin(u, settings.margin) if len(u) else [] for u in untrained]
     history: list[dict[str, float]] = []
     usable = [i for i, pool in enumerate(pools) if pool]
     single = [i for i in usable if len(pools[i]) == 1]
@@ -180,11 +275,15 @@ def refine_with_planner(
             for i in sorted(rated):
                 if len(pools[i]) < 2:
                     continue
-                scores = _candidate_logits(planner, examples[i], pools[i], tables)
-                scores = scores + settings.fit * torch.tensor([c.fit for c in pools[i]]).log()
-                kept[i] = [c for c in range(len(pools[i])) if scores[c] >= scores.max() - settings.margin]
+                scores = _candidate_logits(planner, examples[i], pools[i], tables) + untrained[i]
+                kept[i] = _within_margin(scores, settings.margin)
         history.append({"kept": float(sum(len(k) for k in kept)), "val_gold_mass": sum(masses) / len(masses)})
     return kept, history
+
+
+def _within_margin(scores: torch.Tensor, margin: float) -> list[int]:
+    """Indices of the scores within ``margin`` of the best."""
+    return [c for c in range(len(scores)) if scores[c] >= scores.max() - margin]
 
 
 def chain_text(
@@ -268,6 +367,7 @@ def run_refine(
     subgraph: Any,
     auto_hops: bool,
     planner_settings: PlannerRefineSettings,
+    extra_steps: int | None,
     cache_path: Path,
     limit: int | None,
     progress: bool,
@@ -304,7 +404,7 @@ def run_refine(
             desc="preparing",
             gold_paths=False,
         )
-    pools = candidate_pools(examples)
+    pools = candidate_pools(examples, extra_steps)
     report.seconds["prepare"] = time.perf_counter() - started
     started = time.perf_counter()
     if judge == "planner":

@@ -20,7 +20,7 @@ from kgqa.config import Settings
 from kgqa.embed import make_embedder
 from kgqa.eval.datasets import read_questions, sample
 from kgqa.eval.splits import SplitSettings, hops_for
-from kgqa.retrieval.features import SubgraphSettings
+from kgqa.retrieval.features import PreparedQuestion, SubgraphSettings
 from kgqa.retrieval.retriever import CHECKPOINT_FORMAT_VERSION, CHECKPOINT_KIND, load_bundle
 from kgqa.retrieval.scorer import TripleScorer
 from kgqa.retrieval.tables import EntityTable, RelationTable
@@ -31,6 +31,8 @@ from retriever_training.example_cache import cache_key, cached_examples, kb_fing
 from retriever_training.examples import TrainingExample, build_examples
 from retriever_training.train import (
     TrainSettings,
+    example_plans,
+    path_contexts,
     train_path_scorer,
     train_planner,
     train_reader,
@@ -164,6 +166,7 @@ def run_training(
     train, val = prepared["train"], prepared["val"]
     report.examples = {"train": len(train), "val": len(val)}
     report.seconds["prepare"] = time.perf_counter() - started
+    contexts = None
     if reuse_scorers is not None:
         reused = load_bundle(reuse_scorers, embedder.model_id)
         scorer = TripleScorer.from_checkpoint(reused["scorer"], embedder_model_id=embedder.model_id)
@@ -177,11 +180,14 @@ def run_training(
             reused.get("report", {}).get("path_scorer_history", {}) if path_scorer else {}
         )
     else:
-        scorer, path_scorer = _train_scorers(train, val, tables, train_settings, report, progress)
-    planner = None
+        scorer, path_scorer, contexts = _train_scorers(train, val, tables, train_settings, report, progress)
+    planner, plans = None, None
     if train_settings.planner:
         started = time.perf_counter()
-        planner, planner_history = train_planner(train, val, tables, train_settings, progress=progress)
+        plans = example_plans([*train, *val], train_settings.planner_steps)
+        planner, planner_history = train_planner(
+            train, val, tables, train_settings, progress=progress, plans=plans
+        )
         report.seconds["planner"] = time.perf_counter() - started
         report.planner_history = planner_history.to_dict()
     started = time.perf_counter()
@@ -194,6 +200,8 @@ def run_training(
         path_scorer=path_scorer,
         planner=planner,
         progress=progress,
+        contexts=contexts,
+        plans=plans,
     )
     report.seconds["reader"] = time.perf_counter() - started
     report.reader_history = reader_history.to_dict()
@@ -228,18 +236,21 @@ def _train_scorers(
     train_settings: TrainSettings,
     report: TrainReport,
     progress: bool,
-) -> tuple[TripleScorer, TripleScorer | None]:
-    """Train the triple scorer and, where asked, the second-pass scorer; histories into ``report``."""
+) -> tuple[TripleScorer, TripleScorer | None, dict[int, PreparedQuestion] | None]:
+    """Train the triple scorer and, where asked, the second-pass scorer; histories into ``report``.
+    Also returns the first pass's :func:`~retriever_training.train.path_contexts` the second
+    pass trained on (None without it), which the reader's triple scores reuse."""
     started = time.perf_counter()
     scorer, scorer_history = train_scorer(train, val, tables, train_settings, progress=progress)
     report.seconds["scorer"] = time.perf_counter() - started
     report.scorer_history = scorer_history.to_dict()
-    path_scorer = None
+    path_scorer, contexts = None, None
     if train_settings.path_scorer:
         started = time.perf_counter()
+        contexts = path_contexts([*train, *val], tables, scorer)
         path_scorer, path_history = train_path_scorer(
-            train, val, scorer, tables, train_settings, progress=progress
+            train, val, scorer, tables, train_settings, progress=progress, contexts=contexts
         )
         report.seconds["path_scorer"] = time.perf_counter() - started
         report.path_scorer_history = path_history.to_dict()
-    return scorer, path_scorer
+    return scorer, path_scorer, contexts

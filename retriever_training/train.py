@@ -15,7 +15,7 @@ from __future__ import annotations
 
 import copy
 import random
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import asdict, dataclass, field, replace
 from typing import Any, Literal, TypeVar
 
@@ -111,8 +111,8 @@ def _fit(
     train: Sequence[TrainingExample],
     val: Sequence[TrainingExample],
     *,
-    loss_of: Callable[[TrainingExample], torch.Tensor | None],
-    validate: Callable[[], float],
+    scored: Callable[[TrainingExample], tuple[torch.Tensor, torch.Tensor] | None],
+    metric_of: Callable[[TrainingExample, torch.Tensor], float],
     metric: str,
     settings: TrainSettings,
     desc: str,
@@ -120,9 +120,12 @@ def _fit(
 ) -> History:
     """Train ``model`` one question per step and keep the best epoch's weights.
 
-    An epoch is better than the best so far when its validation metric is higher, or equal with
-    a lower mean validation loss (``loss_of`` on ``val``); training stops after ``patience``
-    epochs without a better one, but not before ``min_epochs``.
+    ``scored`` gives an example's model output and loss (None for an example with nothing to
+    learn from), ``metric_of`` a validation example's metric from that same output, so each
+    validation example takes one forward pass (a nan metric is left out of the mean). An epoch
+    is better than the best so far when its mean validation metric is higher, or equal with a
+    lower mean validation loss; training stops after ``patience`` epochs without a better one,
+    but not before ``min_epochs``.
     """
     optimiser = torch.optim.Adam(model.parameters(), lr=settings.lr)
     order = torch.Generator().manual_seed(settings.seed)
@@ -133,17 +136,22 @@ def _fit(
         model.train()
         losses = []
         for i in torch.randperm(len(train), generator=order).tolist():
-            loss = loss_of(train[i])
-            if loss is None:
+            result = scored(train[i])
+            if result is None:
                 continue
+            loss = result[1]
             optimiser.zero_grad()
             loss.backward()
             optimiser.step()
             losses.append(float(loss.detach()))
         model.eval()
+        metrics, val_losses = [], []
         with torch.inference_mode():
-            value = validate()
-            val_losses = [float(loss) for ex in val if (loss := loss_of(ex)) is not None]
+            for ex in val:
+                if (result := scored(ex)) is not None:
+                    metrics.append(metric_of(ex, result[0]))
+                    val_losses.append(float(result[1]))
+        value = _nanmean(metrics)
         history.train_loss.append(sum(losses) / max(len(losses), 1))
         history.val_metric.append(value)
         history.val_loss.append(sum(val_losses) / max(len(val_losses), 1))
@@ -188,31 +196,40 @@ def train_scorer(
     )
     bce = nn.BCEWithLogitsLoss()
 
-    def loss_of(ex: TrainingExample) -> torch.Tensor | None:
+    def scored(ex: TrainingExample) -> tuple[torch.Tensor, torch.Tensor] | None:
         if ex.labels.sum() == 0:
             return None
-        return bce(model(to_batch(ex.prepared, tables)), ex.labels)
+        logits = model(to_batch(ex.prepared, tables))
+        return logits, bce(logits, ex.labels)
 
-    def validate() -> float:
-        return _nanmean(
-            [
-                triple_recall_at_k(model(to_batch(ex.prepared, tables)), ex.labels, settings.recall_k)
-                for ex in val
-            ]
-        )
+    def metric_of(ex: TrainingExample, logits: torch.Tensor) -> float:
+        return triple_recall_at_k(logits, ex.labels, settings.recall_k)
 
     history = _fit(
         model,
         train,
         val,
-        loss_of=loss_of,
-        validate=validate,
+        scored=scored,
+        metric_of=metric_of,
         metric=f"recall@{settings.recall_k}",
         settings=settings,
         desc="triple scorer",
         progress=progress,
     )
     return model, history
+
+
+def path_contexts(
+    examples: Sequence[TrainingExample], tables: Tables, scorer: TripleScorer
+) -> dict[int, PreparedQuestion]:
+    """Each example's prepared question with ``scorer``'s reach columns appended
+    (:func:`~kgqa.retrieval.path_context.with_path_context`), by ``id(example)``: computed once,
+    read by the second-pass scorer's training and by the reader's triple scores."""
+    with torch.inference_mode():
+        return {
+            id(ex): with_path_context(ex.prepared, triple_probabilities(ex.prepared, tables, scorer))
+            for ex in examples
+        }
 
 
 def train_path_scorer(
@@ -223,16 +240,15 @@ def train_path_scorer(
     settings: TrainSettings,
     *,
     progress: bool = True,
+    contexts: Mapping[int, PreparedQuestion] | None = None,
 ) -> tuple[TripleScorer, History]:
-    """Train the second-pass scorer on the same labels, its DDE extended with the first pass's reach."""
+    """Train the second-pass scorer on the same labels, its DDE extended with the first pass's reach
+    (``contexts`` from :func:`path_contexts`, computed here when not given)."""
+    if contexts is None:
+        contexts = path_contexts([*train, *val], tables, scorer)
 
     def extended(examples: Sequence[TrainingExample]) -> list[TrainingExample]:
-        out = []
-        with torch.inference_mode():
-            for ex in examples:
-                probabilities = triple_probabilities(ex.prepared, tables, scorer)
-                out.append(replace(ex, prepared=with_path_context(ex.prepared, probabilities)))
-        return out
+        return [replace(ex, prepared=contexts[id(ex)]) for ex in examples]
 
     return train_scorer(extended(train), extended(val), tables, settings, progress=progress)
 
@@ -248,9 +264,17 @@ class _PlanChoice:
     gold: torch.Tensor
 
 
-def _plan_choice(ex: TrainingExample, tables: Tables, max_steps: int) -> _PlanChoice | None:
+def example_plans(examples: Sequence[TrainingExample], max_steps: int) -> dict[int, Plans]:
+    """Each example's plans (:func:`~kgqa.retrieval.plans.enumerate_plans`, at most ``max_steps``
+    and the example's hops long, as :func:`~kgqa.retrieval.plans.rank_plans` enumerates them), by
+    ``id(example)``: enumerated once, read by the planner's training and the reader's plan columns."""
+    return {
+        id(ex): enumerate_plans(ex.prepared.subgraph, min(max_steps, ex.prepared.hops)) for ex in examples
+    }
+
+
+def _plan_choice(ex: TrainingExample, tables: Tables, plans: Plans) -> _PlanChoice | None:
     sub = ex.prepared.subgraph
-    plans = enumerate_plans(sub, min(max_steps, ex.prepared.hops))
     gold = gold_plans(plans, sub, ex.answers, ex.example.relation_paths)
     if not gold.any():
         return None
@@ -275,6 +299,7 @@ def train_planner(
     *,
     progress: bool = True,
     metric: Literal["plan_hit@1", "gold_mass"] = "plan_hit@1",
+    plans: Mapping[int, Plans] | None = None,
 ) -> tuple[Planner, History]:
     """Train the relation-path planner: softmax over each question's plans, maximising the
     probability of its gold plans (:func:`~kgqa.retrieval.plans.gold_plans`); early stopping on
@@ -285,11 +310,14 @@ def train_planner(
     ``settings.planner_kind`` picks the model; ``auto`` trains the MLP and the word-order planner
     and keeps the one with the better best validation accuracy (the MLP on a tie), recording
     both in ``History.candidates``. The word-order planner needs examples built ``with_tokens``;
-    without token states ``auto`` trains the MLP only.
+    without token states ``auto`` trains the MLP only. ``plans``: :func:`example_plans` of
+    ``train`` and ``val`` at ``settings.planner_steps``, enumerated here when not given.
     """
     if settings.planner_kind not in PLANNER_CHOICES:
         raise ValueError(f"planner_kind must be one of {PLANNER_CHOICES}, got {settings.planner_kind!r}")
-    choices = {id(ex): _plan_choice(ex, tables, settings.planner_steps) for ex in [*train, *val]}
+    if plans is None:
+        plans = example_plans([*train, *val], settings.planner_steps)
+    choices = {id(ex): _plan_choice(ex, tables, plans[id(ex)]) for ex in [*train, *val]}
     kinds: tuple[str, ...] = (settings.planner_kind,)
     if settings.planner_kind == "auto":
         has_tokens = train[0].prepared.question_tokens is not None
@@ -316,29 +344,25 @@ def _train_planner_kind(
     seed_everything(settings.seed)
     model = _new_planner(kind, int(train[0].prepared.question_emb.numel()), settings.planner_steps)
 
-    def logits_of(choice: _PlanChoice) -> torch.Tensor:
-        return model.plan_logits(choice.prepared, choice.relation_emb, choice.plans.steps)
-
-    def loss_of(ex: TrainingExample) -> torch.Tensor | None:
+    def scored(ex: TrainingExample) -> tuple[torch.Tensor, torch.Tensor] | None:
         choice = choices[id(ex)]
         if choice is None:
             return None
-        logits = logits_of(choice)
-        return torch.logsumexp(logits, 0) - torch.logsumexp(logits[choice.gold], 0)
+        logits = model.plan_logits(choice.prepared, choice.relation_emb, choice.plans.steps)
+        return logits, torch.logsumexp(logits, 0) - torch.logsumexp(logits[choice.gold], 0)
 
-    def validate() -> float:
+    def metric_of(ex: TrainingExample, logits: torch.Tensor) -> float:
+        gold = choices[id(ex)].gold  # type: ignore[union-attr]  # scored: only examples with a choice
         if metric == "gold_mass":
-            return _nanmean([float(torch.exp(-loss)) for ex in val if (loss := loss_of(ex)) is not None])
-        return _nanmean(
-            [float(c.gold[int(torch.argmax(logits_of(c)))]) for ex in val if (c := choices[id(ex)])]
-        )
+            return float(torch.softmax(logits, 0)[gold].sum())
+        return float(gold[int(torch.argmax(logits))])
 
     history = _fit(
         model,
         train,
         val,
-        loss_of=loss_of,
-        validate=validate,
+        scored=scored,
+        metric_of=metric_of,
         metric=metric,
         settings=settings,
         desc=f"planner ({kind})",
@@ -347,10 +371,8 @@ def _train_planner_kind(
     return model, history
 
 
-def _plan_columns(ex: TrainingExample, tables: Tables, planner: Planner | None) -> torch.Tensor | None:
-    if planner is None:
-        return None
-    return rank_plans(planner, ex.prepared, tables).reach(ex.prepared.subgraph.num_entities)
+def _plan_columns(ex: TrainingExample, tables: Tables, planner: Planner, plans: Plans) -> torch.Tensor:
+    return rank_plans(planner, ex.prepared, tables, plans).reach(ex.prepared.subgraph.num_entities)
 
 
 def train_reader(
@@ -363,49 +385,57 @@ def train_reader(
     path_scorer: TripleScorer | None = None,
     planner: Planner | None = None,
     progress: bool = True,
+    contexts: Mapping[int, PreparedQuestion] | None = None,
+    plans: Mapping[int, Plans] | None = None,
 ) -> tuple[EntityReader, History]:
     """Train the extractive reader's entity scorer on answer labels; early stopping on Hit@1.
 
     Its triple scores come from ``scorer`` refined by ``path_scorer``, and its plan columns from
-    ``planner``, as at retrieval time.
+    ``planner``, as at retrieval time. ``contexts`` (:func:`path_contexts` of ``scorer``) and
+    ``plans`` (:func:`example_plans` at the planner's ``max_steps``) spare recomputing what the
+    second-pass scorer's and the planner's training already computed.
     """
     seed_everything(settings.seed)
     config = _config(ReaderConfig, train, hidden=settings.reader_hidden, layers=settings.reader_layers)
     model = EntityReader(replace(config, plan_dim=len(PLAN_FEATURES) if planner else 0))
     bce = nn.BCEWithLogitsLoss()
+    examples = [*train, *val]
     with torch.inference_mode():
-        triple_probs = {
-            id(ex): triple_probabilities(ex.prepared, tables, scorer, path_scorer) for ex in [*train, *val]
-        }
-        plans = {id(ex): _plan_columns(ex, tables, planner) for ex in [*train, *val]}
+        if path_scorer is not None and contexts is not None:
+            triple_probs = {
+                id(ex): torch.sigmoid(path_scorer(to_batch(contexts[id(ex)], tables))) for ex in examples
+            }
+        else:
+            triple_probs = {
+                id(ex): triple_probabilities(ex.prepared, tables, scorer, path_scorer) for ex in examples
+            }
+        columns: dict[int, torch.Tensor | None] = {id(ex): None for ex in examples}
+        if planner is not None:
+            if plans is None:
+                plans = example_plans(examples, planner.config.max_steps)
+            columns = {id(ex): _plan_columns(ex, tables, planner, plans[id(ex)]) for ex in examples}
 
     def logits_of(ex: TrainingExample) -> torch.Tensor:
         batch = to_batch(ex.prepared, tables)
-        return model(batch, triple_probs[id(ex)], ex.prepared.subgraph.topic, plans[id(ex)])
+        return model(batch, triple_probs[id(ex)], ex.prepared.subgraph.topic, columns[id(ex)])
 
-    def loss_of(ex: TrainingExample) -> torch.Tensor | None:
+    def scored(ex: TrainingExample) -> tuple[torch.Tensor, torch.Tensor] | None:
         if not ex.answers.any():
             return None
         logits = logits_of(ex)
         mask = ex.prepared.subgraph.candidate_mask()
-        return bce(logits[mask], ex.answers[mask].float())
+        return logits, bce(logits[mask], ex.answers[mask].float())
 
-    def validate() -> float:
-        hits = []
-        for ex in val:
-            if not ex.answers.any():
-                continue
-            logits = logits_of(ex)
-            logits[~ex.prepared.subgraph.candidate_mask()] = float("-inf")
-            hits.append(float(ex.answers[int(torch.argmax(logits))]))
-        return _nanmean(hits)
+    def metric_of(ex: TrainingExample, logits: torch.Tensor) -> float:
+        candidates = logits.masked_fill(~ex.prepared.subgraph.candidate_mask(), float("-inf"))
+        return float(ex.answers[int(torch.argmax(candidates))])
 
     history = _fit(
         model,
         train,
         val,
-        loss_of=loss_of,
-        validate=validate,
+        scored=scored,
+        metric_of=metric_of,
         metric="hit@1",
         settings=settings,
         desc="extractive reader",

@@ -4,6 +4,11 @@
 ``{p}n30``..``{p}n39`` (two relationships to one far end, both directions) and 10 ``about`` to
 ``{p}t0``..``{p}t9``. Every ``{p}nXX`` has one ``next`` to ``{p}mXX``; ``{p}n00`` also reaches
 the second hub ``{p}G`` (31 relationships), which the degree cap keeps from being expanded.
+
+``mixed_hub_triples`` is the graph of the hub-slice tests (ingest.slices): it mixes what makes
+slices hard: hubs that are mostly tails and hubs that are mostly heads, links between hubs in
+both directions (so some far ends are heavier than the hub on their side and are walked from the
+hub's side), several types between one pair, self-loops.
 """
 
 from __future__ import annotations
@@ -32,6 +37,31 @@ def hub_records(prefix: str = "", *, seed: int | None = None) -> list[TripleReco
     if seed is not None:
         random.Random(seed).shuffle(triples)
     return [TripleRecord(h, r, t, line=i + 1) for i, (h, r, t) in enumerate(triples)]
+
+
+def mixed_hub_triples(seed: int, prefix: str = "") -> list[tuple[str, str, str]]:
+    """Tail hubs ``{p}T0``..``{p}T2`` (many heads point at them), head hubs ``{p}S0``, ``{p}S1``
+    (they point at many tails), links between the hubs both ways, repeated pairs under other
+    types, self-loops; sorted."""
+    rng = random.Random(seed)
+    p = prefix
+    triples: set[tuple[str, str, str]] = set()
+    for hub, fans in (("T0", 40), ("T1", 25), ("T2", 16)):
+        triples |= {(f"{p}x{rng.randrange(60)}", rng.choice("pqr"), p + hub) for _ in range(fans)}
+    for hub, fans in (("S0", 35), ("S1", 20)):
+        triples |= {(p + hub, rng.choice("pqr"), f"{p}y{rng.randrange(60)}") for _ in range(fans)}
+    hubs = [p + h for h in ("T0", "T1", "T2", "S0", "S1")]
+    triples |= {(a, rng.choice("pq"), b) for a in hubs for b in hubs if a != b and rng.random() < 0.6}
+    triples |= {(f"{p}T0", "loop", f"{p}T0"), (f"{p}S0", "loop", f"{p}S0"), (f"{p}x1", "loop", f"{p}x1")}
+    triples |= {(f"{p}x{i}", "r", f"{p}y{i}") for i in range(60)}
+    return sorted(triples)
+
+
+def as_records(triples: list[tuple[str, str, str]], seed: int = 0) -> list[TripleRecord]:
+    """``triples`` as loader records, one per line, in a seeded shuffled order."""
+    shuffled = list(triples)
+    random.Random(seed).shuffle(shuffled)
+    return [TripleRecord(h, r, t, line=i + 1) for i, (h, r, t) in enumerate(shuffled)]
 
 
 def first_by_kernel_order(

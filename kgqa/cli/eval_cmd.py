@@ -51,6 +51,14 @@ from kgqa.config import redacted
 )
 @click.option("--restart", is_flag=True, help="Overwrite the log instead of resuming from it.")
 @click.option("--concurrency", type=int, help="LLM requests in flight (reader.concurrency, default 4).")
+@click.option(
+    "--workers",
+    type=click.IntRange(min=1),
+    default=1,
+    show_default=True,
+    help="Processes answering questions, each with runtime.threads / N threads and its own copy "
+    "of the models; the log stays in question order and resumable.",
+)
 @click.option("--dry-run", is_flag=True, help="Print the resolved configuration and exit.")
 @answer_options
 @store_options
@@ -69,6 +77,7 @@ def evaluate(
     log_path: Path | None,
     restart: bool,
     concurrency: int | None,
+    workers: int,
     dry_run: bool,
     backend: str | None,
     data_dir: str | None,
@@ -83,6 +92,7 @@ def evaluate(
       kgqa eval qa_dev.txt --format metaqa --heldout --strip-brackets   # as people type them
       kgqa eval qa_dev.txt --format metaqa --reader llm --organisation chains --concurrency 8
       kgqa eval qa_val.csv --format stark    # a MoR checkpoint on a text-rich typed graph
+      KGQA_THREADS=2 kgqa eval qa_dev.txt --format metaqa --heldout --workers 2   # 1 thread each
     """
     overrides = answer_overrides(opts)
     overrides["reader"]["concurrency"] = concurrency
@@ -91,6 +101,8 @@ def evaluate(
         emit_json(redacted(loaded.settings))
         return
     if fmt == "stark":
+        if workers > 1:
+            raise click.UsageError("--workers applies to KGQA question files, not --format stark")
         from kgqa.eval.mor import run_mor_eval
 
         mor = run_mor_eval(
@@ -118,6 +130,7 @@ def evaluate(
         free_text=strip_brackets,
         gold_paths=gold_paths,
         progress=not as_json,
+        workers=workers,
     )
     if as_json:
         emit_json(summary.to_dict())

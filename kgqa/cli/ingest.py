@@ -159,8 +159,10 @@ def prepare(
 
     Reads entities through the schema mapping (flags, KGQA_STORE__ENTITY_LABEL etc., or the
     [store] section of the config file), creates kgqa_* indexes, writes kgqa_name_norm on each
-    named entity, one KgqaRelationType node per fact type, then embeds what lacks an embedding
-    (kgqa_embedding). Re-running writes only what is missing. Nothing else on your nodes changes.
+    named entity, one KgqaRelationType node per fact type, kgqa_slice_* on hubs (entities with
+    more fact relationships than retrieval.max_per_node: the far ids a hub topic's subgraph
+    expands), then embeds what lacks an embedding (kgqa_embedding). Re-running writes only what is
+    missing or stale; re-run it after changing the graph. Nothing else on your nodes changes.
     """
     mapped = {
         "entity_label": entity_label,
@@ -181,8 +183,8 @@ def prepare(
     types = report["relation_types"]
     click.echo(
         f"prepared :{report['entity_label']}: {report['names_normalised']:,} names normalised, "
-        f"{len(types)} fact types ({', '.join(types[:8])}{', ...' if len(types) > 8 else ''}) "
-        f"in {report['seconds']:.1f}s"
+        f"{len(types)} fact types ({', '.join(types[:8])}{', ...' if len(types) > 8 else ''}), "
+        f"{report['slices_built']:,} hub slices in {report['seconds']:.1f}s"
     )
     embedded = report["embedding"]
     if embedded:

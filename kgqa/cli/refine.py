@@ -1,4 +1,4 @@
-"""``kgqa refine``: choose each training question's relation paths among its shortest paths."""
+"""``kgqa refine``: choose each training question's relation paths among its topic -> answer walks."""
 
 from __future__ import annotations
 
@@ -36,7 +36,29 @@ from kgqa.cli.common import (
     show_default=True,
     help="planner: self-training, no LLM; llm: ReG's prompt through the configured reader backend.",
 )
-@click.option("--rounds", type=int, default=2, show_default=True, help="planner: hard-EM rounds.")
+@click.option(
+    "--extra-steps",
+    type=int,
+    help="Candidates: walks at most this many steps longer than an answer's shortest walk "
+    "(0: shortest walks only; default: any walk of up to the question's hops).",
+)
+@click.option(
+    "--rounds",
+    type=int,
+    default=2,
+    show_default=True,
+    help="planner: hard-EM rounds (0: no training, the neighbour prior and answer fit decide).",
+)
+@click.option(
+    "--prior",
+    type=float,
+    default=1.0,
+    show_default=True,
+    help="planner: weight of the neighbour prior (what questions phrased alike keep; 0: none).",
+)
+@click.option(
+    "--neighbours", type=int, default=10, show_default=True, help="planner: questions the prior reads."
+)
 @click.option(
     "--margin",
     type=float,
@@ -78,7 +100,10 @@ def refine(
     fmt: str,
     out: Path,
     judge: str,
+    extra_steps: int | None,
     rounds: int,
+    prior: float,
+    neighbours: int,
     margin: float,
     folds: int,
     epochs: int,
@@ -96,8 +121,8 @@ def refine(
 ) -> None:
     """Refine the relation paths of the training questions in FILE (ReG's refined supervision).
 
-    Each question's candidates are the relation paths of its shortest topic -> answer walks in
-    its subgraph; the judge keeps those that answer it. Relation paths FILE names are ignored.
+    Each question's candidates are the relation paths of its topic -> answer walks in its
+    subgraph; the judge keeps those that answer it. Relation paths FILE names are ignored.
     The output is FILE as rog-jsonl with relation_paths filled in, for 'kgqa train':
 
     \b
@@ -130,8 +155,11 @@ def refine(
             rounds=rounds,
             margin=margin,
             folds=folds,
+            prior=prior,
+            neighbours=neighbours,
             train=TrainSettings(epochs=epochs, patience=3, seed=seed),
         ),
+        extra_steps=extra_steps,
         cache_path=cache_path or out.with_name(out.name + ".judgements.jsonl"),
         limit=limit,
         progress=not as_json,

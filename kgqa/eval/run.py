@@ -371,6 +371,79 @@ def _read_one(
     }
 
 
+def answer_records(
+    asker: Asker,
+    examples: Iterable[QAExample],
+    hops_of: Callable[[QAExample], int | None],
+    *,
+    concurrency: int = 1,
+    free_text: bool = False,
+) -> Iterator[dict[str, Any]]:
+    """Each example's log record, in order: retrieval and answer halves, or, for a question whose
+    topic cannot be found or whose reader fails for good, ``{"qid", "question", "error"}``.
+
+    With ``free_text`` the linker finds every question's topics, as for a question typed without
+    brackets; the file's topics serve only as the gold of ``linking_top1``. Questions whose file
+    names no topic (bracket-free MetaQA lines) are linked either way.
+    """
+    # The extractive reader shares the retriever's lazily filled tables with gather(): read inline.
+    pool = ThreadPoolExecutor(max_workers=concurrency) if asker.llm is not None else None
+    try:
+        for example, outcome in _pending(
+            asker, examples, hops_of, pool, window=2 * concurrency, free_text=free_text
+        ):
+            try:
+                if isinstance(outcome, KgqaError):
+                    raise outcome
+                yield outcome.result()
+            except KgqaError as exc:
+                yield {"qid": example.qid, "question": example.question, "error": str(exc)}
+    finally:
+        if pool is not None:
+            pool.shutdown(cancel_futures=True)
+
+
+def evaluate_records(
+    examples: Iterable[QAExample],
+    answer: Callable[[list[QAExample]], Iterable[dict[str, Any]]],
+    *,
+    log_path: Path | None,
+    fingerprint: str = "",
+    restart: bool = False,
+    on_progress: Callable[[int], None] | None = None,
+) -> EvalSummary:
+    """Score ``examples``, resuming from ``log_path`` unless ``restart``; ``answer`` gives the
+    records of the questions still to answer, in their order (:func:`answer_records` in this
+    process, :func:`kgqa.eval.workers.worker_records` in several), each logged as it comes.
+
+    A failed question (an error record) is logged with its error and counted as failed; a re-run
+    retries it. The summary covers exactly ``examples``: logged answers to other questions (a run
+    over the whole file before a ``--heldout`` or ``--limit`` one) stay in the log but are not
+    counted.
+    """
+    done, todo = resume(list(examples), log_path, fingerprint, restart=restart)
+    records = list(done)
+    if on_progress:
+        on_progress(len(records))
+    failed = 0
+    log = open_log(log_path, restart=restart) if log_path else None
+    try:
+        for record in answer(todo):
+            if "error" in record:
+                failed += 1
+            else:
+                records.append(record)
+            if log:
+                log.write(json.dumps({**record, "run": fingerprint}, default=str) + "\n")
+                log.flush()
+            if on_progress:
+                on_progress(1)
+    finally:
+        if log:
+            log.close()
+    return summarise(records, failed, resumed=len(done))
+
+
 def evaluate(
     asker: Asker,
     examples: Iterable[QAExample],
@@ -383,47 +456,12 @@ def evaluate(
     free_text: bool = False,
     on_progress: Callable[[int], None] | None = None,
 ) -> EvalSummary:
-    """Evaluate every example, resuming from ``log_path`` unless ``restart``.
+    """Evaluate every example with ``asker`` in this process (:func:`answer_records`,
+    :func:`evaluate_records`)."""
 
-    With ``free_text`` the linker finds every question's topics, as for a question typed without
-    brackets; the file's topics serve only as the gold of ``linking_top1``. Questions whose file
-    names no topic (bracket-free MetaQA lines) are linked either way.
+    def answer(todo: list[QAExample]) -> Iterator[dict[str, Any]]:
+        return answer_records(asker, todo, hops_of, concurrency=concurrency, free_text=free_text)
 
-    A question whose topic cannot be found, or whose reader fails for good (e.g. the LLM
-    server stays down past its retries), counts as failed and is logged with the error; a
-    re-run retries it. The summary covers exactly ``examples``: logged answers to other
-    questions (a run over the whole file before a ``--heldout`` or ``--limit`` one) stay in
-    the log but are not counted.
-    """
-    done, todo = resume(list(examples), log_path, fingerprint, restart=restart)
-    records = list(done)
-    if on_progress:
-        on_progress(len(records))
-    failed = 0
-    log = open_log(log_path, restart=restart) if log_path else None
-    # The extractive reader shares the retriever's lazily filled tables with gather(): read inline.
-    pool = ThreadPoolExecutor(max_workers=concurrency) if asker.llm is not None else None
-    try:
-        for example, outcome in _pending(
-            asker, todo, hops_of, pool, window=2 * concurrency, free_text=free_text
-        ):
-            try:
-                if isinstance(outcome, KgqaError):
-                    raise outcome
-                record = outcome.result()
-            except KgqaError as exc:
-                failed += 1
-                record = {"qid": example.qid, "question": example.question, "error": str(exc)}
-            else:
-                records.append(record)
-            if log:
-                log.write(json.dumps({**record, "run": fingerprint}, default=str) + "\n")
-                log.flush()
-            if on_progress:
-                on_progress(1)
-    finally:
-        if pool is not None:
-            pool.shutdown(cancel_futures=True)
-        if log:
-            log.close()
-    return summarise(records, failed, resumed=len(done))
+    return evaluate_records(
+        examples, answer, log_path=log_path, fingerprint=fingerprint, restart=restart, on_progress=on_progress
+    )

@@ -2,7 +2,9 @@
 
 from __future__ import annotations
 
+from collections.abc import Iterator
 from pathlib import Path
+from typing import Any
 
 import torch
 from tqdm import tqdm
@@ -11,7 +13,7 @@ from kgqa.config import Settings
 from kgqa.errors import IngestError
 from kgqa.eval.datasets import read_line_numbers, read_questions, sample, without_gold_paths
 from kgqa.eval.log import checkpoint_identity, fingerprint
-from kgqa.eval.run import EvalSummary, evaluate
+from kgqa.eval.run import EvalSummary, evaluate, evaluate_records
 from kgqa.eval.splits import SplitSettings, hops_for
 from kgqa.pipeline import open_asker
 from kgqa.types import QAExample
@@ -81,10 +83,12 @@ def run_eval(
     free_text: bool = False,
     gold_paths: bool = True,
     progress: bool,
+    workers: int = 1,
 ) -> EvalSummary:
     """Evaluate the configured asker on the selected questions of ``path`` (resuming its log);
-    ``free_text``: link every question's topics (see :func:`~kgqa.eval.run.evaluate`);
-    ``gold_paths=False``: ignore the relation paths the file names (``--no-gold-paths``)."""
+    ``free_text``: link every question's topics (see :func:`~kgqa.eval.run.answer_records`);
+    ``gold_paths=False``: ignore the relation paths the file names (``--no-gold-paths``);
+    ``workers`` > 1: answer in that many processes (:mod:`kgqa.eval.workers`), same log and summary."""
     examples = select(settings, path, fmt, limit=limit, lines_file=lines_file, heldout=heldout)
     if not gold_paths:
         examples = without_gold_paths(examples)
@@ -93,6 +97,18 @@ def run_eval(
     def hops_of(example: QAExample) -> int:
         return hops_for(example, default) if hops == "auto" else int(hops)
 
+    run = run_fingerprint(settings, hops, free_text=free_text, gold_paths=gold_paths)
+    if workers > 1:
+        from kgqa.eval.workers import worker_records
+
+        def answer(todo: list[QAExample]) -> Iterator[dict[str, Any]]:
+            chunk = [(example, hops_of(example)) for example in todo]
+            return worker_records(settings, chunk, workers=workers, free_text=free_text)
+
+        with tqdm(total=len(examples), desc="eval", disable=not progress, leave=False) as bar:
+            return evaluate_records(
+                examples, answer, log_path=log_path, fingerprint=run, restart=restart, on_progress=bar.update
+            )
     with (
         open_asker(settings) as asker,
         tqdm(total=len(examples), desc="eval", disable=not progress, leave=False) as bar,
@@ -102,7 +118,7 @@ def run_eval(
             examples,
             log_path=log_path,
             hops_of=hops_of,
-            fingerprint=run_fingerprint(settings, hops, free_text=free_text, gold_paths=gold_paths),
+            fingerprint=run,
             concurrency=settings.reader.concurrency,
             restart=restart,
             free_text=free_text,

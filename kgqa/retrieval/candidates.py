@@ -1,11 +1,14 @@
-"""Candidate relation paths of a training question: the relation sequences of its shortest
-topic -> answer walks, the pool that refined supervision (ReG, ``kgqa refine``) chooses from.
+"""Candidate relation paths of a training question: the relation sequences of its topic ->
+answer walks, the pool that refined supervision (ReG, ``kgqa refine``) chooses from.
 
 For each answer in the subgraph, the signed plans (:func:`~kgqa.retrieval.plans.enumerate_plans`)
-of the fewest steps that end there are its shortest walks; the union over answers, deduplicated
-by unsigned relation sequence (ReG's relation-chain merging), is the pool. These are exactly the
-relation sequences that :func:`~kgqa.retrieval.labels.shortest_path_labels` labels, so keeping
-all of them reproduces the noisy labels and keeping the right one gives the gold labels.
+that end there in at most ``extra_steps`` more steps than its shortest walk are its candidate
+walks; the union over answers, deduplicated by unsigned relation sequence (ReG's relation-chain
+merging), is the pool. With ``extra_steps=0`` these are exactly the relation sequences that
+:func:`~kgqa.retrieval.labels.shortest_path_labels` labels, so keeping all of them reproduces the
+noisy labels. The path a question asks for is not always a shortest one: "X's parent's child's
+nationality" has a one-step shortcut (X's own nationality) wherever a family shares it, and then
+only a longer walk holds the asked path (ReG widens its pool for the same reason).
 
 Each candidate carries one representative walk to one answer (ReG's answer merging: answers on
 one relation chain share its reasoning), which is what an LLM judge reads, and how well the
@@ -33,7 +36,7 @@ class CandidatePath:
         relations: relationship types in walk order, topic first (``("WRITTEN_BY", "DIRECTED_BY")``).
         steps: the signed local steps of the representative walk (``2 * rel + backward``).
         walk: local entity ids of the representative walk, topic first, an answer last.
-        answers: how many answers the candidate's shortest walks reach.
+        answers: how many answers the candidate's walks reach (within ``extra_steps``).
         fit: Jaccard similarity of the entities its walks (of any direction per step) reach
             and the answers, in (0, 1].
     """
@@ -45,12 +48,16 @@ class CandidatePath:
     fit: float
 
 
-def candidate_paths(sub: Subgraph, answers: torch.Tensor, max_steps: int) -> list[CandidatePath]:
+def candidate_paths(
+    sub: Subgraph, answers: torch.Tensor, max_steps: int, extra_steps: int = 0
+) -> list[CandidatePath]:
     """The question's candidate paths, ordered by length, then by answers reached (most first).
 
     Args:
         answers: BoolTensor [N], the answer entities (topics are never answers).
         max_steps: the longest walk considered (the question's hops).
+        extra_steps: how many steps longer than an answer's shortest walk a candidate walk to it
+            may be (0: shortest walks only; ``max_steps``: every walk of up to ``max_steps``).
     """
     plans = enumerate_plans(sub, max_steps)
     if plans.num_plans == 0:
@@ -64,8 +71,8 @@ def candidate_paths(sub: Subgraph, answers: torch.Tensor, max_steps: int) -> lis
         return []
     shortest = torch.full((sub.num_entities,), max_steps + 1, dtype=torch.long)
     shortest.scatter_reduce_(0, entity_of, lengths[plan_of], reduce="amin")
-    keep = lengths[plan_of] == shortest[entity_of]
-    reached: dict[tuple[str, ...], tuple[int, int, set[int]]] = {}  # relations -> (plan, first end, ends)
+    keep = lengths[plan_of] <= shortest[entity_of] + extra_steps
+    reached: dict[tuple[str, ...], tuple[int, int, set[int]]] = {}  # relations -> (plan, first end, answers)
     for p, e in zip(plan_of[keep].tolist(), entity_of[keep].tolist(), strict=True):
         relations = tuple(sub.relation_types[s // 2] for s in _steps(plans, p))
         if relations not in reached:
@@ -82,10 +89,10 @@ def candidate_paths(sub: Subgraph, answers: torch.Tensor, max_steps: int) -> lis
             relations,
             _steps(plans, p),
             tuple(representative_walk(sub, _steps(plans, p), end)),
-            len(shortest_ends),
+            len(answers_reached),
             len(ends[relations] & gold) / len(ends[relations] | gold),
         )
-        for relations, (p, end, shortest_ends) in reached.items()
+        for relations, (p, end, answers_reached) in reached.items()
     ]
     return sorted(out, key=lambda c: (len(c.relations), -c.answers, c.relations))
 

@@ -405,16 +405,20 @@ def plan_guided_scores(probabilities: Tensor, ranked: RankedPlans, sub: Subgraph
 
 
 def rank_plans(
-    planner: Planner, prepared: PreparedQuestion, tables: tuple[EntityTable, RelationTable]
+    planner: Planner,
+    prepared: PreparedQuestion,
+    tables: tuple[EntityTable, RelationTable],
+    plans: Plans | None = None,
 ) -> RankedPlans:
     """Enumerate the plans ``prepared``'s subgraph can walk and rate them with ``planner``.
 
     Plans are at most as long as the question's hops (``prepared.hops``), capped at the planner's
     ``max_steps``, not exactly as long: a 2-hop subgraph also holds 3-step walks (to entities it
     reaches by a shorter route), and the planner must be able to rank them below the gold plan.
+    ``plans``: that enumeration when the caller already has it (training reuses it).
     """
-    sub = prepared.subgraph
-    plans = enumerate_plans(sub, min(prepared.hops, planner.config.max_steps))
+    if plans is None:
+        plans = enumerate_plans(prepared.subgraph, min(prepared.hops, planner.config.max_steps))
     views = prepared.question_views
     if plans.num_plans == 0:
         return RankedPlans(plans, views.new_zeros(0))

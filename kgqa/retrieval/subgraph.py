@@ -1,6 +1,6 @@
 """Topic-centred candidate subgraph (SubgraphRAG 3.1), pulled from the store hop by hop.
 
-Each hop is one call of ``cypher/subgraph_hop.cypher`` with the new frontier; triples come back
+Each hop calls ``cypher/subgraph_hop.cypher`` on the new frontier, a chunk at a time; triples come back
 as parallel arrays and are relabelled here to local ids 0..N-1 (topic entities first), so the
 rest of retrieval works on tensors. Caps keep one question from pulling in the whole KB: hub
 entities beyond the topics (more than ``max_degree`` relationships) are kept as endpoints but
@@ -20,6 +20,12 @@ import torch
 from kgqa.config import RETRIEVAL_DEFAULTS
 from kgqa.store import queries
 from kgqa.store.protocol import GraphStore
+
+#: Frontier entities per kernel call. A hop's rows are ordered by frontier position first, so the
+#: calls in order, each capped by the budget left, return exactly the rows of one call over the
+#: whole frontier, and once the budget is spent the rest of the frontier is never read (a hub
+#: topic's 1,000 far ends are expanded only until their triples fill the budget).
+FRONTIER_CHUNK = 128
 
 
 @dataclass(frozen=True, slots=True)
@@ -109,26 +115,30 @@ def extract_subgraph(
         budget = max_triples - len(eids)
         if not frontier or budget <= 0:
             break
-        params = {
-            "frontier_ids": frontier,
-            "max_degree": None if hop == 0 else max_degree,
-            "max_per_node": max_per_node,
-            "max_triples": budget,
-        }
-        row = store.run(kernel, params)[0]
         reached: list[str] = []
-        for h, r, t, eid in zip(row["h_ids"], row["r_types"], row["t_ids"], row["r_eids"], strict=True):
-            if eid in seen:
-                continue
-            seen.add(eid)
-            for entity in (h, t):
-                if entity not in local:
-                    local[entity] = len(local)
-                    reached.append(entity)
-            head.append(local[h])
-            rel.append(types.setdefault(r, len(types)))
-            tail.append(local[t])
-            eids.append(eid)
+        for start in range(0, len(frontier), FRONTIER_CHUNK):
+            if budget <= 0:  # later frontier positions sort after every row already taken
+                break
+            params = {
+                "frontier_ids": frontier[start : start + FRONTIER_CHUNK],
+                "max_degree": None if hop == 0 else max_degree,
+                "max_per_node": max_per_node,
+                "max_triples": budget,
+            }
+            row = store.run(kernel, params)[0]
+            budget -= len(row["r_eids"])
+            for h, r, t, eid in zip(row["h_ids"], row["r_types"], row["t_ids"], row["r_eids"], strict=True):
+                if eid in seen:
+                    continue
+                seen.add(eid)
+                for entity in (h, t):
+                    if entity not in local:
+                        local[entity] = len(local)
+                        reached.append(entity)
+                head.append(local[h])
+                rel.append(types.setdefault(r, len(types)))
+                tail.append(local[t])
+                eids.append(eid)
         frontier = [e for e in reached if e not in expanded]
         expanded.update(frontier)
     return Subgraph(

@@ -9,8 +9,9 @@ is what a server brings with it:
 - the driver is imported only when this adapter is used, so the embedded default never loads it.
 - a kernel that applies a dynamic label or type bound from a parameter (``WITH $rel_type AS
   rel_type ... [:$(rel_type)]``) is sent with that name as a quoted literal: the loader writes
-  one type per statement, and a literal type lets MERGE check that type's relationships only,
-  and a count by literal type read the count store (a dynamic one cannot do either).
+  one type per statement, and a literal type lets its existence probe check that type's
+  relationships only, and a count by literal type read the count store (a dynamic one cannot
+  do either).
 - every session shares one bookmark manager, so on a cluster or Aura a read sees the write
   before it; read transactions end server-side after ``store.neo4j_read_timeout_s``.
 - index and constraint DDL is followed by ``db.awaitIndexes``, so the first query after
@@ -116,7 +117,7 @@ def literal_dynamic_names(query: Query, params: Mapping[str, Any]) -> Query:
     literal ``params[name]``; unchanged when it has none or the value is not a string.
 
     The kernel text stays valid on both backends (kglite runs the dynamic form); on Neo4j a
-    literal type lets ``MERGE (h)-[:T]->(t)`` expand only ``T`` relationships and a count by
+    literal type lets ``EXISTS { (h)-[:T]->(t) }`` expand only ``T`` relationships and a count by
     type read the count store, which the dynamic form cannot.
     """
     text = query.text

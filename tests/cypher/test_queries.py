@@ -51,6 +51,8 @@ CASES: dict[str, tuple[dict[str, Any], bool]] = {
         {"rows": [{"name": "WRITTEN_BY", "source_name": "written_by", "text": "written by"}]},
         True,
     ),
+    "ingest_slices_pending": ({"max_per_node": 1}, False),
+    "ingest_slices_build": ({"ids": ["Tom Hanks"], "max_per_node": 1}, True),
     "ingest_progress_get": ({"source_key": "toy"}, False),
     "ingest_progress_set": ({"source_key": "k", "source": "s", "lines_done": 3, "complete": False}, True),
     "embed_count_pending_entities": ({"model_id": "fake-hash-16"}, False),

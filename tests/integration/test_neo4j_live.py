@@ -30,7 +30,7 @@ from urllib.parse import urlsplit
 
 import pytest
 import torch
-from hub_graphs import hub_records
+from hub_graphs import as_records, first_by_kernel_order, hub_records, mixed_hub_triples
 from pydantic import SecretStr
 
 from ingest.embedding import embed_store
@@ -484,9 +484,9 @@ def test_an_ingest_batch_over_the_transaction_memory_limit_is_written_in_halves(
     cypher(store, "MATCH (r:RelationType {name: 'MEMORY_TEST'}) DELETE r")
 
 
-def test_ingest_triples_merges_on_a_literal_type(store: Any, graph: dict[str, Any]) -> None:
+def test_ingest_triples_probes_and_creates_a_literal_type(store: Any, graph: dict[str, Any]) -> None:
     kernel, _ = store._prepare(queries.get("ingest_triples"), {"rel_type": "DIRECTED_BY", "rows": []})
-    assert "[:`DIRECTED_BY`]" in kernel.body and "$(" not in kernel.body
+    assert kernel.body.count("[:`DIRECTED_BY`]") == 3 and "$(" not in kernel.body  # two probes, one CREATE
 
 
 # --- item 3: stable evidence ----------------------------------------------------------------------
@@ -609,6 +609,61 @@ def test_hub_subgraph_is_the_embedded_stores(store: Any, graph: dict[str, Any], 
         expected.triple(i) for i in range(expected.num_triples)
     ]
     assert got.entity_ids == expected.entity_ids and "hub-G" in got.entity_ids
+
+
+@covers("ingest_slices_pending", "ingest_slices_build", "ingest_degrees_backfill", "subgraph_hop")
+def test_hub_slices_serve_the_rows_of_the_full_order(
+    store: Any, graph: dict[str, Any], tmp_path: Path
+) -> None:
+    """Slices built at load end on Neo4j serve the rows of the full order, the same as kglite's;
+    a re-run builds none; the stored degrees are the server's counts; and the kernel reads the
+    slice (a far id dropped from it goes missing)."""
+    cap, hubs = 12, ["sl-T0", "sl-T1", "sl-S0", "sl-S1"]
+    triples = mixed_hub_triples(seed=5, prefix="sl-")
+    report = load(
+        store, as_records(triples, seed=3), source="sl", fmt="test", source_key="sl-live", slice_cap=cap
+    )
+    again = load(
+        store, as_records(triples), source="sl", fmt="test", source_key="sl-live", force=True, slice_cap=cap
+    )
+    assert again.writes.total == 0 and again.slices_built == 0
+
+    def hop(target: Any, hub: str, per_node: int) -> list[tuple[str, str, str]]:
+        [row] = run(
+            target,
+            "subgraph_hop",
+            frontier_ids=[hub],
+            max_degree=None,
+            max_per_node=per_node,
+            max_triples=999,
+        )
+        return list(zip(row["h_ids"], row["r_types"], row["t_ids"], strict=True))
+
+    with KgliteStore(tmp_path / "slices.kgl") as embedded:
+        embedded_report = load(
+            embedded, as_records(triples), source="sl", fmt="test", source_key="sl", slice_cap=cap
+        )
+        assert report.slices_built == embedded_report.slices_built > 0
+        for hub in hubs:
+            for per_node in (5, cap, cap + 7):  # the last one past the slice's cap: the full order
+                expected = first_by_kernel_order(triples, hub, per_node)
+                assert hop(store, hub, per_node) == hop(embedded, hub, per_node) == expected, (hub, per_node)
+    degrees = cypher(
+        store,
+        "MATCH (e:Entity) WHERE e.id STARTS WITH 'sl-' AND (e.kgqa_degree <> COUNT { (e)--() } "
+        "OR e.kgqa_out_degree <> COUNT { (e)-->() }) RETURN e.id AS id",
+    )
+    assert degrees == []
+    [heads] = cypher(
+        store, "MATCH (e:Entity {id: 'sl-T0'}) RETURN e.kgqa_slice_heads AS far, e.kgqa_slice_tails AS tails"
+    )
+    dropped = next(far for far in heads["far"] if far not in heads["tails"])
+    cypher(
+        store,
+        "MATCH (e:Entity {id: 'sl-T0'}) SET e.kgqa_slice_heads = [x IN e.kgqa_slice_heads WHERE x <> $far]",
+        far=dropped,
+    )
+    assert not any(dropped in (h, t) for h, _, t in hop(store, "sl-T0", cap))
 
 
 def test_every_kernel_ran_on_the_live_server() -> None:

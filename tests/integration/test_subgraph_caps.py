@@ -10,9 +10,11 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
+import pytest
 from hub_graphs import first_by_kernel_order, hub_records, hub_triples
 
 from ingest.loader import load
+from kgqa.retrieval import subgraph
 from kgqa.retrieval.subgraph import Subgraph, extract_subgraph
 from kgqa.store.kglite_store import KgliteStore
 
@@ -63,3 +65,18 @@ def test_degree_backfill_gives_an_older_store_its_counts(tmp_path: Path) -> None
             "MATCH (e:Entity) WHERE e.id IN ['H', 'G', 'xH'] RETURN e.id AS id, e.kgqa_degree AS d"
         )
     assert {r["id"]: r["d"] for r in result.to_list()} == {"H": 60, "G": 31, "xH": 60}
+
+
+@pytest.mark.parametrize("chunk", [1, 4])
+def test_a_frontier_read_in_chunks_gives_the_subgraph_of_one_call(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, chunk: int
+) -> None:
+    caps = {**CAPS, "max_triples": 25}  # the budget runs out inside the second hop's frontier
+    whole = _extract(tmp_path / "whole.kgl", seed=2)  # 40 triples allowed, 31 reachable
+    with KgliteStore(tmp_path / "chunked.kgl") as store:
+        load(store, hub_records(seed=2), source="hub", fmt="test", source_key="hub")
+        reference = extract_subgraph(store, ["H"], **caps)
+        monkeypatch.setattr(subgraph, "FRONTIER_CHUNK", chunk)
+        chunked = extract_subgraph(store, ["H"], **caps)
+    assert _triples(chunked) == _triples(reference) and chunked.entity_ids == reference.entity_ids
+    assert reference.num_triples < whole.num_triples  # cut by the budget (its rows count repeats)

@@ -13,6 +13,7 @@ from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
+import torch
 from conftest import GEMMA_SETTINGS, FakeEmbedder
 from llm_fakes import ChatServer, Step
 
@@ -22,8 +23,10 @@ from kgqa.eval.datasets import read_questions, write_rog_jsonl
 from kgqa.reasoning.judgement_cache import JudgementCache
 from kgqa.reasoning.path_judge import PathJudge, format_chain, judge_messages, parse_selection
 from kgqa.reasoning.readers import make_llm_client
+from kgqa.retrieval.candidates import candidate_paths
 from kgqa.retrieval.features import SubgraphSettings
 from kgqa.retrieval.labels import relation_path_labels, shortest_path_labels
+from kgqa.retrieval.subgraph import Subgraph
 from kgqa.retrieval.tables import EntityTable, RelationTable
 from kgqa.store.kglite_store import KgliteStore
 from kgqa.types import QAExample, TripleRecord
@@ -31,6 +34,7 @@ from retriever_training.examples import TrainingExample, build_examples
 from retriever_training.refine import (
     PlannerRefineSettings,
     candidate_pools,
+    neighbour_prior,
     refine_with_llm,
     refine_with_planner,
     refined_questions,
@@ -102,6 +106,53 @@ def test_candidate_paths_hold_the_gold_path_and_the_distractor(prepared: Prepare
     walk = by_text["who directed Film 0"][0].walk
     sub = examples[0].prepared.subgraph
     assert [sub.entity_ids[e] for e in walk] == ["Film 0", "Director 0"]
+
+
+def test_wider_pool_holds_the_asked_path_behind_a_shortcut() -> None:
+    # "X's parent's child's nationality": X shares the nationality, so the shortest walk is one
+    # NATIONALITY step; the asked three-step walk is a candidate only in the wider pool.
+    entities = ["X", "France", "Parent", "Sibling"]
+    triples = [(0, 0, 1), (0, 1, 2), (2, 2, 3), (3, 0, 1)]  # nationality, parents, children
+    head, rel, tail = (torch.tensor(col) for col in zip(*triples, strict=True))
+    sub = Subgraph(entities, ["NATIONALITY", "PARENTS", "CHILDREN"], head, rel, tail, ["e"] * 4, 1)
+    answers = torch.tensor([False, True, False, False])
+    shortest = {c.relations for c in candidate_paths(sub, answers, 3)}
+    wide = {c.relations: c for c in candidate_paths(sub, answers, 3, extra_steps=2)}
+    asked = ("PARENTS", "CHILDREN", "NATIONALITY")
+    assert shortest == {("NATIONALITY",)}
+    assert asked in wide and ("NATIONALITY",) in wide
+    assert all(c.fit == 1.0 for c in wide.values())  # each reaches France and nothing else
+    assert [entities[e] for e in wide[asked].walk] == ["X", "Parent", "Sibling", "France"]
+    assert {c.relations for c in candidate_paths(sub, answers, 3, extra_steps=1)} == shortest
+
+
+def test_neighbour_prior_alone_recovers_the_gold_paths(prepared: Prepared) -> None:
+    # Questions phrased alike ("who directed ...") share the asked path; the writer-director
+    # coincidence is a candidate of only half of them. No planner is trained (rounds=0).
+    examples, tables, source_of = prepared
+    pools = candidate_pools(examples)
+    prior = neighbour_prior(examples, pools, neighbours=10)
+    by_text = {ex.example.question: (pool, p) for ex, pool, p in zip(examples, pools, prior, strict=True)}
+    pool, p = by_text["who directed Film 0"]
+    assert p[[c.relations for c in pool].index(("DIRECTED_BY",))] > p.min() + 1.0
+    settings = PlannerRefineSettings(rounds=0, prior=1.0, neighbours=10)
+    kept, history = refine_with_planner(examples, pools, tables, source_of, settings)
+    refined = refined_questions(_questions(), examples, pools, kept, source_of)
+    assert [q.relation_paths for q in refined] == [q.relation_paths for q in _questions()]
+    assert history == []
+
+
+def test_neighbour_prior_is_the_same_computed_in_row_blocks(
+    prepared: Prepared, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    import retriever_training.refine as refine
+
+    examples, _, _ = prepared
+    pools = candidate_pools(examples)
+    whole = neighbour_prior(examples, pools, neighbours=10)
+    monkeypatch.setattr(refine, "_SIMILARITY_ROWS", 7)
+    blocks = neighbour_prior(examples, pools, neighbours=10)
+    assert all(torch.allclose(a, b) for a, b in zip(whole, blocks, strict=True))
 
 
 @pytest.mark.parametrize("folds", [1, 2])

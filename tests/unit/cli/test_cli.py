@@ -248,6 +248,20 @@ def test_train_retrieve_eval_on_the_bundled_slice(tmp_path: Path) -> None:
     summary = evaluate(10, log)
     assert summary["n"] + summary["failed"] == 10
     assert len(log.read_text().splitlines()) == 10
+    # --workers 2: two processes answer, the log and the summary are those of one process
+    parallel_log = tmp_path / "workers.jsonl"
+    parallel = evaluate(10, parallel_log, "--workers", "2")
+    records = [json.loads(line) for line in log.read_text().splitlines()]
+    parallel_records = [json.loads(line) for line in parallel_log.read_text().splitlines()]
+    assert [r["qid"] for r in parallel_records] == [r["qid"] for r in records]
+    for one, two in zip(records, parallel_records, strict=True):
+        assert {k: v for k, v in one.items() if k != "timings_ms"} == {
+            k: v for k, v in two.items() if k != "timings_ms"
+        }
+    assert {k: v for k, v in parallel.items() if k != "latency_ms"} == {
+        k: v for k, v in summary.items() if k != "latency_ms"
+    }
+    assert evaluate(10, parallel_log, "--workers", "2")["resumed"] == summary["n"]  # same fingerprint
     assert set(summary["answer_recall"]) == {"25", "50", "100", "200"}
     assert summary["linking_top1"] is None or math.isnan(summary["linking_top1"])  # topics given
     # the same log, another selection: the summary counts this run's questions only

@@ -163,3 +163,28 @@ def test_embed_tokens_gives_the_token_states_that_embed_pools(minilm: Transforme
     assert len({s.shape[0] for s in states}) > 1  # padding dropped: each text keeps its own length
     pooled = torch.nn.functional.normalize(torch.stack([s.mean(dim=0) for s in states]), dim=-1)
     torch.testing.assert_close(pooled, minilm.embed(TEXTS), atol=1e-5, rtol=1e-4)
+
+
+def test_a_few_short_texts_run_packed_and_embed_as_each_alone(
+    minilm: TransformerEmbedder, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    views = ["what films did the director of [Cast Away] direct", "what films did the director of", "direct"]
+    alone = torch.cat([minilm.embed([v]) for v in views])
+    packed_calls: list[int] = []
+    packed = TransformerEmbedder._packed_hidden
+
+    def spy(self: TransformerEmbedder, ids: list[list[int]], width: int) -> tuple[torch.Tensor, torch.Tensor]:
+        packed_calls.append(len(ids))
+        return packed(self, ids, width)
+
+    monkeypatch.setattr(TransformerEmbedder, "_packed_hidden", spy)
+    together = minilm.embed(views)
+    assert packed_calls == [3]  # one forward for the three texts, without padding
+    torch.testing.assert_close(together, alone, atol=1e-5, rtol=1e-4)
+    states = minilm.embed_tokens(views)
+    assert [s.shape[0] for s in states] == [len(ids) for ids in minilm._token_ids(views)]
+    # a batch above the packing bound runs padded
+    many = [f"film number {i} of a long list of films" for i in range(30)]
+    packed_calls.clear()
+    minilm.embed(many)
+    assert packed_calls == []
