@@ -4,9 +4,9 @@ For MetaQA (1/2/3-hop dev files, consistent lines, the checkpoint's held-out par
 answer recall@100, recall@100 of the shortest-path triples and of the gold-relation-path triples
 (the qtype's walk; what the scorer is trained on), how often the planner's likeliest relation
 path is gold, Hit@1 of the extractive reader, the misses split by the first stage that lost them
-(linking, retrieval, plan, reader; :func:`kgqa.eval.run.miss_cause`) and retrieval latency
-p50/p95 per stage, plus the factorised vs unfactorised scorer throughput at equal outputs,
-measured in the same run, at the checkpoint's width and at the paper's width 1024 (a freshly
+(linking, retrieval, no plan reaching an answer, plan, reader; :func:`kgqa.eval.run.miss_cause`)
+and retrieval latency p50/p95 per stage, plus the factorised vs unfactorised scorer throughput
+at equal outputs, measured in the same run, at the checkpoint's width and at the paper's width 1024 (a freshly
 initialised scorer: speed does not depend on the weights). ``--dataset pathquestion|wc2014``
 reports Hit@1 and path recall on those files (their KB must be loaded into ``--data-dir`` and a
 checkpoint trained on it).
@@ -208,7 +208,8 @@ def main(
     click.echo(
         "\nmisses (wrong first answer) by the first stage that lost them, as shares of all questions: "
         f"linking (topic not found or not the file's), retrieval (no answer in the top {MISS_RECALL_K} "
-        "triples), plan (top plan not gold), reader (right plan, wrong entity):"
+        "triples), no_plan (no plan reaches an answer: it lies only on walks back through the topic), "
+        "plan (top plan not gold), reader (right plan, wrong entity):"
     )
     click.echo(markdown_table(["split", "missed", *MISS_CAUSES], miss_rows))
     click.echo("\nper-stage latency, p50 / p95 ms:")

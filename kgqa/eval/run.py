@@ -237,7 +237,7 @@ def answer_record(answer: Answer, example: QAExample, *, answer_in_kg: bool) -> 
 
 
 #: Where a question with a wrong first answer was lost, in pipeline order (:func:`miss_cause`).
-MISS_CAUSES = ("linking", "retrieval", "plan", "reader")
+MISS_CAUSES = ("linking", "retrieval", "no_plan", "plan", "reader")
 #: The top triples whose entities must hold an answer for retrieval to count as found.
 MISS_RECALL_K = 100
 
@@ -246,10 +246,12 @@ def miss_cause(record: dict[str, Any]) -> str | None:
     """The first stage that lost a scored question, ``None`` when its first answer is right.
 
     ``linking``: the linked first topic is not the file's; ``retrieval``: no gold answer among
-    the entities of the top :data:`MISS_RECALL_K` triples; ``plan``: the planner's likeliest
-    relation path is not gold (or no plan reaches an answer); ``reader``: the rest (right plan,
-    or no planner, and a wrong entity first). A failed question (topic not found) is a linking
-    miss and has no record.
+    the entities of the top :data:`MISS_RECALL_K` triples; ``no_plan``: no plan the subgraph
+    can walk ends at an answer (plans never come back through a topic, so an answer reached only
+    that way, or the topic itself as the answer, is out of every plan's reach); ``plan``: the
+    planner's likeliest relation path is not gold; ``reader``: the rest (right plan, or no
+    planner, and a wrong entity first). A failed question (topic not found) is a linking miss
+    and has no record.
     """
     if record["scores"]["hit_at_1"] >= 1.0:
         return None
@@ -258,7 +260,10 @@ def miss_cause(record: dict[str, Any]) -> str | None:
     if record["answer_recall"].get(MISS_RECALL_K, record["answer_recall"].get(str(MISS_RECALL_K))) == 0.0:
         return "retrieval"
     planned = bool(record.get("plans"))
-    if planned and record.get("plan_hit_at_1") != 1.0:
+    plan_hit = record.get("plan_hit_at_1")
+    if planned and (plan_hit is None or math.isnan(plan_hit)):
+        return "no_plan"
+    if planned and plan_hit != 1.0:
         return "plan"
     return "reader"
 

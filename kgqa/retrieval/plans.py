@@ -154,9 +154,12 @@ def gold_plans(
     """BoolTensor [P]: the plans to learn for one question.
 
     With gold relation paths (MetaQA qtypes, PathQuestion/WC2014 paths), the plans that follow
-    one of them in any direction and end at an answer. Without them, or when none of those ends
-    at an answer here, the shortest plans that end at an answer (RoG's plans from shortest
-    paths).
+    one of them in any direction and end at an answer, and every plan whose walks end at exactly
+    the same entities as one of those (:func:`same_ends`): where the KB holds a relation both ways
+    (PathQuestion's ``CHILDREN`` and ``PARENTS``), ``CHILDREN GENDER`` and ``<-PARENTS GENDER``
+    answer "the sex of X 's offspring" alike, and a softmax against the named one alone would
+    push the other down as wrong. Without named paths, or when none of those ends at an answer
+    here, the shortest plans that end at an answer (RoG's plans from shortest paths).
 
     Args:
         answers: BoolTensor [N], the answer entities.
@@ -169,10 +172,30 @@ def gold_plans(
     unsigned = [tuple(s // 2 for s in row if s >= 0) for row in plans.steps.tolist()]
     follows = torch.tensor([u in wanted for u in unsigned], dtype=torch.bool)
     gold = follows & ends_at_answer
-    if gold.any() or not ends_at_answer.any():
+    if gold.any():
+        return same_ends(plans, gold, sub.num_entities)
+    if not ends_at_answer.any():
         return gold
     lengths = plans.lengths()
     return ends_at_answer & (lengths == lengths[ends_at_answer].min())
+
+
+def same_ends(plans: Plans, chosen: Tensor, num_nodes: int) -> Tensor:
+    """BoolTensor [P]: the plans whose set of walk ends equals that of a plan ``chosen`` marks
+    (the chosen ones included).
+
+    Two end sets are equal when their overlap is as large as each of them: one sparse product of
+    the [P, N] end matrix with the chosen rows.
+    """
+    rows, cols = plans.end_plan.numpy(), plans.end_entity.numpy()
+    ends = csr_matrix(
+        (np.ones(rows.size, dtype=np.float32), (rows, cols)), shape=(plans.num_plans, num_nodes)
+    )
+    picked = np.flatnonzero(chosen.numpy())
+    overlap = (ends @ ends[picked].T).toarray()  # [P, G]
+    sizes = np.bincount(rows, minlength=plans.num_plans)
+    same = (overlap == sizes[:, None]) & (overlap == sizes[picked][None, :])
+    return torch.from_numpy(same.any(axis=1))
 
 
 def plan_reach(probabilities: Tensor, plans: Plans, num_nodes: int) -> Tensor:

@@ -29,7 +29,7 @@ def _record(
         (_record(hit=0.0, linking=0.0, recall=0.0, plan=0.0), "linking"),
         (_record(hit=0.0, linking=1.0, recall=0.0, plan=0.0), "retrieval"),
         (_record(hit=0.0, recall=0.5, plan=0.0), "plan"),
-        (_record(hit=0.0, recall=0.5, plan=math.nan), "plan"),  # no plan reaches an answer
+        (_record(hit=0.0, recall=0.5, plan=math.nan), "no_plan"),  # no plan reaches an answer
         (_record(hit=0.0, plan=1.0), "reader"),
         (_record(hit=0.0, plan=math.nan, plans=False), "reader"),  # no planner
     ],
@@ -42,7 +42,8 @@ def test_miss_shares_count_failed_questions_as_linking_misses() -> None:
     records = [_record(hit=1.0), _record(hit=0.0, plan=0.0), _record(hit=0.0)]
     # A record read back from a JSON log has string keys.
     records.append({**_record(hit=0.0, recall=0.0), "answer_recall": {"100": 0.0}})
+    records.append(_record(hit=0.0, plan=math.nan))
     shares = miss_shares(records, failed=1)
     assert list(shares) == list(MISS_CAUSES)
-    assert shares == {"linking": 0.2, "retrieval": 0.2, "plan": 0.2, "reader": 0.2}
+    assert shares == pytest.approx(dict.fromkeys(MISS_CAUSES, 1 / 6))
     assert all(math.isnan(v) for v in miss_shares([], failed=0).values())

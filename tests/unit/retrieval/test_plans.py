@@ -25,6 +25,7 @@ from kgqa.retrieval.plans import (
     plan_walk_triples,
     question_views,
     rank_plans,
+    same_ends,
 )
 from kgqa.retrieval.subgraph import Subgraph
 
@@ -116,6 +117,45 @@ def test_gold_plans_follow_the_named_relations_else_the_shortest_plans_to_an_ans
     fallback = gold_plans(plans, WRITER, co_writer, [("directed_by", "directed_by")])
     assert [n for n, g in zip(names, fallback.tolist(), strict=True) if g] == [("<-WRITTEN_BY", "WRITTEN_BY")]
     assert not gold_plans(plans, WRITER, torch.zeros(5, dtype=torch.bool)).any()
+
+
+# A PathQuestion-like family around e0 ("what is the sex of e0 's offspring ?"), with the
+# KB's family relations stored both ways:
+#   0 e0 -CHILDREN-> e1    1 e1 -PARENTS-> e0    2 e1 -GENDER-> e2 (male)
+#   3 e0 -GENDER-> e3      4 e0 -SPOUSE-> e4     5 e4 -GENDER-> e3 (also female)
+FAMILY = make_subgraph(
+    5,
+    [(0, 1), (1, 0), (1, 2), (0, 3), (0, 4), (4, 3)],
+    rels=["CHILDREN", "PARENTS", "GENDER", "GENDER", "SPOUSE", "GENDER"],
+)
+
+
+def test_gold_plans_count_plans_with_the_named_plans_end_set_as_gold() -> None:
+    plans = enumerate_plans(FAMILY, max_steps=2)
+    names = _names(plans, FAMILY)
+    male = torch.tensor([False, False, True, False, False])
+    gold = gold_plans(plans, FAMILY, male, [("children", "gender")])
+    assert {n for n, g in zip(names, gold.tolist(), strict=True) if g} == {
+        ("CHILDREN", "GENDER"),
+        ("<-PARENTS", "GENDER"),  # the inverse relation walks to the same entity
+    }
+    # The spouse's gender ends at the other entity; a plan reaching an answer and more is not gold.
+    assert not gold[names.index(("SPOUSE", "GENDER"))]
+    assert not gold[names.index(("CHILDREN",))]
+
+
+def test_same_ends_matches_end_sets_by_brute_force_on_random_graphs() -> None:
+    rng = random.Random(5)
+    for _ in range(40):
+        sub, _ = random_case(rng, max_nodes=7, max_edges=10, relations="AB")
+        plans = enumerate_plans(sub, max_steps=2)
+        ends = _ends(plans)
+        chosen = torch.rand(plans.num_plans, generator=torch.Generator().manual_seed(rng.randrange(99))) < 0.3
+        if not chosen.any():
+            continue
+        wanted = [ends[p] for p in range(plans.num_plans) if chosen[p]]
+        expected = [ends[p] in wanted for p in range(plans.num_plans)]
+        assert same_ends(plans, chosen, sub.num_entities).tolist() == expected
 
 
 def _signed(sub: Subgraph, *names: str) -> list[int]:
