@@ -5,8 +5,9 @@ transaction together with the resume point (the last source line it covers), so 
 load never leaves a half-written batch and restarts right after the last committed one. Every
 write creates only what is missing: re-running a load creates nothing new. A batch the server has
 no memory for (``StoreMemoryError``) is written as two halves, each halved again if need be,
-instead of being retried as it is. A load ends by refreshing the hub slices its new
-relationships made stale (ingest.slices).
+instead of being retried as it is. Rows out of heads with many relationships are checked
+against their pairs read once per load (ingest.heavy_heads), not probed one by one. A load ends
+by refreshing the hub slices its new relationships made stale (ingest.slices).
 """
 
 from __future__ import annotations
@@ -20,6 +21,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Literal
 
+from ingest.heavy_heads import HEAVY_OUT_DEGREE, HeavyHeads
 from ingest.slices import refresh_slices
 from kgqa.config import RETRIEVAL_DEFAULTS
 from kgqa.errors import IngestError, StoreMemoryError
@@ -128,27 +130,39 @@ def _entity_statements(entities: list[EntityRecord]) -> list[Statement]:
     return statements
 
 
-def _triple_statements(triples: list[TripleRecord], known_types: dict[str, str]) -> list[Statement]:
-    by_type: dict[str, dict[tuple[str, str], dict[str, str]]] = defaultdict(dict)
+def _triple_statements(
+    triples: list[TripleRecord], known_types: dict[str, str], heavy: HeavyHeads
+) -> tuple[list[Statement], list[tuple[str, str, str]]]:
+    """The batch's triple statements, and the (head, type, tail) triples they create out of known
+    heavy heads (to record once the batch commits). Rows out of a heavy head skip the per-row
+    probe: those already in the graph are dropped, the rest go to ``ingest_triples_absent``."""
+    probed: dict[str, dict[tuple[str, str], dict[str, str]]] = defaultdict(dict)
+    absent: dict[str, dict[tuple[str, str], dict[str, str]]] = defaultdict(dict)
     new_types: dict[str, str] = {}
     for t in triples:
         rel_type = relationship_type(t.relation)
         if rel_type not in known_types:
             known_types[rel_type] = new_types[rel_type] = t.relation
-        by_type[rel_type][(t.head, t.tail)] = {
+        exists = heavy.exists(t.head, rel_type, t.tail)
+        if exists:
+            continue
+        target = probed if exists is None else absent
+        target[rel_type][(t.head, t.tail)] = {
             "h": t.head,
             "h_norm": normalise_name(t.head),
             "t": t.tail,
             "t_norm": normalise_name(t.tail),
         }
     statements = [
-        Statement(queries.get("ingest_triples"), {"rel_type": rel_type, "rows": list(rows.values())})
+        Statement(queries.get(kernel), {"rel_type": rel_type, "rows": list(rows.values())})
+        for kernel, by_type in (("ingest_triples", probed), ("ingest_triples_absent", absent))
         for rel_type, rows in sorted(by_type.items())
     ]
     if new_types:
         rows = [{"name": n, "source_name": s, "text": relation_text(s)} for n, s in sorted(new_types.items())]
         statements.append(Statement(queries.get("ingest_relation_types"), {"rows": rows}))
-    return statements
+    created = [(h, rel_type, t) for rel_type, rows in absent.items() for h, t in rows]
+    return statements, created
 
 
 def _progress(key: str, source: str, lines_done: int, complete: bool) -> Statement:
@@ -197,6 +211,7 @@ def _write_batch(
     source: str,
     source_key: str,
     known_types: dict[str, str],
+    heavy: HeavyHeads,
 ) -> WriteSummary:
     """Write ``records`` and the resume point ``last_line`` in one transaction.
 
@@ -209,7 +224,9 @@ def _write_batch(
     entities = [r for r in records if isinstance(r, EntityRecord)]
     triples = [r for r in records if isinstance(r, TripleRecord)]
     types_before = dict(known_types)
-    statements = _entity_statements(entities) + _triple_statements(triples, known_types)
+    heavy.update(t.head for t in triples)
+    triple_statements, created_out_of_heavy = _triple_statements(triples, known_types, heavy)
+    statements = _entity_statements(entities) + triple_statements
     statements.append(_progress(source_key, source, last_line, complete=False))
     try:
         *data_writes, _bookkeeping = store.write(statements)
@@ -227,6 +244,7 @@ def _write_batch(
             source=source,
             source_key=source_key,
             known_types=known_types,
+            heavy=heavy,
         )
         rest = _write_batch(
             store,
@@ -235,8 +253,10 @@ def _write_batch(
             source=source,
             source_key=source_key,
             known_types=known_types,
+            heavy=heavy,
         )
         return first + rest
+    heavy.add(created_out_of_heavy)
     return sum(data_writes, WriteSummary())
 
 
@@ -252,6 +272,7 @@ def load(
     force: bool = False,
     on_batch: Callable[[int], None] | None = None,
     slice_cap: int = RETRIEVAL_DEFAULTS.max_per_node,
+    heavy_out_degree: int = HEAVY_OUT_DEGREE,
 ) -> IngestReport:
     """Write a record stream into ``store``, resuming an earlier interrupted load of the same source.
 
@@ -267,6 +288,8 @@ def load(
         force: re-merge a source already recorded as complete (still creates nothing new).
         on_batch: called with the last line of each committed batch (progress bars).
         slice_cap: the per-node cap hub slices are built for (``retrieval.max_per_node``).
+        heavy_out_degree: outgoing relationships from which a head's existing pairs are read once
+            and kept (ingest.heavy_heads) instead of probed per row.
 
     Raises:
         IngestError: a malformed line with ``on_error="fail"``, or a source with no lines.
@@ -285,13 +308,20 @@ def load(
     report.resumed_after_line = done
     known_types = {row["name"]: row["source_name"] for row in store.run(queries.get("relation_types_list"))}
     types_before = len(known_types)
+    heavy = HeavyHeads(store, heavy_out_degree)
     last_line = done
     for batch in batches((i for i in items if i.line > done), batch_size):
         entities, triples = _split(batch, report, on_error, source)
         last_line = batch[-1].line
         records: list[EntityRecord | TripleRecord] = [i for i in batch if not isinstance(i, BadLine)]
         report.writes += _write_batch(
-            store, records, last_line=last_line, source=source, source_key=source_key, known_types=known_types
+            store,
+            records,
+            last_line=last_line,
+            source=source,
+            source_key=source_key,
+            known_types=known_types,
+            heavy=heavy,
         )
         report.entity_records += len(entities)
         report.triple_records += len(triples)

@@ -47,6 +47,15 @@ CASES: dict[str, tuple[dict[str, Any], bool]] = {
         },
         True,
     ),
+    "ingest_triples_absent": (
+        {
+            "rel_type": "WRITTEN_BY",
+            "rows": [{"h": "Jaws", "h_norm": "jaws", "t": "Carl Gottlieb", "t_norm": "carl gottlieb"}],
+        },
+        True,
+    ),
+    "ingest_heavy_heads": ({"ids": ["Tom Hanks", "nobody"], "min_out_degree": 1}, False),
+    "ingest_out_pairs": ({"ids": ["Cast Away"]}, False),
     "ingest_relation_types": (
         {"rows": [{"name": "WRITTEN_BY", "source_name": "written_by", "text": "written by"}]},
         True,

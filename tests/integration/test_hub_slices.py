@@ -14,6 +14,7 @@ from hub_graphs import as_records, first_by_kernel_order, mixed_hub_triples
 
 from ingest.loader import load
 from ingest.prepare import prepare_store
+from kgqa.names import relationship_type
 from kgqa.retrieval.subgraph import extract_subgraph
 from kgqa.store import queries
 from kgqa.store.kglite_store import KgliteStore
@@ -195,3 +196,47 @@ def test_prepare_slices_the_hubs_of_a_mapped_graph(tmp_path: Path) -> None:
     for cap in (3, 6, 9):
         assert _hop(store, "hub", cap) == expected[:cap]
     assert prepare_store(store, slice_cap=6).slices_built == 0
+
+
+def test_rows_out_of_heavy_heads_skip_the_probe_and_stay_exact(tmp_path: Path) -> None:
+    """Heads over ``heavy_out_degree`` are read once and their rows checked in Python
+    (ingest.heavy_heads): the graph, the stored degrees and idempotence are those of the probe."""
+    triples = mixed_hub_triples(seed=5)
+    store = KgliteStore(tmp_path / "g.kgl")
+    sent: list[str] = []
+    write = store.write
+
+    def spy(statements: Any) -> Any:
+        sent.extend(s.query.name for s in statements)
+        return write(statements)
+
+    store.write = spy  # type: ignore[method-assign]
+    first = load(
+        store, as_records(triples), source="a", fmt="test", source_key="a", batch_size=20, heavy_out_degree=5
+    )
+    assert "ingest_triples_absent" in sent  # S0 and S1 turn heavy after their first batches
+    assert first.writes.relationships_created == len(triples)
+    more = [("S0", "p", f"z{i}") for i in range(4)] + [t for t in triples if t[0] == "S0"][:6]
+    second = load(
+        store, as_records(more), source="b", fmt="test", source_key="b", batch_size=3, heavy_out_degree=5
+    )
+    assert second.writes.relationships_created == 4  # the six known S0 triples already exist
+    again = load(
+        store,
+        as_records(triples, seed=7),
+        source="a",
+        fmt="test",
+        source_key="a",
+        force=True,
+        heavy_out_degree=5,
+    )
+    assert again.writes.total == 0
+    rows = _raw(
+        store,
+        "MATCH (e:Entity) RETURN e.id AS id, e.kgqa_degree AS d, e.kgqa_out_degree AS o, "
+        "COUNT { (e)--() } AS live_d, COUNT { (e)-->() } AS live_o",
+    )
+    assert all(r["d"] == r["live_d"] and r["o"] == r["live_o"] for r in rows)
+    stored = _raw(store, "MATCH (h)-[r]->(t) RETURN h.id AS h, type(r) AS r, t.id AS t")
+    expected = {(h, relationship_type(r), t) for h, r, t in triples + more}
+    assert sorted((x["h"], x["r"], x["t"]) for x in stored) == sorted(expected)

@@ -611,20 +611,44 @@ def test_hub_subgraph_is_the_embedded_stores(store: Any, graph: dict[str, Any], 
     assert got.entity_ids == expected.entity_ids and "hub-G" in got.entity_ids
 
 
-@covers("ingest_slices_pending", "ingest_slices_build", "ingest_degrees_backfill", "subgraph_hop")
+@covers(
+    "ingest_slices_pending",
+    "ingest_slices_build",
+    "ingest_degrees_backfill",
+    "subgraph_hop",
+    "ingest_heavy_heads",
+    "ingest_out_pairs",
+    "ingest_triples_absent",
+)
 def test_hub_slices_serve_the_rows_of_the_full_order(
     store: Any, graph: dict[str, Any], tmp_path: Path
 ) -> None:
     """Slices built at load end on Neo4j serve the rows of the full order, the same as kglite's;
     a re-run builds none; the stored degrees are the server's counts; and the kernel reads the
-    slice (a far id dropped from it goes missing)."""
+    slice (a far id dropped from it goes missing). Loaded in small batches with a low heavy-head
+    threshold, so rows out of the head hubs take the read-once path (ingest.heavy_heads)."""
     cap, hubs = 12, ["sl-T0", "sl-T1", "sl-S0", "sl-S1"]
     triples = mixed_hub_triples(seed=5, prefix="sl-")
     report = load(
-        store, as_records(triples, seed=3), source="sl", fmt="test", source_key="sl-live", slice_cap=cap
+        store,
+        as_records(triples, seed=3),
+        source="sl",
+        fmt="test",
+        source_key="sl-live",
+        slice_cap=cap,
+        batch_size=20,
+        heavy_out_degree=5,
     )
     again = load(
-        store, as_records(triples), source="sl", fmt="test", source_key="sl-live", force=True, slice_cap=cap
+        store,
+        as_records(triples),
+        source="sl",
+        fmt="test",
+        source_key="sl-live",
+        force=True,
+        slice_cap=cap,
+        batch_size=20,
+        heavy_out_degree=5,
     )
     assert again.writes.total == 0 and again.slices_built == 0
 
