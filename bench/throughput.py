@@ -171,23 +171,29 @@ def _train_once(settings: Any, files: list[Path], out: Path, limit: int, epochs:
     return time.perf_counter() - started
 
 
+def _cpu_settings(store: Path, checkpoint: Path) -> Any:
+    """Settings over ``store`` with ``checkpoint`` on the CPU, no environment read."""
+    from kgqa.config import load_config
+
+    return load_config(
+        {
+            "store": {"data_dir": str(store)},
+            "embedder": {"device": "cpu"},
+            "retrieval": {"checkpoint": str(checkpoint)},
+        },
+        environ={},
+    ).settings
+
+
 def measure_training(size: str, work: Path, data_dir: Path, limit: int, epochs: int) -> dict[str, Any]:
     """Train twice on the same questions: the second run may reuse prepared examples."""
-    from kgqa.config import load_config
 
     if size == "small":
         store, files, limit, epochs = work / "store", [EXAMPLES / "questions.txt"], 40, 2
     else:
         store, files = data_dir, [METAQA / f"{h}-hop" / "qa_dev.txt" for h in (1, 2, 3)]
     out = work / "train" / "retriever.pt"
-    settings = load_config(
-        {
-            "store": {"data_dir": str(store)},
-            "embedder": {"device": "cpu"},
-            "retrieval": {"checkpoint": str(out)},
-        },
-        environ={},
-    ).settings
+    settings = _cpu_settings(store, out)
     first = _train_once(settings, files, out, limit, epochs, work / "train" / "cache")
     second = _train_once(settings, files, out, limit, epochs, work / "train" / "cache")
     return {
@@ -200,7 +206,6 @@ def measure_training(size: str, work: Path, data_dir: Path, limit: int, epochs: 
 def measure_eval(size: str, work: Path, data_dir: Path, limit: int) -> dict[str, Any]:
     """Start-up (process start to the first embedded text), then questions/s and retrieval p50/p95
     per hop."""
-    from kgqa.config import load_config
     from kgqa.eval.datasets import read_questions
     from kgqa.eval.run import evaluate
     from kgqa.eval.session import select
@@ -213,14 +218,7 @@ def measure_eval(size: str, work: Path, data_dir: Path, limit: int) -> dict[str,
     else:
         store, checkpoint = data_dir, data_dir / "retriever.pt"
         files = {h: METAQA / f"{h}-hop" / "qa_dev.txt" for h in (1, 2, 3)}
-    settings = load_config(
-        {
-            "store": {"data_dir": str(store)},
-            "embedder": {"device": "cpu"},
-            "retrieval": {"checkpoint": str(checkpoint)},
-        },
-        environ={},
-    ).settings
+    settings = _cpu_settings(store, checkpoint)
     out: dict[str, Any] = {}
     with open_asker(settings) as asker:
         asker.retriever.embedder.embed(["start-up"])  # the model may still be loading: wait for it
@@ -248,7 +246,6 @@ def measure_eval_workers(size: str, work: Path, data_dir: Path, limit: int, work
     in one process and in ``workers`` processes; nothing on a tree without ``--workers``."""
     import inspect
 
-    from kgqa.config import load_config
     from kgqa.eval.session import run_eval
 
     if "workers" not in inspect.signature(run_eval).parameters:
@@ -263,14 +260,7 @@ def measure_eval_workers(size: str, work: Path, data_dir: Path, limit: int, work
     else:
         store, checkpoint = data_dir, data_dir / "retriever.pt"
         path, heldout = METAQA / "2-hop" / "qa_dev.txt", True
-    settings = load_config(
-        {
-            "store": {"data_dir": str(store)},
-            "embedder": {"device": "cpu"},
-            "retrieval": {"checkpoint": str(checkpoint)},
-        },
-        environ={},
-    ).settings
+    settings = _cpu_settings(store, checkpoint)
     out: dict[str, Any] = {}
     for n in (1, workers):
         started = time.perf_counter()

@@ -49,6 +49,18 @@ def _degrees(triples: list[tuple[str, str, str]]) -> dict[str, int]:
     return degree
 
 
+def _stored_degrees(store: KgliteStore) -> dict[str, int]:
+    """Each entity's stored ``kgqa_degree``, after asserting that it and ``kgqa_out_degree``
+    equal the live counts."""
+    rows = _raw(
+        store,
+        "MATCH (e:Entity) RETURN e.id AS id, e.kgqa_degree AS d, e.kgqa_out_degree AS o, "
+        "COUNT { (e)--() } AS live_d, COUNT { (e)-->() } AS live_o",
+    )
+    assert all(r["d"] == r["live_d"] and r["o"] == r["live_o"] for r in rows)
+    return {r["id"]: r["d"] for r in rows}
+
+
 @pytest.fixture(scope="module")
 def sliced(tmp_path_factory: pytest.TempPathFactory) -> tuple[KgliteStore, list[tuple[str, str, str]]]:
     triples = mixed_hub_triples(seed=1)
@@ -160,13 +172,7 @@ def test_stored_degrees_match_the_graph_after_loads_from_either_end(tmp_path: Pa
     load(store, as_records(triples), source="a", fmt="test", source_key="a")
     again = load(store, as_records(triples, seed=4), source="a", fmt="test", source_key="a", force=True)
     assert again.writes.total == 0
-    rows = _raw(
-        store,
-        "MATCH (e:Entity) RETURN e.id AS id, e.kgqa_degree AS d, e.kgqa_out_degree AS o, "
-        "COUNT { (e)--() } AS live_d, COUNT { (e)-->() } AS live_o",
-    )
-    assert all(r["d"] == r["live_d"] and r["o"] == r["live_o"] for r in rows)
-    assert {r["id"]: r["d"] for r in rows} == _degrees(triples)
+    assert _stored_degrees(store) == _degrees(triples)
     assert _raw(store, "MATCH ()-[r]->() RETURN count(r) AS n")[0]["n"] == len(triples)
 
 
@@ -231,12 +237,7 @@ def test_rows_out_of_heavy_heads_skip_the_probe_and_stay_exact(tmp_path: Path) -
         heavy_out_degree=5,
     )
     assert again.writes.total == 0
-    rows = _raw(
-        store,
-        "MATCH (e:Entity) RETURN e.id AS id, e.kgqa_degree AS d, e.kgqa_out_degree AS o, "
-        "COUNT { (e)--() } AS live_d, COUNT { (e)-->() } AS live_o",
-    )
-    assert all(r["d"] == r["live_d"] and r["o"] == r["live_o"] for r in rows)
+    _stored_degrees(store)
     stored = _raw(store, "MATCH (h)-[r]->(t) RETURN h.id AS h, type(r) AS r, t.id AS t")
     expected = {(h, relationship_type(r), t) for h, r, t in triples + more}
     assert sorted((x["h"], x["r"], x["t"]) for x in stored) == sorted(expected)
