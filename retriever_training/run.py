@@ -139,10 +139,10 @@ def run_training(
         with_tokens = train_settings.planner and train_settings.planner_kind != "mlp"
         kb = kb_fingerprint(store) if cache_dir else {}
         # Everything besides the questions, the KB and the embedder that changes the examples.
-        # Examples are prepared under "never back" and put under the walk rule after, so the
-        # rule is not part of the key (and the keys of earlier caches stay valid).
+        # Examples are prepared under the caller's rule ("never back" from the CLI) and put under
+        # the learned one after (under_walk_rule), so the cache holds the examples as prepared.
         example_settings = {
-            "subgraph": {k: v for k, v in asdict(subgraph).items() if k != "topic_walks"},
+            "subgraph": asdict(subgraph),
             "auto_hops": auto_hops,
             "with_tokens": with_tokens,
             **({"gold_paths": False} if not gold_paths else {}),  # keys of earlier caches stay valid
