@@ -134,6 +134,8 @@ def _train_and_score(
 @click.option("--folds", type=int, default=1, show_default=True, help="Planner judge: cross-fitting folds.")
 @click.option("--prior", type=float, default=1.0, show_default=True, help="Planner judge: neighbour prior.")
 @click.option("--neighbours", type=int, default=10, show_default=True)
+@click.option("--text", type=float, default=0.0, show_default=True, help="Planner judge: name prior.")
+@click.option("--ensemble", type=int, default=1, show_default=True, help="Planner judge: planners per round.")
 @click.option(
     "--extra-steps",
     type=int,
@@ -175,6 +177,8 @@ def main(
     folds: int,
     prior: float,
     neighbours: int,
+    text: float,
+    ensemble: int,
     extra_steps: int | None,
     shared_scorer: bool,
     metaqa_store: Path,
@@ -264,8 +268,16 @@ def main(
             tables,
             source_of,
             PlannerRefineSettings(
-                rounds=rounds, margin=margin, folds=folds, prior=prior, neighbours=neighbours, train=settings
+                rounds=rounds,
+                margin=margin,
+                folds=folds,
+                prior=prior,
+                neighbours=neighbours,
+                text=text,
+                ensemble=ensemble,
+                train=settings,
             ),
+            embedder=embedder,
         )
         seconds["planner_judge"] = time.perf_counter() - started
         if use_llm:
@@ -338,6 +350,7 @@ def main(
     click.echo(
         f"train {n_train} / val {n_val} / held-out {n_heldout} per split, epochs {epochs}, "
         f"rounds {rounds}, margin {margin}, folds {folds}, prior {prior} over {neighbours} neighbours, "
+        f"text prior {text}, ensemble {ensemble}, "
         f"extra steps {'up to the hops' if extra_steps is None else extra_steps}, "
         f"scorer {'shared (raw labels)' if shared_scorer else 'per labelling'}"
     )

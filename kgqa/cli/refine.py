@@ -60,6 +60,22 @@ from kgqa.cli.common import (
     "--neighbours", type=int, default=10, show_default=True, help="planner: questions the prior reads."
 )
 @click.option(
+    "--text",
+    type=float,
+    default=0.0,
+    show_default=True,
+    help="planner: weight (logits per unit of cosine) of the relation-name prior: the question, "
+    "topic cut out, against the path's relation names in words (0: none).",
+)
+@click.option(
+    "--ensemble",
+    type=int,
+    default=1,
+    show_default=True,
+    help="planner: planners (seeds SEED, SEED+1, ...) trained and averaged per round; more cost "
+    "more but vary less from seed to seed.",
+)
+@click.option(
     "--margin",
     type=float,
     default=0.5,
@@ -104,6 +120,8 @@ def refine(
     rounds: int,
     prior: float,
     neighbours: int,
+    text: float,
+    ensemble: int,
     margin: float,
     folds: int,
     epochs: int,
@@ -157,6 +175,8 @@ def refine(
             folds=folds,
             prior=prior,
             neighbours=neighbours,
+            text=text,
+            ensemble=ensemble,
             train=TrainSettings(epochs=epochs, patience=3, seed=seed),
         ),
         extra_steps=extra_steps,
