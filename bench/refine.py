@@ -134,8 +134,8 @@ def _train_and_score(
 @click.option("--folds", type=int, default=1, show_default=True, help="Planner judge: cross-fitting folds.")
 @click.option("--prior", type=float, default=1.0, show_default=True, help="Planner judge: neighbour prior.")
 @click.option("--neighbours", type=int, default=10, show_default=True)
-@click.option("--text", type=float, default=0.0, show_default=True, help="Planner judge: name prior.")
-@click.option("--ensemble", type=int, default=1, show_default=True, help="Planner judge: planners per round.")
+@click.option("--text", type=float, default=20.0, show_default=True, help="Planner judge: name prior.")
+@click.option("--ensemble", type=int, default=3, show_default=True, help="Planner judge: planners per round.")
 @click.option(
     "--extra-steps",
     type=int,

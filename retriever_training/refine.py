@@ -16,8 +16,11 @@ Two judges:
   train again on what was kept, for ``rounds`` rounds. The planner generalises across questions:
   the relation path a phrasing asks for recurs over many questions, while the coincidental ones
   differ from question to question, so they lose. A neighbour prior (what the questions phrased
-  most alike hold, :func:`neighbour_prior`) joins the planner's score, as a path prior does in
-  hard EM over latent paths.
+  most alike hold, :func:`neighbour_prior`) and a relation-name prior (the question's words
+  against the path's relation names, :func:`text_prior`) join the planner's score, as a path
+  prior does in hard EM over latent paths. Each round averages ``ensemble`` planners trained
+  from different seeds: one planner's choices move with its seed by several points of
+  precision (docs/decisions.md), so one judgement would say little.
 
 Questions with one candidate keep it; questions with none keep nothing (they train on the
 shortest-path fallback, as before).
@@ -68,8 +71,8 @@ class PlannerRefineSettings:
     fit: float = 1.0
     prior: float = 1.0
     neighbours: int = 10
-    text: float = 0.0
-    ensemble: int = 1
+    text: float = 20.0
+    ensemble: int = 3
     train: TrainSettings = TrainSettings(epochs=8, patience=3)
 
 
@@ -280,11 +283,15 @@ def refine_with_planner(
     (:class:`~kgqa.retrieval.candidates.CandidatePath`): the path a question asks for reaches its
     answers and little else, a coincidence often only some of them and other entities too
     ("which films did X direct", where X also wrote a few of them and others); plus ``prior``
-    times the log :func:`neighbour_prior`: what the questions phrased most alike hold. The planner
+    times the log :func:`neighbour_prior`: what the questions phrased most alike hold; plus
+    ``text`` times the :func:`text_prior` cosine (needs ``embedder``). The planner
     and the prior both generalise across questions, but the planner rates the questions it trained
     on, whose coincidences it learnt too, while the prior never reads a question's own candidates.
     With ``rounds=0`` no planner is trained: answer fit and prior alone decide (seconds, not
-    minutes; less precise on compositional questions, docs/decisions.md).
+    minutes; less precise on compositional questions, docs/decisions.md). With ``ensemble`` > 1
+    each round trains that many planners (seeds ``train.seed`` + 0, 1, ...) and their candidate
+    logits are averaged: a single planner is deterministic for its input and seed, but which
+    coincidences it keeps moves with the seed.
 
     Cross-fitting: with ``folds`` > 1 each question is rated by a planner trained on the other
     folds only. A planner rating the questions it trained on has learnt each one's own candidates,
@@ -295,6 +302,9 @@ def refine_with_planner(
     training: there the label is not in doubt, while on the others any candidate counts as right
     in the first round, which would stop training after one epoch. Without such questions, every
     tenth question validates.
+
+    Raises:
+        ValueError: ``text`` > 0 and no ``embedder``.
     """
     untrained = [settings.fit * torch.tensor([c.fit for c in pool]).log() for pool in pools]
     if settings.prior > 0:

@@ -62,7 +62,7 @@ from kgqa.cli.common import (
 @click.option(
     "--text",
     type=float,
-    default=0.0,
+    default=20.0,
     show_default=True,
     help="planner: weight (logits per unit of cosine) of the relation-name prior: the question, "
     "topic cut out, against the path's relation names in words (0: none).",
@@ -70,7 +70,7 @@ from kgqa.cli.common import (
 @click.option(
     "--ensemble",
     type=int,
-    default=1,
+    default=3,
     show_default=True,
     help="planner: planners (seeds SEED, SEED+1, ...) trained and averaged per round; more cost "
     "more but vary less from seed to seed.",

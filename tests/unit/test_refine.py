@@ -137,7 +137,7 @@ def test_neighbour_prior_alone_recovers_the_gold_paths(prepared: Prepared) -> No
     by_text = {ex.example.question: (pool, p) for ex, pool, p in zip(examples, pools, prior, strict=True)}
     pool, p = by_text["who directed Film 0"]
     assert p[[c.relations for c in pool].index(("DIRECTED_BY",))] > p.min() + 1.0
-    settings = PlannerRefineSettings(rounds=0, prior=1.0, neighbours=10)
+    settings = PlannerRefineSettings(rounds=0, prior=1.0, neighbours=10, text=0.0)
     kept, history = refine_with_planner(examples, pools, tables, source_of, settings)
     refined = refined_questions(_questions(), examples, pools, kept, source_of)
     assert [q.relation_paths for q in refined] == [q.relation_paths for q in _questions()]
@@ -176,6 +176,15 @@ def test_text_prior_prefers_the_relation_the_question_names(prepared: Prepared) 
             assert c[relations.index(("DIRECTED_BY",))] > c[relations.index(("WRITTEN_BY",))]
             directed += 1
     assert directed == FILMS // 2
+    # In the judge's score it alone (no planner, no neighbour prior) drops the coincidence.
+    settings = PlannerRefineSettings(rounds=0, prior=0.0, text=10.0)
+    kept, _ = refine_with_planner(
+        examples, pools, tables, source_of, settings, embedder=FakeEmbedder(dimension=32)
+    )
+    refined = refined_questions(_questions(), examples, pools, kept, source_of)
+    for q, gold in zip(refined, _questions(), strict=True):
+        if q.question.startswith("who directed"):
+            assert q.relation_paths == gold.relation_paths == (("directed_by",),)
     with pytest.raises(ValueError, match="embedder"):
         refine_with_planner(examples, pools, tables, source_of, PlannerRefineSettings(rounds=0, text=1.0))
 
@@ -190,6 +199,7 @@ def test_planner_judge_recovers_the_gold_paths(
         rounds=2,
         margin=1.0,
         folds=folds,
+        text=0.0,
         ensemble=ensemble,
         train=TrainSettings(epochs=30, patience=30, seed=0),
     )
