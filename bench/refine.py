@@ -5,7 +5,8 @@ held-out questions once, then trains scorer, planner and extractive reader on fo
 the same training questions and scores the held-out ones:
 
 - (a) ``raw``: no relation paths, every shortest topic -> answer path (``--no-gold-paths``);
-- (b) ``planner``: the paths the planner judge kept (hard EM with the neighbour prior, no LLM);
+- (b) ``planner``: the paths the planner judge kept (hard EM with the neighbour and
+  relation-name priors, ``--ensemble`` planners per round, no LLM);
 - (c) ``llm``: the paths the LLM judge kept, only with ``--llm-base-url`` (an OpenAI-compatible
   endpoint) or ``--llm-backend transformers``;
 - (d) ``gold``: the relation paths the file names.

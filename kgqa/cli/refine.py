@@ -47,7 +47,7 @@ from kgqa.cli.common import (
     type=int,
     default=2,
     show_default=True,
-    help="planner: hard-EM rounds (0: no training, the neighbour prior and answer fit decide).",
+    help="planner: hard-EM rounds (0: no training, the two priors and answer fit decide).",
 )
 @click.option(
     "--prior",
