@@ -5,7 +5,8 @@ held-out questions once, then trains scorer, planner and extractive reader on fo
 the same training questions and scores the held-out ones:
 
 - (a) ``raw``: no relation paths, every shortest topic -> answer path (``--no-gold-paths``);
-- (b) ``planner``: the paths the planner judge kept (hard EM with the neighbour prior, no LLM);
+- (b) ``planner``: the paths the planner judge kept (hard EM with the neighbour and
+  relation-name priors, ``--ensemble`` planners per round, no LLM);
 - (c) ``llm``: the paths the LLM judge kept, only with ``--llm-base-url`` (an OpenAI-compatible
   endpoint) or ``--llm-backend transformers``;
 - (d) ``gold``: the relation paths the file names.
@@ -134,6 +135,8 @@ def _train_and_score(
 @click.option("--folds", type=int, default=1, show_default=True, help="Planner judge: cross-fitting folds.")
 @click.option("--prior", type=float, default=1.0, show_default=True, help="Planner judge: neighbour prior.")
 @click.option("--neighbours", type=int, default=10, show_default=True)
+@click.option("--text", type=float, default=20.0, show_default=True, help="Planner judge: name prior.")
+@click.option("--ensemble", type=int, default=3, show_default=True, help="Planner judge: planners per round.")
 @click.option(
     "--extra-steps",
     type=int,
@@ -175,6 +178,8 @@ def main(
     folds: int,
     prior: float,
     neighbours: int,
+    text: float,
+    ensemble: int,
     extra_steps: int | None,
     shared_scorer: bool,
     metaqa_store: Path,
@@ -264,8 +269,16 @@ def main(
             tables,
             source_of,
             PlannerRefineSettings(
-                rounds=rounds, margin=margin, folds=folds, prior=prior, neighbours=neighbours, train=settings
+                rounds=rounds,
+                margin=margin,
+                folds=folds,
+                prior=prior,
+                neighbours=neighbours,
+                text=text,
+                ensemble=ensemble,
+                train=settings,
             ),
+            embedder=embedder,
         )
         seconds["planner_judge"] = time.perf_counter() - started
         if use_llm:
@@ -338,6 +351,7 @@ def main(
     click.echo(
         f"train {n_train} / val {n_val} / held-out {n_heldout} per split, epochs {epochs}, "
         f"rounds {rounds}, margin {margin}, folds {folds}, prior {prior} over {neighbours} neighbours, "
+        f"text prior {text}, ensemble {ensemble}, "
         f"extra steps {'up to the hops' if extra_steps is None else extra_steps}, "
         f"scorer {'shared (raw labels)' if shared_scorer else 'per labelling'}"
     )

@@ -16,8 +16,11 @@ Two judges:
   train again on what was kept, for ``rounds`` rounds. The planner generalises across questions:
   the relation path a phrasing asks for recurs over many questions, while the coincidental ones
   differ from question to question, so they lose. A neighbour prior (what the questions phrased
-  most alike hold, :func:`neighbour_prior`) joins the planner's score, as a path prior does in
-  hard EM over latent paths.
+  most alike hold, :func:`neighbour_prior`) and a relation-name prior (the question's words
+  against the path's relation names, :func:`text_prior`) join the planner's score, as a path
+  prior does in hard EM over latent paths. Each round averages ``ensemble`` planners trained
+  from different seeds: one planner's choices move with its seed by several points of
+  precision (docs/decisions.md), so one judgement would say little.
 
 Questions with one candidate keep it; questions with none keep nothing (they train on the
 shortest-path fallback, as before).
@@ -25,6 +28,7 @@ shortest-path fallback, as before).
 
 from __future__ import annotations
 
+import re
 import time
 from collections.abc import Callable, Sequence
 from dataclasses import asdict, dataclass, field, replace
@@ -35,10 +39,11 @@ import torch
 import torch.nn.functional as F
 from tqdm import tqdm
 
+from kgqa.embed.protocol import Embedder
 from kgqa.errors import LLMUnavailableError
 from kgqa.reasoning.path_judge import PathJudge, format_chain
 from kgqa.retrieval.candidates import CandidatePath, candidate_paths
-from kgqa.retrieval.plans import Planner, enumerate_plans
+from kgqa.retrieval.plans import Planner, enumerate_plans, question_views
 from kgqa.retrieval.tables import EntityTable, RelationTable
 from kgqa.store import queries
 from kgqa.store.protocol import GraphStore
@@ -55,8 +60,10 @@ class PlannerRefineSettings:
     """Hard-EM settings: rounds of planner training, the logit margin of what is kept, the folds
     of cross-fitting (1: the planner rates the questions it trained on), the weight of a
     candidate's answer fit in its score, the weight of the neighbour prior
-    (:func:`neighbour_prior`; 0: none) and how many similar questions it reads, and the planner's
-    optimisation (``train.epochs`` etc.)."""
+    (:func:`neighbour_prior`; 0: none) and how many similar questions it reads, the weight (logits
+    per unit of cosine) of the relation-name prior (:func:`text_prior`; 0: none), how many
+    planners (seeds ``train.seed``, ``train.seed + 1``, ...) each round trains and averages, and
+    the planner's optimisation (``train.epochs`` etc.)."""
 
     rounds: int = 2
     margin: float = 0.5
@@ -64,6 +71,8 @@ class PlannerRefineSettings:
     fit: float = 1.0
     prior: float = 1.0
     neighbours: int = 10
+    text: float = 20.0
+    ensemble: int = 3
     train: TrainSettings = TrainSettings(epochs=8, patience=3)
 
 
@@ -180,6 +189,49 @@ def neighbour_prior(
     ]
 
 
+def verbalised_path(relations: Sequence[str], steps: Sequence[int], source_of: dict[str, str]) -> str:
+    """A relation path as words, topic first: each relation's source name split on ``_``, ``.``,
+    ``/`` and camelCase, lower-cased (``directed_by`` -> ``directed by``), and a step crossed from
+    tail to head prefixed ``inverse`` (``X <-[directed_by]- film``: "inverse directed by")."""
+    words = []
+    for relation, signed in zip(relations, steps, strict=True):
+        name = re.sub(r"(?<=[a-z0-9])(?=[A-Z])", " ", source_of.get(relation, relation))
+        words.append(("inverse " if signed % 2 else "") + re.sub(r"[_./]+", " ", name).strip().lower())
+    return " ".join(words)
+
+
+def text_prior(
+    examples: Sequence[TrainingExample],
+    pools: Sequence[Sequence[CandidatePath]],
+    embedder: Embedder,
+    names: dict[str, str],
+    source_of: dict[str, str],
+) -> list[torch.Tensor]:
+    """Per example, the cosine of each candidate's :func:`verbalised_path` and the question with
+    its topic mention cut out (the planner's before and after views joined, so the topic's name
+    does not pull towards relations that happen to share its words).
+
+    Any KG whose relation types have names gets it without training: when one person both
+    directed and wrote a film, both paths reach the answer, and only the question's words
+    ("directed", "written") tell them apart.
+    """
+    masked = []
+    for ex in examples:
+        views = question_views(ex.example.question, [names.get(t, t) for t in ex.example.topic_ids])[1:]
+        masked.append(" ".join(v for v in dict.fromkeys(views) if v != "."))
+    texts = sorted({verbalised_path(c.relations, c.steps, source_of) for pool in pools for c in pool})
+    if not texts:
+        return [torch.zeros(len(pool)) for pool in pools]
+    row = {t: i for i, t in enumerate(texts)}
+    paths, questions = embedder.embed(texts), embedder.embed([m or "." for m in masked])
+    return [
+        paths[[row[verbalised_path(c.relations, c.steps, source_of)] for c in pool]] @ questions[i]
+        if pool
+        else torch.zeros(0)
+        for i, pool in enumerate(pools)
+    ]
+
+
 _PRIOR_FLOOR = 1e-3  # belief a path gets when no neighbour holds it: log 1e-3 is about -7 logits
 _SIMILARITY_ROWS = 1024
 
@@ -221,6 +273,7 @@ def refine_with_planner(
     source_of: dict[str, str],
     settings: PlannerRefineSettings,
     *,
+    embedder: Embedder | None = None,
     progress: bool = False,
 ) -> tuple[list[list[int]], list[dict[str, float]]]:
     """Hard EM: per example, the indices of the candidates kept after ``settings.rounds`` rounds,
@@ -230,11 +283,15 @@ def refine_with_planner(
     (:class:`~kgqa.retrieval.candidates.CandidatePath`): the path a question asks for reaches its
     answers and little else, a coincidence often only some of them and other entities too
     ("which films did X direct", where X also wrote a few of them and others); plus ``prior``
-    times the log :func:`neighbour_prior`: what the questions phrased most alike hold. The planner
+    times the log :func:`neighbour_prior`: what the questions phrased most alike hold; plus
+    ``text`` times the :func:`text_prior` cosine (needs ``embedder``). The planner
     and the prior both generalise across questions, but the planner rates the questions it trained
     on, whose coincidences it learnt too, while the prior never reads a question's own candidates.
     With ``rounds=0`` no planner is trained: answer fit and prior alone decide (seconds, not
-    minutes; less precise on compositional questions, docs/decisions.md).
+    minutes; less precise on compositional questions, docs/decisions.md). With ``ensemble`` > 1
+    each round trains that many planners (seeds ``train.seed`` + 0, 1, ...) and their candidate
+    logits are averaged: a single planner is deterministic for its input and seed, but which
+    coincidences it keeps moves with the seed.
 
     Cross-fitting: with ``folds`` > 1 each question is rated by a planner trained on the other
     folds only. A planner rating the questions it trained on has learnt each one's own candidates,
@@ -245,11 +302,19 @@ def refine_with_planner(
     training: there the label is not in doubt, while on the others any candidate counts as right
     in the first round, which would stop training after one epoch. Without such questions, every
     tenth question validates.
+
+    Raises:
+        ValueError: ``text`` > 0 and no ``embedder``.
     """
     untrained = [settings.fit * torch.tensor([c.fit for c in pool]).log() for pool in pools]
     if settings.prior > 0:
         prior = neighbour_prior(examples, pools, settings.neighbours)
         untrained = [u + settings.prior * p for u, p in zip(untrained, prior, strict=True)]
+    if settings.text > 0:
+        if embedder is None:
+            raise ValueError("the relation-name prior (text > 0) needs the embedder")
+        cosine = text_prior(examples, pools, embedder, tables[0].names, source_of)
+        untrained = [u + settings.text * c for u, c in zip(untrained, cosine, strict=True)]
     kept = [list(range(len(pool))) for pool in pools]
     if settings.rounds == 0:
         kept = [_within_margin(u, settings.margin) if len(u) else [] for u in untrained]
@@ -268,14 +333,19 @@ def refine_with_planner(
             fit_on = [i for i in usable if folds == 1 or i not in rated]
             val = [labelled[i] for i in fit_on if i in held]
             train = [labelled[i] for i in fit_on if i not in held]
-            planner, trained = train_planner(
-                train, val or train, tables, settings.train, progress=progress, metric="gold_mass"
-            )
-            masses.append(max(trained.val_metric) if trained.val_metric else float("nan"))
+            planners = []
+            for member in range(max(1, settings.ensemble)):
+                member_settings = replace(settings.train, seed=settings.train.seed + member)
+                planner, trained = train_planner(
+                    train, val or train, tables, member_settings, progress=progress, metric="gold_mass"
+                )
+                planners.append(planner)
+                masses.append(max(trained.val_metric) if trained.val_metric else float("nan"))
             for i in sorted(rated):
                 if len(pools[i]) < 2:
                     continue
-                scores = _candidate_logits(planner, examples[i], pools[i], tables) + untrained[i]
+                logits = [_candidate_logits(planner, examples[i], pools[i], tables) for planner in planners]
+                scores = torch.stack(logits).mean(dim=0) + untrained[i]
                 kept[i] = _within_margin(scores, settings.margin)
         history.append({"kept": float(sum(len(k) for k in kept)), "val_gold_mass": sum(masses) / len(masses)})
     return kept, history
@@ -409,7 +479,7 @@ def run_refine(
     started = time.perf_counter()
     if judge == "planner":
         kept, report.rounds = refine_with_planner(
-            examples, pools, tables, source_of, planner_settings, progress=progress
+            examples, pools, tables, source_of, planner_settings, embedder=embedder, progress=progress
         )
     else:
         from kgqa.reasoning.judgement_cache import JudgementCache

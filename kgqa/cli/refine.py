@@ -47,7 +47,7 @@ from kgqa.cli.common import (
     type=int,
     default=2,
     show_default=True,
-    help="planner: hard-EM rounds (0: no training, the neighbour prior and answer fit decide).",
+    help="planner: hard-EM rounds (0: no training, the two priors and answer fit decide).",
 )
 @click.option(
     "--prior",
@@ -58,6 +58,22 @@ from kgqa.cli.common import (
 )
 @click.option(
     "--neighbours", type=int, default=10, show_default=True, help="planner: questions the prior reads."
+)
+@click.option(
+    "--text",
+    type=float,
+    default=20.0,
+    show_default=True,
+    help="planner: weight (logits per unit of cosine) of the relation-name prior: the question, "
+    "topic cut out, against the path's relation names in words (0: none).",
+)
+@click.option(
+    "--ensemble",
+    type=int,
+    default=3,
+    show_default=True,
+    help="planner: planners (seeds SEED, SEED+1, ...) trained and averaged per round; more cost "
+    "more but vary less from seed to seed.",
 )
 @click.option(
     "--margin",
@@ -104,6 +120,8 @@ def refine(
     rounds: int,
     prior: float,
     neighbours: int,
+    text: float,
+    ensemble: int,
     margin: float,
     folds: int,
     epochs: int,
@@ -157,6 +175,8 @@ def refine(
             folds=folds,
             prior=prior,
             neighbours=neighbours,
+            text=text,
+            ensemble=ensemble,
             train=TrainSettings(epochs=epochs, patience=3, seed=seed),
         ),
         extra_steps=extra_steps,
