@@ -68,9 +68,7 @@ from kgqa.config import Settings
 @click.option(
     "--planner-batch",
     type=click.IntRange(min=1),
-    default=1,
-    show_default=True,
-    help="Questions per optimiser step of the planner (their losses averaged).",
+    help="Questions per optimiser step of the planner, their losses averaged [default: 16].",
 )
 @click.option(
     "--reuse-scorers",
@@ -110,7 +108,7 @@ def train(
     path_scorer: bool,
     planner: bool,
     planner_kind: str,
-    planner_batch: int,
+    planner_batch: int | None,
     reuse_scorers: Path | None,
     val_file: Path | None,
     example_cache: Path | None,
@@ -142,6 +140,7 @@ def train(
     from retriever_training.run import run_training
     from retriever_training.train import TrainSettings
 
+    batch = {} if planner_batch is None else {"planner_batch": planner_batch}
     subgraph = subgraph_settings(loaded.settings)
     auto = hops == "auto"
     if not auto:
@@ -163,7 +162,7 @@ def train(
             path_scorer=path_scorer,
             planner=planner,
             planner_kind=planner_kind,
-            planner_batch=planner_batch,
+            **batch,
         ),
         limit=limit,
         progress=not as_json,
