@@ -208,7 +208,7 @@ def main(
     click.echo(
         "\nmisses (wrong first answer) by the first stage that lost them, as shares of all questions: "
         f"linking (topic not found or not the file's), retrieval (no answer in the top {MISS_RECALL_K} "
-        "triples), no_plan (no plan reaches an answer: it lies only on walks back through the topic), "
+        "triples), no_plan (no plan reaches an answer under the checkpoint's walk rule), "
         "plan (top plan not gold), reader (right plan, wrong entity):"
     )
     click.echo(markdown_table(["split", "missed", *MISS_CAUSES], miss_rows))

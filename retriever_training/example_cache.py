@@ -36,8 +36,9 @@ from retriever_training.examples import TrainingExample
 
 log = logging.getLogger(__name__)
 
-#: Bumped whenever what an example holds, or how it is prepared, changes meaning.
-CACHE_FORMAT = 1
+#: Bumped whenever what an example holds, or how it is prepared, changes meaning (2: subgraphs
+#: carry their walk rule, ``Subgraph.topic_walks``, which format-1 pickles lack).
+CACHE_FORMAT = 2
 
 
 def kb_fingerprint(store: GraphStore) -> dict[str, Any]:

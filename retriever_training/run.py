@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import time
 from collections.abc import Sequence
-from dataclasses import asdict, dataclass, field
+from dataclasses import asdict, dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
@@ -38,6 +38,7 @@ from retriever_training.train import (
     train_reader,
     train_scorer,
 )
+from retriever_training.walk_rule import choose_walk_rule, under_walk_rule
 
 
 @dataclass(slots=True)
@@ -53,6 +54,7 @@ class TrainReport:
     reader_history: dict[str, Any] = field(default_factory=dict)
     seconds: dict[str, float] = field(default_factory=dict)
     example_cache: dict[str, str] = field(default_factory=dict)  # part -> "hit" | "written"
+    walk_rule: dict[str, Any] = field(default_factory=dict)  # WalkRule.to_dict()
 
     def to_dict(self) -> dict[str, Any]:
         return asdict(self)
@@ -110,6 +112,9 @@ def run_training(
 ) -> TrainReport:
     """Train the triple scorer and the extractive reader on ``sources`` and write ``out``.
 
+    The walk rule (:mod:`retriever_training.walk_rule`) is chosen from the training part before
+    any model trains, and stored with the subgraph caps.
+
     With ``cache_dir`` the prepared examples of each part are read from there when the same
     questions, KB and settings prepared them before, and stored there otherwise
     (:mod:`retriever_training.example_cache`). ``gold_paths=False`` ignores the relation paths the
@@ -134,6 +139,8 @@ def run_training(
         with_tokens = train_settings.planner and train_settings.planner_kind != "mlp"
         kb = kb_fingerprint(store) if cache_dir else {}
         # Everything besides the questions, the KB and the embedder that changes the examples.
+        # Examples are prepared under the caller's rule ("never back" from the CLI) and put under
+        # the learned one after (under_walk_rule), so the cache holds the examples as prepared.
         example_settings = {
             "subgraph": asdict(subgraph),
             "auto_hops": auto_hops,
@@ -163,7 +170,10 @@ def run_training(
             key = cache_key(kb, settings.embedder, parts[part], example_settings)
             prepared[part], hit = cached_examples(cache_dir / f"{part}-{key}.pt", tables, build)
             report.example_cache[part] = "hit" if hit else "written"
-    train, val = prepared["train"], prepared["val"]
+    walk_rule = choose_walk_rule(prepared["train"])
+    report.walk_rule = walk_rule.to_dict()
+    subgraph = replace(subgraph, topic_walks=walk_rule.topic_walks)
+    train, val = (under_walk_rule(prepared[part], walk_rule.topic_walks) for part in ("train", "val"))
     report.examples = {"train": len(train), "val": len(val)}
     report.seconds["prepare"] = time.perf_counter() - started
     contexts = None

@@ -175,6 +175,9 @@ def train(
         return
     s, r = report.scorer_history, report.reader_history
     click.echo(f"questions {report.questions}, examples {report.examples}")
+    w = report.walk_rule
+    rule = "may pass through and end at a topic" if w["topic_walks"] else "never back through a topic"
+    click.echo(f"walk rule: {rule} ({w['returning']} of {w['questions']} training questions return)")
     if s:
         best = f"best {s['metric']} {max(s['val_metric']):.4f} at epoch {s['best_epoch']}"
         click.echo(f"triple scorer{' (reused)' if reuse_scorers else ''}: {best}")

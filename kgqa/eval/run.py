@@ -247,8 +247,9 @@ def miss_cause(record: dict[str, Any]) -> str | None:
 
     ``linking``: the linked first topic is not the file's; ``retrieval``: no gold answer among
     the entities of the top :data:`MISS_RECALL_K` triples; ``no_plan``: no plan the subgraph
-    can walk ends at an answer (plans never come back through a topic, so an answer reached only
-    that way, or the topic itself as the answer, is out of every plan's reach); ``plan``: the
+    can walk ends at an answer (under the checkpoint's walk rule, ``Subgraph.topic_walks``: where
+    plans never come back through a topic, an answer reached only that way, or the topic itself
+    as the answer, is out of every plan's reach); ``plan``: the
     planner's likeliest relation path is not gold; ``reader``: the rest (right plan, or no
     planner, and a wrong entity first). A failed question (topic not found) is a linking miss
     and has no record.

@@ -215,7 +215,8 @@ class ExtractiveReader:
 
     def entity_probabilities(self, retrieval: Retrieval) -> Tensor:
         """FloatTensor [N] in [0, 1]: the reader's probability that each local entity answers the
-        question, 0 for topics (never answers)."""
+        question, 0 for entities that may not answer (``Subgraph.candidate_mask``: the topics,
+        unless the walk rule lets them answer)."""
         sub = retrieval.prepared.subgraph
         with torch.inference_mode():
             batch = to_batch(retrieval.prepared, self.tables)
@@ -232,11 +233,12 @@ class ExtractiveReader:
         candidates: torch.Tensor | None = None,
         probabilities: Tensor | None = None,
     ) -> list[ExtractedAnswer]:
-        """Rank non-topic entities with the extractive reader; each with its best incident triples.
+        """Rank the candidate entities with the extractive reader; each with its best incident triples.
 
         Args:
             candidates: BoolTensor [N], the entities allowed as answers (e.g. those the evidence
-                shows); every entity when ``None``. Topics are never answers.
+                shows); every entity when ``None``. Topics answer only under the walk rule
+            (``Subgraph.candidate_mask``).
             probabilities: :meth:`entity_probabilities` of ``retrieval`` when already computed.
         """
         started = time.perf_counter()

@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import time
 from collections.abc import Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 
 import torch
 
@@ -22,9 +22,11 @@ from kgqa.store.protocol import GraphStore
 
 @dataclass(frozen=True, slots=True)
 class SubgraphSettings:
-    """Caps of the candidate subgraph and DDE rounds (see ``extract_subgraph`` and ``dde``).
+    """Caps of the candidate subgraph, DDE rounds (see ``extract_subgraph`` and ``dde``) and the
+    walk rule the subgraph carries (``Subgraph.topic_walks``: may walks come back through a topic).
 
-    The caps default to the ``retrieval`` settings' defaults (:data:`kgqa.config.RETRIEVAL_DEFAULTS`).
+    The caps default to the ``retrieval`` settings' defaults (:data:`kgqa.config.RETRIEVAL_DEFAULTS`);
+    the walk rule is the checkpoint's (``kgqa train`` decides it), not a setting.
     """
 
     hops: int = RETRIEVAL_DEFAULTS.hops
@@ -33,6 +35,7 @@ class SubgraphSettings:
     max_per_node: int = RETRIEVAL_DEFAULTS.max_per_node
     forward_rounds: int = 2
     reverse_rounds: int = 2
+    topic_walks: bool = False
 
 
 @dataclass(frozen=True, slots=True)
@@ -90,6 +93,7 @@ def prepare(
         max_degree=settings.max_degree,
         max_per_node=settings.max_per_node,
     )
+    sub = replace(sub, topic_walks=settings.topic_walks)
     entity_rows = entities.rows(sub.entity_ids)
     relation_rows = relations.rows(sub.relation_types)
     extracted = time.perf_counter()

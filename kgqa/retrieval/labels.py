@@ -72,9 +72,10 @@ def relation_path_labels(
     """FloatTensor [E], 1.0 for triples on a walk topic -> answer that follows a relation path.
 
     Step i of a walk crosses one triple of relation ``path[i]`` in either direction (MetaQA's
-    ``director_to_movie`` walks DIRECTED_BY backwards). Walks need not be shortest, but they
-    never come back to a topic: MetaQA's answers are the ends of such walks, and walks allowed
-    back through the topic end elsewhere too (docs/decisions.md).
+    ``director_to_movie`` walks DIRECTED_BY backwards). Walks need not be shortest; they come
+    back through (and answers may be) a topic only under ``sub.topic_walks``: MetaQA's answers
+    are the ends of walks that never come back, PathQuestion's often lie on walks that do
+    (docs/decisions.md).
     A triple of relation ``path[i]`` is on a walk when one end is reached from a topic in i
     steps and the other reaches an answer in the remaining ``L - i - 1`` steps.
 
@@ -86,7 +87,8 @@ def relation_path_labels(
     local = {e: i for i, e in enumerate(sub.entity_ids)}
     answers = torch.zeros(sub.num_entities, dtype=torch.bool)
     answers[[local[a] for a in answer_ids if a in local]] = True
-    answers[: sub.num_topics] = False
+    may_end = sub.candidate_mask()
+    answers &= may_end
     if not answers.any() or sub.num_topics == 0:
         return labels
     relation_of = {name: i for i, name in enumerate(sub.relation_types)}
@@ -98,10 +100,10 @@ def relation_path_labels(
         steps = [sub.rel == r for r in rels]
         frontier = [topics]  # frontier[i]: reached from a topic in i steps
         for step in steps[:-1]:
-            frontier.append(_neighbours(frontier[-1], sub, step) & ~topics)
+            frontier.append(_neighbours(frontier[-1], sub, step) & may_end)
         back = [answers]  # back[i]: where step i may end (then steps i+1.. reach an answer)
         for step in reversed(steps[1:]):
-            back.insert(0, _neighbours(back[0], sub, step) & ~topics)
+            back.insert(0, _neighbours(back[0], sub, step) & may_end)
         for step, near, far in zip(steps, frontier, back, strict=True):
             on_walk = (near[sub.head] & far[sub.tail]) | (near[sub.tail] & far[sub.head])
             labels[step & on_walk] = 1.0
@@ -127,7 +129,8 @@ def weak_labels(sub: Subgraph, example: QAExample) -> torch.Tensor:
 
 
 def answer_mask(prepared: PreparedQuestion, answer_ids: Collection[str]) -> torch.Tensor:
-    """BoolTensor [N]: which local entities are gold answers (topics excluded)."""
+    """BoolTensor [N]: which local entities are gold answers (topics excluded unless the
+    subgraph's walk rule lets them answer)."""
     sub = prepared.subgraph
     gold = set(answer_ids)
     return torch.tensor([e in gold for e in sub.entity_ids], dtype=torch.bool) & sub.candidate_mask()

@@ -62,7 +62,8 @@ class PlanChain:
 def best_walks(sub: Subgraph, steps: Sequence[int], log_scores: np.ndarray) -> list[tuple[Chain, float]]:
     """For every entity the signed plan ``steps`` reaches from a topic, its best walk there.
 
-    Walks never come back through a topic (as in :func:`kgqa.retrieval.plans.enumerate_plans`).
+    Walks come back through a topic only under ``sub.topic_walks`` (as in
+    :func:`kgqa.retrieval.plans.enumerate_plans`).
     Among walks to the same end the one with the largest sum of ``log_scores`` wins; ties go to
     the lower triple index.
 
@@ -75,13 +76,14 @@ def best_walks(sub: Subgraph, steps: Sequence[int], log_scores: np.ndarray) -> l
     """
     n = sub.num_entities
     head, rel, tail = sub.head.numpy(), sub.rel.numpy(), sub.tail.numpy()
+    may_end = sub.candidate_mask().numpy()
     best = np.full(n, -np.inf)
     best[: sub.num_topics] = 0.0
     back = []  # per step: entity -> the triple the best walk arrives by (-1 where none)
     for signed in steps:
         relation, backward = divmod(signed, 2)
         src, dst = (tail, head) if backward else (head, tail)
-        t = np.flatnonzero((rel == relation) & np.isfinite(best[src]) & (dst >= sub.num_topics))
+        t = np.flatnonzero((rel == relation) & np.isfinite(best[src]) & may_end[dst])
         cand = best[src[t]] + log_scores[t]
         order = np.lexsort((t, -cand, dst[t]))  # by end, best first, lower triple on ties
         ends, first = np.unique(dst[t][order], return_index=True)

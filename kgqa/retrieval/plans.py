@@ -10,8 +10,8 @@ whole signed relation sequence (``WRITTEN_BY`` backwards, then ``DIRECTED_BY`` f
 sequences instead of thousands of triples. :func:`plan_reach` turns the plan probabilities into
 two columns per entity for the reader: the best plan ending there, and the plan mass ending there.
 
-Walks follow the rule of the training labels (:mod:`kgqa.retrieval.labels`): never back
-through a topic.
+Walks follow the subgraph's walk rule (``Subgraph.topic_walks``, decided from the training
+split): never back through a topic, or through and ending at one where the data asks for it.
 
 The MLP planner (:class:`PlanScorer`, the fast one) reads the question three ways
 (:func:`question_views`): whole, and the text before and after the topic mention. A sentence
@@ -99,15 +99,15 @@ def _step_matrix(sub: Subgraph) -> csr_matrix:
 
 
 def enumerate_plans(sub: Subgraph, max_steps: int) -> Plans:
-    """Every signed relation path of 1..``max_steps`` steps with a walk from a topic in ``sub``.
+    """Every signed relation path of 1..``max_steps`` steps with a walk from a topic in ``sub``
+    (walks under ``sub``'s walk rule: back through a topic only with ``sub.topic_walks``).
 
     One sparse product per length: the frontiers of all plans of length ``k`` ([P_k, N]) times
     the step matrix give, for each plan and signed relation, the entities one step further.
     """
     n = sub.num_entities
     steps_matrix = _step_matrix(sub)
-    is_topic = np.zeros(n, dtype=bool)
-    is_topic[: sub.num_topics] = True
+    may_end = sub.candidate_mask().numpy()
     frontier = _rows_to_entities(np.zeros(sub.num_topics, dtype=np.int64), np.arange(sub.num_topics), 1, n)
     prefixes: list[list[int]] = [[]]
     all_steps: list[list[int]] = []
@@ -116,7 +116,7 @@ def enumerate_plans(sub: Subgraph, max_steps: int) -> Plans:
     for _ in range(max_steps):
         reached = (frontier @ steps_matrix).tocoo()
         step, entity = np.divmod(reached.col, n)
-        keep = ~is_topic[entity]
+        keep = may_end[entity]
         prefix, step, entity = reached.row[keep], step[keep], entity[keep]
         pairs, new_of = np.unique(prefix * (2 * len(sub.relation_types)) + step, return_inverse=True)
         if pairs.size == 0:
@@ -211,18 +211,19 @@ def plan_walk_triples(sub: Subgraph, steps: Sequence[int]) -> Tensor:
     """BoolTensor [E]: the triples on some walk of the signed plan ``steps`` from a topic.
 
     Step ``i`` of a walk crosses a triple of its relation in its direction, from an entity the
-    first ``i`` steps reach to one from which the remaining steps still go on; no walk comes back
-    to a topic (as in :func:`enumerate_plans`).
+    first ``i`` steps reach to one from which the remaining steps still go on; walks come back
+    to a topic only under ``sub.topic_walks`` (as in :func:`enumerate_plans`).
     """
     n = sub.num_entities
     topic = torch.arange(n) < sub.num_topics
+    may_end = sub.candidate_mask()
     crossings = [_crossing(sub, s) for s in steps]  # (triple mask, from end, to end) per step
     reached = [topic]  # reached[i]: where the first i steps can end
     for mask, src, dst in crossings[:-1]:
-        reached.append(_step_ends(mask & reached[-1][src], dst, n) & ~topic)
-    onward = [~topic]  # onward[i]: where step i may end
+        reached.append(_step_ends(mask & reached[-1][src], dst, n) & may_end)
+    onward = [may_end]  # onward[i]: where step i may end
     for mask, src, dst in reversed(crossings[1:]):
-        onward.insert(0, _step_ends(mask & onward[0][dst], src, n) & ~topic)
+        onward.insert(0, _step_ends(mask & onward[0][dst], src, n) & may_end)
     on_walk = torch.zeros(sub.num_triples, dtype=torch.bool)
     for (mask, src, dst), near, far in zip(crossings, reached, onward, strict=True):
         on_walk |= mask & near[src] & far[dst]

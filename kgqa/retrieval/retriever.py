@@ -156,6 +156,14 @@ def load_bundle(path: Path, embedder_model_id: str) -> dict[str, Any]:
     return data
 
 
+def checkpoint_subgraph(data: dict[str, Any], override: SubgraphSettings | None = None) -> SubgraphSettings:
+    """The subgraph settings a checkpoint (:func:`load_bundle`) answers with: its caps, or
+    ``override``'s, and always its walk rule (``topic_walks``; "never back" for a checkpoint
+    written before the rule was learned, which is how those were trained)."""
+    stored = data["subgraph"]
+    return replace(override or SubgraphSettings(**stored), topic_walks=bool(stored.get("topic_walks", False)))
+
+
 class Retriever:
     """Link -> extract -> DDE -> score.
 
@@ -207,7 +215,8 @@ class Retriever:
         subgraph: SubgraphSettings | None = None,
         rescoring: Rescoring = "plan",
     ) -> Retriever:
-        """Load the scorers and planner written by ``kgqa train`` (``subgraph`` overrides its caps)."""
+        """Load the scorers and planner written by ``kgqa train`` (``subgraph`` overrides its caps,
+        not its walk rule: :func:`checkpoint_subgraph`)."""
         data = load_bundle(path, embedder.model_id)
         scorer = TripleScorer.from_checkpoint(data["scorer"], embedder_model_id=embedder.model_id)
         path_scorer = planner = None
@@ -217,7 +226,7 @@ class Retriever:
             )
         if data.get("planner") is not None:
             planner = planner_from_checkpoint(data["planner"], embedder_model_id=embedder.model_id)
-        subgraph = subgraph or SubgraphSettings(**data["subgraph"])
+        subgraph = checkpoint_subgraph(data, subgraph)
         return cls(
             store,
             embedder,

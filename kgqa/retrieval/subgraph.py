@@ -38,6 +38,12 @@ class Subgraph:
         head: LongTensor [E] local head ids; ``rel``: [E] local relation ids; ``tail``: [E].
         rel_eids: [E] element ids of the relationships (open them in Neo4j Browser).
         num_topics: the first ``num_topics`` local ids are the topic entities.
+        topic_walks: the walk rule of the model reading it. ``False``: a question's walks never
+            come back through a topic and a topic never answers (MetaQA); ``True``: walks may pass
+            through and end at a topic ("the spouse of X 's spouse" is X, as in PathQuestion).
+            ``kgqa train`` decides it from the training split
+            (:mod:`retriever_training.walk_rule`); plans, walk triples, labels and the reader's
+            candidates all follow it.
     """
 
     entity_ids: list[str]
@@ -47,6 +53,7 @@ class Subgraph:
     tail: torch.Tensor
     rel_eids: list[str]
     num_topics: int
+    topic_walks: bool = False
 
     @property
     def num_entities(self) -> int:
@@ -67,9 +74,10 @@ class Subgraph:
         return torch.arange(self.num_topics)
 
     def candidate_mask(self) -> torch.Tensor:
-        """BoolTensor [N]: entities that may answer the question (every one but the topics)."""
+        """BoolTensor [N]: entities that may answer the question (every one but the topics, and
+        the topics too under ``topic_walks``); also where a step of a question's walks may end."""
         mask = torch.ones(self.num_entities, dtype=torch.bool)
-        mask[: self.num_topics] = False
+        mask[: self.num_topics] = self.topic_walks
         return mask
 
     def triple(self, i: int) -> tuple[str, str, str]:

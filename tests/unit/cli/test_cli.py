@@ -196,6 +196,9 @@ def test_train_retrieve_eval_on_the_bundled_slice(tmp_path: Path) -> None:
     assert code == 0, err
     report = json.loads(out)
     assert report["examples"]["train"] > 0 and Path(report["out"]).is_file()
+    # MetaQA's answers never include the topic: the walk rule chosen from its questions is "never back"
+    assert report["walk_rule"]["topic_walks"] is False and report["walk_rule"]["returning"] == 0
+    assert torch.load(report["out"], weights_only=True)["subgraph"]["topic_walks"] is False
     assert len(report["scorer_history"]["val_metric"]) == 2
     assert len(report["path_scorer_history"]["val_metric"]) == 2  # the second pass trains by default
     assert len(report["planner_history"]["val_metric"]) == 2  # and so does the planner

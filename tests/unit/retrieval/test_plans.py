@@ -5,6 +5,7 @@ from __future__ import annotations
 import itertools
 import random
 from collections.abc import Sequence
+from dataclasses import replace
 from types import SimpleNamespace
 
 import pytest
@@ -62,6 +63,8 @@ def test_enumerate_plans_lists_each_signed_relation_path_with_its_walk_ends() ->
         ("<-WRITTEN_BY", "DIRECTED_BY"): {2},
         ("<-WRITTEN_BY", "WRITTEN_BY"): {3},  # back to e0 is not a walk: never through a topic
     }
+    back = enumerate_plans(replace(WRITER, topic_walks=True), max_steps=2)  # the permissive rule
+    assert _ends(back)[_names(back, WRITER).index(("<-WRITTEN_BY", "WRITTEN_BY"))] == {0, 3}
     three = enumerate_plans(WRITER, max_steps=3)
     assert ("<-WRITTEN_BY", "DIRECTED_BY", "<-DIRECTED_BY") in _names(three, WRITER)  # the films again
     assert plans.lengths().tolist() == sorted(plans.lengths().tolist())
@@ -70,8 +73,8 @@ def test_enumerate_plans_lists_each_signed_relation_path_with_its_walk_ends() ->
 
 
 def _walks(sub: Subgraph, steps: Sequence[int]) -> list[tuple[int, list[int]]]:
-    """Every walk of the signed ``steps`` from a topic, triple by triple (never onto a topic):
-    (where it ends, the triples it crosses)."""
+    """Every walk of the signed ``steps`` from a topic, triple by triple (onto a topic only under
+    ``sub.topic_walks``): (where it ends, the triples it crosses)."""
     triples = list(zip(sub.head.tolist(), sub.rel.tolist(), sub.tail.tolist(), strict=True))
     walks: list[tuple[int, list[int]]] = [(t, []) for t in range(sub.num_topics)]
     for s in steps:
@@ -80,7 +83,9 @@ def _walks(sub: Subgraph, steps: Sequence[int]) -> list[tuple[int, list[int]]]:
             (t if not backward else h, used + [i])
             for end, used in walks
             for i, (h, r, t) in enumerate(triples)
-            if r == rel and (t if backward else h) == end and (t if not backward else h) >= sub.num_topics
+            if r == rel
+            and (t if backward else h) == end
+            and ((t if not backward else h) >= sub.num_topics or sub.topic_walks)
         ]
     return walks
 
@@ -98,8 +103,9 @@ def _reference_plans(sub: Subgraph, max_steps: int) -> dict[tuple[int, ...], set
 
 def test_enumerate_plans_matches_brute_force_walks_on_random_graphs() -> None:
     rng = random.Random(5)
-    for _ in range(30):
+    for case in range(30):
         sub, _ = random_case(rng, max_nodes=9, max_edges=16, relations="AB")
+        sub = replace(sub, topic_walks=case % 2 == 1)  # both walk rules
         plans = enumerate_plans(sub, max_steps=3)
         ends = _ends(plans)
         got = {tuple(s for s in row if s >= 0): ends[p] for p, row in enumerate(plans.steps.tolist())}
@@ -181,8 +187,9 @@ def _reference_walk_triples(sub: Subgraph, steps: list[int]) -> torch.Tensor:
 
 def test_plan_walk_triples_match_brute_force_walks_on_random_graphs() -> None:
     rng = random.Random(9)
-    for _ in range(40):
+    for case in range(40):
         sub, _ = random_case(rng, max_nodes=10, max_edges=20, relations="AB")
+        sub = replace(sub, topic_walks=case % 2 == 1)  # both walk rules
         steps = [rng.randrange(4) for _ in range(rng.randint(1, 3))]
         assert torch.equal(plan_walk_triples(sub, steps), _reference_walk_triples(sub, steps))
 
