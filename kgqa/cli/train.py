@@ -138,9 +138,8 @@ def train(
     from kgqa.eval.splits import SplitSettings
     from kgqa.pipeline import subgraph_settings
     from retriever_training.run import run_training
-    from retriever_training.train import TrainSettings
+    from retriever_training.train import TRAIN_PLANNER_BATCH, TrainSettings
 
-    batch = {} if planner_batch is None else {"planner_batch": planner_batch}
     subgraph = subgraph_settings(loaded.settings)
     auto = hops == "auto"
     if not auto:
@@ -162,7 +161,7 @@ def train(
             path_scorer=path_scorer,
             planner=planner,
             planner_kind=planner_kind,
-            **batch,
+            planner_batch=TRAIN_PLANNER_BATCH if planner_batch is None else planner_batch,
         ),
         limit=limit,
         progress=not as_json,
