@@ -151,14 +151,10 @@ def _train_once(settings: Any, files: list[Path], out: Path, limit: int, epochs:
 
     from kgqa.eval.splits import SplitSettings
     from kgqa.pipeline import subgraph_settings
-    from retriever_training import train as training
     from retriever_training.run import run_training
     from retriever_training.train import TrainSettings
 
     extra = {"cache_dir": cache} if "cache_dir" in inspect.signature(run_training).parameters else {}
-    # `kgqa train`'s planner batch where the measured tree has one (older trees: one per step).
-    planner_batch = getattr(training, "TRAIN_PLANNER_BATCH", None)
-    batch = {} if planner_batch is None else {"planner_batch": planner_batch}
     started = time.perf_counter()
     run_training(
         settings,
@@ -167,9 +163,7 @@ def _train_once(settings: Any, files: list[Path], out: Path, limit: int, epochs:
         subgraph=replace(subgraph_settings(settings)),
         auto_hops=True,
         split=SplitSettings(0.2, 0.1, 0),
-        train_settings=TrainSettings(
-            epochs=epochs, patience=epochs, scorer_hidden=64, reader_hidden=64, **batch
-        ),
+        train_settings=TrainSettings(epochs=epochs, patience=epochs, scorer_hidden=64, reader_hidden=64),
         limit=limit,
         progress=False,
         **extra,

@@ -1,5 +1,5 @@
 """Training loops for the triple scorers, the planner and the extractive reader (one question
-per step; the planner ``TrainSettings.planner_batch`` questions per step).
+per step; the planner optionally ``TrainSettings.planner_batch`` questions per step).
 
 The scorer, the second-pass path scorer (:mod:`kgqa.retrieval.path_context`) and the reader
 train with BCE, the planner (:mod:`kgqa.retrieval.plans`) with a softmax over each question's
@@ -47,11 +47,6 @@ Tables = tuple[EntityTable, RelationTable]
 C = TypeVar("C", bound=MlpConfig)
 
 
-#: The planner batch ``kgqa train`` uses: ~0.4x the planner's CPU of one question per step, and it
-#: validated and held out higher on MetaQA and PathQuestion (docs/decisions.md, Speed, session 8).
-TRAIN_PLANNER_BATCH = 16
-
-
 @dataclass(frozen=True, slots=True)
 class TrainSettings:
     """Optimisation settings shared by the models, and which optional ones to train."""
@@ -74,8 +69,9 @@ class TrainSettings:
     # mlp by default: the word-order planner validated lower on MetaQA and PathQuestion, and auto
     # costs the second planner's training (docs/decisions.md).
     planner_kind: str = "mlp"
-    # Questions per optimiser step of the planner, their losses averaged. One (SubgraphRAG's recipe)
-    # here, which `kgqa refine`'s planner judge keeps; `kgqa train` uses TRAIN_PLANNER_BATCH.
+    # Questions per optimiser step of the planner, their losses averaged. One is SubgraphRAG's
+    # recipe; 16 trains the planner in ~0.4x the CPU but held out lower on one of three MetaQA
+    # checks (docs/decisions.md, Speed, session 8), so it is an option (kgqa train --planner-batch).
     planner_batch: int = 1
 
 
