@@ -1,5 +1,5 @@
 """Training loops for the triple scorers, the planner and the extractive reader (one question
-per step).
+per step; the planner optionally ``TrainSettings.planner_batch`` questions per step).
 
 The scorer, the second-pass path scorer (:mod:`kgqa.retrieval.path_context`) and the reader
 train with BCE, the planner (:mod:`kgqa.retrieval.plans`) with a softmax over each question's
@@ -69,6 +69,10 @@ class TrainSettings:
     # mlp by default: the word-order planner validated lower on MetaQA and PathQuestion, and auto
     # costs the second planner's training (docs/decisions.md).
     planner_kind: str = "mlp"
+    # Questions per optimiser step of the planner, their losses averaged. One is SubgraphRAG's
+    # recipe; 16 trains the planner in ~0.4x the CPU but held out lower on one of three MetaQA
+    # checks (docs/decisions.md, Speed, session 8), so it is an option (kgqa train --planner-batch).
+    planner_batch: int = 1
 
 
 @dataclass(slots=True)
@@ -117,33 +121,39 @@ def _fit(
     settings: TrainSettings,
     desc: str,
     progress: bool,
+    batch_size: int = 1,
 ) -> History:
-    """Train ``model`` one question per step and keep the best epoch's weights.
+    """Train ``model`` ``batch_size`` questions per step (their losses averaged) and keep the
+    best epoch's weights.
 
     ``scored`` gives an example's model output and loss (None for an example with nothing to
     learn from), ``metric_of`` a validation example's metric from that same output, so each
     validation example takes one forward pass (a nan metric is left out of the mean). An epoch
     is better than the best so far when its mean validation metric is higher, or equal with a
     lower mean validation loss; training stops after ``patience`` epochs without a better one,
-    but not before ``min_epochs``.
+    but not before ``min_epochs``. Adam runs its multi-tensor (``foreach``) form: the same
+    arithmetic as the per-tensor loop, bit for bit, with less Python per step (the fused form
+    is not: it changed the planner's training, docs/decisions.md).
     """
-    optimiser = torch.optim.Adam(model.parameters(), lr=settings.lr)
+    optimiser = torch.optim.Adam(model.parameters(), lr=settings.lr, foreach=True)
     order = torch.Generator().manual_seed(settings.seed)
     history = History(metric=metric)
     best_state, best, stale = copy.deepcopy(model.state_dict()), (-1.0, float("-inf")), 0
     bar = tqdm(range(settings.epochs), desc=desc, disable=not progress, leave=False)
     for epoch in bar:
         model.train()
-        losses = []
-        for i in torch.randperm(len(train), generator=order).tolist():
-            result = scored(train[i])
-            if result is None:
+        losses: list[float] = []
+        shuffled = torch.randperm(len(train), generator=order).tolist()
+        for start in range(0, len(shuffled), batch_size):
+            results = [r for i in shuffled[start : start + batch_size] if (r := scored(train[i])) is not None]
+            if not results:
                 continue
-            loss = result[1]
+            step_losses = [r[1] for r in results]
+            loss = step_losses[0] if len(step_losses) == 1 else torch.stack(step_losses).mean()
             optimiser.zero_grad()
             loss.backward()
             optimiser.step()
-            losses.append(float(loss.detach()))
+            losses.extend(float(x.detach()) for x in step_losses)
         model.eval()
         metrics, val_losses = [], []
         with torch.inference_mode():
@@ -367,6 +377,7 @@ def _train_planner_kind(
         settings=settings,
         desc=f"planner ({kind})",
         progress=progress,
+        batch_size=settings.planner_batch,
     )
     return model, history
 

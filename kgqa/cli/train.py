@@ -66,6 +66,14 @@ from kgqa.config import Settings
     "or auto (train both, keep the better validation plan accuracy).",
 )
 @click.option(
+    "--planner-batch",
+    type=click.IntRange(min=1),
+    default=1,
+    show_default=True,
+    help="Questions per optimiser step of the planner, their losses averaged (16: ~0.4x its CPU; "
+    "held-out accuracy in docs/decisions.md).",
+)
+@click.option(
     "--reuse-scorers",
     type=click.Path(exists=True, dir_okay=False, path_type=Path),
     help="Take the triple scorer and second-pass scorer from this checkpoint (same store) and train "
@@ -103,6 +111,7 @@ def train(
     path_scorer: bool,
     planner: bool,
     planner_kind: str,
+    planner_batch: int,
     reuse_scorers: Path | None,
     val_file: Path | None,
     example_cache: Path | None,
@@ -155,6 +164,7 @@ def train(
             path_scorer=path_scorer,
             planner=planner,
             planner_kind=planner_kind,
+            planner_batch=planner_batch,
         ),
         limit=limit,
         progress=not as_json,

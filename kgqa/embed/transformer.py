@@ -158,7 +158,55 @@ def load_model(
             hint="use a local model directory or a model in the Hugging Face cache "
             f"(this machine may be offline); the offline default is '{DEFAULT_EMBED_MODEL}'",
         ) from exc
-    return tokenizer, model.to(torch.bfloat16) if bf16 else model
+    if getattr(model, "pooler", None) is not None:
+        model.pooler = None  # BERT's [CLS] projection; its output is never read (pooling is done here)
+    if not bf16:
+        return tokenizer, model
+    model = model.to(torch.bfloat16)
+    if device.type == "cpu" and onednn_packs_weights():
+        prepack_linears(model)
+    return tokenizer, model
+
+
+def onednn_packs_weights() -> bool:
+    """Whether torch has oneDNN's prepacked-weight linear (``torch.ops.mkldnn._linear_pointwise``)."""
+    if not torch.backends.mkldnn.is_available():
+        return False
+    try:
+        torch.ops.mkldnn._reorder_linear_weight  # noqa: B018 - resolving the op is the check
+        torch.ops.mkldnn._linear_pointwise  # noqa: B018
+    except (AttributeError, RuntimeError):
+        return False
+    return True
+
+
+class PackedLinear(torch.nn.Module):
+    """An inference-only ``nn.Linear`` whose bf16 weight is held in oneDNN's blocked layout.
+
+    Why: ``F.linear`` on bf16 CPU tensors has oneDNN reorder the weight into its AMX/AVX512-BF16
+    layout on every call, which for a question's ~30 tokens costs more than the product itself;
+    packed once, each of the encoder's 36 products runs in about half the time with identical
+    outputs (measurements: docs/decisions.md). The packed weight has no gradient.
+    """
+
+    def __init__(self, linear: torch.nn.Linear) -> None:
+        super().__init__()
+        weight = linear.weight.detach()
+        self.in_features, self.out_features = linear.in_features, linear.out_features
+        self.packed = torch.ops.mkldnn._reorder_linear_weight(weight, None)
+        self.bias = None if linear.bias is None else linear.bias.detach()
+
+    def forward(self, x: torch.Tensor) -> torch.Tensor:
+        out: torch.Tensor = torch.ops.mkldnn._linear_pointwise(x, self.packed, self.bias, "none", [], "")
+        return out
+
+
+def prepack_linears(model: torch.nn.Module) -> None:
+    """Replace every bf16 ``nn.Linear`` of ``model`` (in place) by a :class:`PackedLinear`."""
+    for module in list(model.modules()):
+        for name, child in list(module.named_children()):
+            if isinstance(child, torch.nn.Linear) and child.weight.dtype == torch.bfloat16:
+                setattr(module, name, PackedLinear(child))
 
 
 def cpu_supports_bf16() -> bool:

@@ -14,7 +14,9 @@ import torch
 from kgqa.config import EmbedderSettings
 from kgqa.embed import make_embedder
 from kgqa.embed.transformer import (
+    PackedLinear,
     TransformerEmbedder,
+    onednn_packs_weights,
     pool,
     read_max_seq_length,
     read_pooling,
@@ -155,6 +157,25 @@ def test_token_budget_batching_keeps_vectors_of_one_text_per_batch(minilm: Trans
     tight = TransformerEmbedder(**{**minilm.__dict__, "batch_tokens": 40})
     assert len(tight.batches([len(t.split()) + 2 for t in texts])) > 1
     assert torch.allclose(tight.embed(texts), torch.cat([minilm.embed([t]) for t in texts]), atol=1e-5)
+
+
+@pytest.mark.skipif(not onednn_packs_weights(), reason="this torch build has no oneDNN prepacked linear")
+def test_packed_linear_gives_the_bf16_linear_output_for_any_row_count() -> None:
+    torch.manual_seed(0)
+    linear = torch.nn.Linear(384, 1536).to(torch.bfloat16)
+    packed = PackedLinear(linear)
+    with torch.no_grad():
+        for shape in ((1, 384), (7, 384), (1, 30, 384), (3, 200, 384)):
+            x = torch.randn(shape, dtype=torch.bfloat16)
+            torch.testing.assert_close(packed(x), linear(x), atol=0, rtol=0)
+
+
+def test_bf16_encoder_on_cpu_holds_packed_linears_and_no_pooler() -> None:
+    fast = make_embedder(EmbedderSettings(dtype="bfloat16", device="cpu"))
+    assert isinstance(fast, TransformerEmbedder)
+    modules = list(fast.model.modules())
+    assert not any(isinstance(m, torch.nn.Linear) for m in modules) or not onednn_packs_weights()
+    assert getattr(fast.model, "pooler", None) is None
 
 
 def test_embed_tokens_gives_the_token_states_that_embed_pools(minilm: TransformerEmbedder) -> None:

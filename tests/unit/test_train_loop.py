@@ -1,0 +1,87 @@
+"""The shared training loop (`retriever_training.train._fit`): steps per batch, Adam's arithmetic."""
+
+from __future__ import annotations
+
+import copy
+from typing import Any
+
+import pytest
+import torch
+
+from retriever_training.train import TrainSettings, _fit
+
+
+def _problem(n: int = 10) -> tuple[torch.nn.Module, list[tuple[torch.Tensor, torch.Tensor]]]:
+    torch.manual_seed(0)
+    model = torch.nn.Sequential(torch.nn.Linear(6, 8), torch.nn.ReLU(), torch.nn.Linear(8, 1))
+    data = [(torch.randn(5, 6), torch.randn(5, 1)) for _ in range(n)]
+    return model, data
+
+
+def _train(
+    model: torch.nn.Module,
+    data: list[Any],
+    batch_size: int,
+    steps: list[int],
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    def scored(ex: Any) -> tuple[torch.Tensor, torch.Tensor]:
+        out = model(ex[0])
+        return out, ((out - ex[1]) ** 2).mean()
+
+    counting = torch.optim.Adam.step
+
+    def step(self: torch.optim.Optimizer, *args: Any, **kwargs: Any) -> Any:
+        steps.append(1)
+        return counting(self, *args, **kwargs)  # type: ignore[arg-type]
+
+    monkeypatch.setattr(torch.optim.Adam, "step", step)
+    _fit(
+        model,
+        data,
+        data[:2],
+        scored=scored,
+        metric_of=lambda ex, out: 0.0,
+        metric="none",
+        settings=TrainSettings(epochs=1, patience=1, min_epochs=1),
+        desc="test",
+        progress=False,
+        batch_size=batch_size,
+    )
+
+
+def test_one_question_per_step_matches_plain_per_tensor_adam_bit_for_bit(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    model, data = _problem()
+    reference = copy.deepcopy(model)
+    steps: list[int] = []
+    _train(model, data, 1, steps, monkeypatch)
+    assert len(steps) == len(data)
+    optimiser = torch.optim.Adam(reference.parameters(), lr=TrainSettings().lr, foreach=False)
+    order = torch.randperm(len(data), generator=torch.Generator().manual_seed(TrainSettings().seed))
+    for i in order.tolist():
+        loss = ((reference(data[i][0]) - data[i][1]) ** 2).mean()
+        optimiser.zero_grad()
+        loss.backward()
+        optimiser.step()
+    for got, want in zip(model.state_dict().values(), reference.state_dict().values(), strict=True):
+        assert torch.equal(got, want)
+
+
+def test_batches_average_their_questions_losses_in_one_step(monkeypatch: pytest.MonkeyPatch) -> None:
+    model, data = _problem()
+    reference = copy.deepcopy(model)
+    steps: list[int] = []
+    _train(model, data, 4, steps, monkeypatch)
+    assert len(steps) == 3  # 10 questions: 4 + 4 + 2
+    optimiser = torch.optim.Adam(reference.parameters(), lr=TrainSettings().lr)
+    order = torch.randperm(len(data), generator=torch.Generator().manual_seed(TrainSettings().seed)).tolist()
+    for start in range(0, len(order), 4):
+        chunk = order[start : start + 4]
+        loss = torch.stack([((reference(data[i][0]) - data[i][1]) ** 2).mean() for i in chunk]).mean()
+        optimiser.zero_grad()
+        loss.backward()
+        optimiser.step()
+    for got, want in zip(model.state_dict().values(), reference.state_dict().values(), strict=True):
+        torch.testing.assert_close(got, want)
