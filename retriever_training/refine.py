@@ -24,6 +24,11 @@ Two judges:
 
 Questions with one candidate keep it; questions with none keep nothing (they train on the
 shortest-path fallback, as before).
+
+Candidates follow the permissive walk rule (walks may pass back through and end at a topic,
+:mod:`retriever_training.walk_rule`): "X's parent's child's parent" walks back through X when X
+is an only child, and a "never back" pool would offer only the shortcut PARENTS there. The judge
+chooses; ``kgqa train`` then decides the rule from the kept paths as it does from gold ones.
 """
 
 from __future__ import annotations
@@ -50,6 +55,7 @@ from kgqa.store.protocol import GraphStore
 from kgqa.types import QAExample
 from retriever_training.examples import TrainingExample
 from retriever_training.train import TrainSettings, train_planner
+from retriever_training.walk_rule import under_walk_rule
 
 Tables = tuple[EntityTable, RelationTable]
 Judge = Literal["llm", "planner"]
@@ -115,7 +121,8 @@ def candidate_pools(
     examples: Sequence[TrainingExample], extra_steps: int | None = None
 ) -> list[list[CandidatePath]]:
     """Each example's candidate paths: walks of up to its subgraph's hops, at most ``extra_steps``
-    longer than the shortest walk to the same answer (None: any walk of up to the hops)."""
+    longer than the shortest walk to the same answer (None: any walk of up to the hops), under
+    its subgraph's walk rule (:func:`judged_examples` makes it the permissive one)."""
     return [
         candidate_paths(
             ex.prepared.subgraph,
@@ -125,6 +132,13 @@ def candidate_pools(
         )
         for ex in examples
     ]
+
+
+def judged_examples(examples: Sequence[TrainingExample]) -> list[TrainingExample]:
+    """``examples`` under the permissive walk rule, the one the judges choose under (module
+    docstring): their pools and the refining planner's plans then hold walks back through a
+    topic, and the kept paths let ``kgqa train`` decide the rule."""
+    return under_walk_rule(examples, topic_walks=True)
 
 
 def neighbour_prior(
@@ -474,6 +488,7 @@ def run_refine(
             desc="preparing",
             gold_paths=False,
         )
+    examples = judged_examples(examples)
     pools = candidate_pools(examples, extra_steps)
     report.seconds["prepare"] = time.perf_counter() - started
     started = time.perf_counter()

@@ -54,7 +54,8 @@ def candidate_paths(
     """The question's candidate paths, ordered by length, then by answers reached (most first).
 
     Args:
-        answers: BoolTensor [N], the answer entities (topics are never answers).
+        answers: BoolTensor [N], the answer entities (a topic counts only under the subgraph's
+            walk rule ``sub.topic_walks``, which the walks follow too).
         max_steps: the longest walk considered (the question's hops).
         extra_steps: how many steps longer than an answer's shortest walk a candidate walk to it
             may be (0: shortest walks only; ``max_steps``: every walk of up to ``max_steps``).
@@ -62,8 +63,7 @@ def candidate_paths(
     plans = enumerate_plans(sub, max_steps)
     if plans.num_plans == 0:
         return []
-    is_answer = answers.clone()
-    is_answer[: sub.num_topics] = False
+    is_answer = answers & sub.candidate_mask()
     lengths = plans.lengths()
     at_answer = is_answer[plans.end_entity]
     plan_of, entity_of = plans.end_plan[at_answer], plans.end_entity[at_answer]
@@ -102,15 +102,17 @@ def _steps(plans: Plans, p: int) -> tuple[int, ...]:
 
 
 def representative_walk(sub: Subgraph, steps: Sequence[int], end: int) -> list[int]:
-    """Local entity ids of one walk of signed ``steps`` from a topic to ``end`` that never comes
-    back to a topic (the walks :func:`enumerate_plans` counts); empty when there is none."""
+    """Local entity ids of one walk of signed ``steps`` from a topic to ``end`` under the
+    subgraph's walk rule (the walks :func:`enumerate_plans` counts: back through a topic only with
+    ``sub.topic_walks``); empty when there is none."""
     topic = torch.arange(sub.num_entities) < sub.num_topics
+    landing = sub.candidate_mask()
     parents: list[dict[int, int]] = []  # per step: entity reached -> entity it was reached from
     frontier = topic
     for signed in steps:
         rel, backward = divmod(signed, 2)
         src, dst = (sub.tail, sub.head) if backward else (sub.head, sub.tail)
-        crossed = (sub.rel == rel) & frontier[src] & ~topic[dst]
+        crossed = (sub.rel == rel) & frontier[src] & landing[dst]
         step_parents: dict[int, int] = {}
         for s, d in zip(src[crossed].tolist(), dst[crossed].tolist(), strict=True):
             step_parents.setdefault(d, s)
