@@ -55,7 +55,7 @@ from kgqa.store.protocol import GraphStore
 from kgqa.types import QAExample
 from retriever_training.examples import TrainingExample
 from retriever_training.train import TrainSettings, train_planner
-from retriever_training.walk_rule import under_walk_rule
+from retriever_training.walk_rule import choose_walk_rule, under_walk_rule
 
 Tables = tuple[EntityTable, RelationTable]
 Judge = Literal["llm", "planner"]
@@ -93,6 +93,8 @@ class RefineReport:
         kept_histogram: questions by number of kept paths (``"0"``, ``"1"``, ``"2"``, ``"3+"``).
         rounds: per planner round, the kept paths in total and the planner's validation gold mass.
         llm: judgements asked, read from the cache, and format failures (kept nothing).
+        walk_rule: the walk rule ``kgqa train`` decides from the refined file
+            (:meth:`~retriever_training.walk_rule.WalkRule.to_dict`).
     """
 
     judge: str
@@ -105,6 +107,7 @@ class RefineReport:
     kept_histogram: dict[str, int] = field(default_factory=dict)
     rounds: list[dict[str, float]] = field(default_factory=list)
     llm: dict[str, int] = field(default_factory=dict)
+    walk_rule: dict[str, float | int | bool] = field(default_factory=dict)
     seconds: dict[str, float] = field(default_factory=dict)
 
     def to_dict(self) -> dict[str, Any]:
@@ -515,5 +518,7 @@ def run_refine(
             ) from exc
     report.seconds["judge"] = time.perf_counter() - started
     summarise(report, pools, kept)
+    refined = [with_paths(ex, pool, k, source_of) for ex, pool, k in zip(examples, pools, kept, strict=True)]
+    report.walk_rule = choose_walk_rule(refined).to_dict()
     write_rog_jsonl(out, refined_questions(questions, examples, pools, kept, source_of))
     return report
