@@ -25,10 +25,11 @@ Two judges:
 Questions with one candidate keep it; questions with none keep nothing (they train on the
 shortest-path fallback, as before).
 
-Candidates follow the permissive walk rule (walks may pass back through and end at a topic,
+Candidates may follow the permissive walk rule (walks pass back through and end at a topic,
 :mod:`retriever_training.walk_rule`): "X's parent's child's parent" walks back through X when X
-is an only child, and a "never back" pool would offer only the shortcut PARENTS there. The judge
-chooses; ``kgqa train`` then decides the rule from the kept paths as it does from gold ones.
+is an only child, and a "never back" pool would offer only the shortcut PARENTS there. A
+question is judged under it where that adds a candidate (:func:`judged_examples`); the judge
+chooses, and ``kgqa train`` then decides the rule from the kept paths as it does from gold ones.
 """
 
 from __future__ import annotations
@@ -125,7 +126,7 @@ def candidate_pools(
 ) -> list[list[CandidatePath]]:
     """Each example's candidate paths: walks of up to its subgraph's hops, at most ``extra_steps``
     longer than the shortest walk to the same answer (None: any walk of up to the hops), under
-    its subgraph's walk rule (:func:`judged_examples` makes it the permissive one)."""
+    its subgraph's walk rule (:func:`judged_examples` chooses it)."""
     return [
         candidate_paths(
             ex.prepared.subgraph,
@@ -137,11 +138,24 @@ def candidate_pools(
     ]
 
 
-def judged_examples(examples: Sequence[TrainingExample]) -> list[TrainingExample]:
-    """``examples`` under the permissive walk rule, the one the judges choose under (module
-    docstring): their pools and the refining planner's plans then hold walks back through a
-    topic, and the kept paths let ``kgqa train`` decide the rule."""
-    return under_walk_rule(examples, topic_walks=True)
+def judged_examples(
+    examples: Sequence[TrainingExample], extra_steps: int | None = None
+) -> list[TrainingExample]:
+    """``examples``, each under the walk rule it is judged under (module docstring): the
+    permissive one where some relation path reaches its answers only back through a topic
+    (:func:`candidate_pools` under both rules differ), "never back" elsewhere.
+
+    Judging every question under the permissive rule cost MetaQA 0.06-0.08 of path precision
+    (docs/decisions.md): the refining planner, trained over walks back through the topic too,
+    rated the asked paths lower, while the pools were the same.
+    """
+    back = under_walk_rule(examples, topic_walks=True)
+    never = under_walk_rule(examples, topic_walks=False)
+    wide, narrow = candidate_pools(back, extra_steps), candidate_pools(never, extra_steps)
+    return [
+        b if {c.relations for c in w} != {c.relations for c in n} else ex
+        for ex, b, w, n in zip(never, back, wide, narrow, strict=True)
+    ]
 
 
 def neighbour_prior(
@@ -491,7 +505,7 @@ def run_refine(
             desc="preparing",
             gold_paths=False,
         )
-    examples = judged_examples(examples)
+    examples = judged_examples(examples, extra_steps)
     pools = candidate_pools(examples, extra_steps)
     report.seconds["prepare"] = time.perf_counter() - started
     started = time.perf_counter()

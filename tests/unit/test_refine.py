@@ -35,6 +35,7 @@ from retriever_training.examples import TrainingExample, build_examples
 from retriever_training.refine import (
     PlannerRefineSettings,
     candidate_pools,
+    judged_examples,
     neighbour_prior,
     refine_with_llm,
     refine_with_planner,
@@ -101,6 +102,8 @@ def test_build_examples_without_gold_paths_labels_every_shortest_path(prepared: 
 
 def test_candidate_paths_hold_the_gold_path_and_the_distractor(prepared: Prepared) -> None:
     examples, _, _ = prepared
+    # no walk back through a film adds a candidate: every question is judged "never back"
+    assert not any(ex.prepared.subgraph.topic_walks for ex in judged_examples(examples))
     pools = candidate_pools(examples)
     by_text = {ex.example.question: pool for ex, pool in zip(examples, pools, strict=True)}
     assert {c.relations for c in by_text["who directed Film 0"]} == {("DIRECTED_BY",), ("WRITTEN_BY",)}
