@@ -19,12 +19,11 @@ that are candidates at all; ``pool`` is the share of questions whose candidates 
 path, the ceiling of any judge. The judges choose among walks of up to the question's hops
 (``--extra-steps``); raw labels are every shortest walk, so their row counts the shortest pool.
 The judges' candidates may pass back through the topic where that adds a candidate
-(``kgqa refine``'s pool, :func:`~retriever_training.refine.judged_examples`); each labelling then
-trains under the walk
-rule it implies (:func:`~retriever_training.walk_rule.choose_walk_rule`, as ``kgqa train``
-decides it; column ``walks``). The path columns count only questions whose gold path has a walk
-to an answer in the subgraph under that permissive rule (``gold walkable``). ``gap closed`` is
-the share of the (a) -> (d) Hit@1 gap a judge closes.
+(``kgqa refine``'s pool, :func:`~retriever_training.refine.judged_examples`); each labelling
+then trains under the walk rule it implies (:func:`~retriever_training.walk_rule.choose_walk_rule`,
+as ``kgqa train`` decides it; column ``walks``). The path columns count only questions whose
+gold path has a walk to an answer in the subgraph under the rule the question is judged under
+(``gold walkable``). ``gap closed`` is the share of the (a) -> (d) Hit@1 gap a judge closes.
 
 ``--shared-scorer`` trains the triple scorer once per split on the raw labels and retrains only
 planner and reader per labelling (cheaper; the planner is where the labels matter most).
