@@ -18,10 +18,11 @@ validation questions: precision = kept and gold / kept, recall = kept and gold /
 that are candidates at all; ``pool`` is the share of questions whose candidates include a gold
 path, the ceiling of any judge. The judges choose among walks of up to the question's hops
 (``--extra-steps``); raw labels are every shortest walk, so their row counts the shortest pool.
-The judges' candidates may pass back through the topic where that adds a candidate
-(``kgqa refine``'s pool, :func:`~retriever_training.refine.judged_examples`); each labelling
-then trains under the walk rule it implies (:func:`~retriever_training.walk_rule.choose_walk_rule`,
-as ``kgqa train`` decides it; column ``walks``). The path columns count only questions whose
+The judges' candidates may pass back through the topic where that adds a candidate and a quick
+judgement needs it (``kgqa refine``'s pool, :func:`~retriever_training.refine.judged_examples`);
+each labelling then trains under the walk rule it implies
+(:func:`~retriever_training.walk_rule.choose_walk_rule`, as ``kgqa train`` decides it; column
+``walks``). The path columns count only questions whose
 gold path has a walk to an answer in the subgraph under the rule the question is judged under
 (``gold walkable``). ``gap closed`` is the share of the (a) -> (d) Hit@1 gap a judge closes.
 
@@ -256,7 +257,7 @@ def main(
                 for k, v in chosen.items()
             }
         learn = prepared["train"] + prepared["val"]
-        judged = judged_examples(learn, extra_steps)
+        judged = judged_examples(learn, tables, source_of, extra_steps)
         shortest = candidate_pools(learn, 0)
         pools = candidate_pools(judged, extra_steps)
         gold = [

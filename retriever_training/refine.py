@@ -28,8 +28,9 @@ shortest-path fallback, as before).
 Candidates may follow the permissive walk rule (walks pass back through and end at a topic,
 :mod:`retriever_training.walk_rule`): "X's parent's child's parent" walks back through X when X
 is an only child, and a "never back" pool would offer only the shortcut PARENTS there. A
-question is judged under it where that adds a candidate (:func:`judged_examples`); the judge
-chooses, and ``kgqa train`` then decides the rule from the kept paths as it does from gold ones.
+question is judged under it where that adds a candidate, unless a quick judgement says the
+kept paths would never need it (:func:`judged_examples`); the judge chooses, and ``kgqa train``
+then decides the rule from the kept paths as it does from gold ones.
 """
 
 from __future__ import annotations
@@ -139,23 +140,35 @@ def candidate_pools(
 
 
 def judged_examples(
-    examples: Sequence[TrainingExample], extra_steps: int | None = None
+    examples: Sequence[TrainingExample],
+    tables: Tables,
+    source_of: dict[str, str],
+    extra_steps: int | None = None,
 ) -> list[TrainingExample]:
-    """``examples``, each under the walk rule it is judged under (module docstring): the
-    permissive one where some relation path reaches its answers only back through a topic
-    (:func:`candidate_pools` under both rules differ), "never back" elsewhere.
+    """``examples``, each under the walk rule it is judged under (module docstring).
 
-    Judging every question under the permissive rule cost MetaQA 0.06-0.08 of path precision
-    (docs/decisions.md): the refining planner, trained over walks back through the topic too,
-    rated the asked paths lower, while the pools were the same.
+    The rule is decided before judging, from a quick judgement (answer fit and neighbour prior,
+    no planner: :func:`refine_with_planner` with ``rounds=0``) over pools that pass back through
+    a topic where that adds a candidate: when the paths it keeps make ``kgqa train`` choose
+    "never back" (:func:`~retriever_training.walk_rule.choose_walk_rule`), every question is
+    judged under "never back"; otherwise the questions whose pools grow by walking back through
+    a topic are judged under the permissive rule, the others under "never back". Judging all
+    under the permissive rule cost MetaQA 0.06-0.08 of path precision, and judging it mixed
+    0.01 (docs/decisions.md): the refining planner, trained over walks back through the topic
+    too, rates the asked paths lower, and hub bounces (films sharing X's tag, back through X)
+    enter the pools.
     """
-    back = under_walk_rule(examples, topic_walks=True)
     never = under_walk_rule(examples, topic_walks=False)
+    back = under_walk_rule(examples, topic_walks=True)
     wide, narrow = candidate_pools(back, extra_steps), candidate_pools(never, extra_steps)
-    return [
-        b if {c.relations for c in w} != {c.relations for c in n} else ex
-        for ex, b, w, n in zip(never, back, wide, narrow, strict=True)
-    ]
+    grows = [{c.relations for c in w} != {c.relations for c in n} for w, n in zip(wide, narrow, strict=True)]
+    if not any(grows):
+        return never
+    mixed = [b if g else n for n, b, g in zip(never, back, grows, strict=True)]
+    pools = [w if g else n for n, w, g in zip(narrow, wide, grows, strict=True)]
+    kept, _ = refine_with_planner(mixed, pools, tables, source_of, PlannerRefineSettings(rounds=0, text=0.0))
+    refined = [with_paths(ex, pool, k, source_of) for ex, pool, k in zip(mixed, pools, kept, strict=True)]
+    return mixed if choose_walk_rule(refined).topic_walks else never
 
 
 def neighbour_prior(
@@ -505,7 +518,7 @@ def run_refine(
             desc="preparing",
             gold_paths=False,
         )
-    examples = judged_examples(examples, extra_steps)
+    examples = judged_examples(examples, tables, source_of, extra_steps)
     pools = candidate_pools(examples, extra_steps)
     report.seconds["prepare"] = time.perf_counter() - started
     started = time.perf_counter()
