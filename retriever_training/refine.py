@@ -152,11 +152,11 @@ def judged_examples(
     a topic where that adds a candidate: when the paths it keeps make ``kgqa train`` choose
     "never back" (:func:`~retriever_training.walk_rule.choose_walk_rule`), every question is
     judged under "never back"; otherwise the questions whose pools grow by walking back through
-    a topic are judged under the permissive rule, the others under "never back". Judging all
-    under the permissive rule cost MetaQA 0.06-0.08 of path precision, and judging it mixed
-    0.01 (docs/decisions.md): the refining planner, trained over walks back through the topic
-    too, rates the asked paths lower, and hub bounces (films sharing X's tag, back through X)
-    enter the pools.
+    a topic are judged under the permissive rule, the others under "never back". The quick
+    judgement needs no LLM, so the LLM judge gets the same pools. Judging a split whose answers
+    never come back under the permissive rule costs path precision (docs/decisions.md): the
+    refining planner, trained over walks back through the topic too, rates the asked paths
+    lower, and hub bounces (films sharing X's tag, back through X) enter the pools.
     """
     never = under_walk_rule(examples, topic_walks=False)
     back = under_walk_rule(examples, topic_walks=True)
