@@ -18,10 +18,13 @@ validation questions: precision = kept and gold / kept, recall = kept and gold /
 that are candidates at all; ``pool`` is the share of questions whose candidates include a gold
 path, the ceiling of any judge. The judges choose among walks of up to the question's hops
 (``--extra-steps``); raw labels are every shortest walk, so their row counts the shortest pool.
-The path columns count only questions whose gold path has a walk to an answer in the subgraph
-(``gold walkable``): elsewhere (PQ's "X's husband's wife's gender" walks back
-through the topic) gold training falls back to shortest paths as well. ``gap closed`` is the
-share of the (a) -> (d) Hit@1 gap a judge closes.
+The judges' candidates may pass back through the topic where that adds a candidate and a quick
+judgement needs it (``kgqa refine``'s pool, :func:`~retriever_training.refine.judged_examples`);
+each labelling then trains under the walk rule it implies
+(:func:`~retriever_training.walk_rule.choose_walk_rule`, as ``kgqa train`` decides it; column
+``walks``). The path columns count only questions whose
+gold path has a walk to an answer in the subgraph under the rule the question is judged under
+(``gold walkable``). ``gap closed`` is the share of the (a) -> (d) Hit@1 gap a judge closes.
 
 ``--shared-scorer`` trains the triple scorer once per split on the raw labels and retrains only
 planner and reader per labelling (cheaper; the planner is where the labels matter most).
@@ -203,6 +206,7 @@ def main(
     from retriever_training.refine import (
         PlannerRefineSettings,
         candidate_pools,
+        judged_examples,
         refine_with_llm,
         refine_with_planner,
         relation_source_names,
@@ -210,6 +214,7 @@ def main(
     )
     from retriever_training.run import examples_by_hops
     from retriever_training.train import TrainSettings
+    from retriever_training.walk_rule import choose_walk_rule, under_walk_rule
 
     torch.set_num_threads(1)
     settings = TrainSettings(epochs=epochs, patience=3, path_scorer=False)
@@ -252,19 +257,20 @@ def main(
                 for k, v in chosen.items()
             }
         learn = prepared["train"] + prepared["val"]
+        judged = judged_examples(learn, tables, source_of, extra_steps)
         shortest = candidate_pools(learn, 0)
-        pools = candidate_pools(learn, extra_steps)
+        pools = candidate_pools(judged, extra_steps)
         gold = [
             {tuple(relationship_type(r) for r in p) for p in ex.example.relation_paths}
             if relation_path_labels(ex.prepared.subgraph, ex.example.answers, ex.example.relation_paths).any()
             else None
-            for ex in learn
+            for ex in judged
         ]
         seconds = {"prepare": time.perf_counter() - started}
         kept_by = {"raw": [list(range(len(p))) for p in shortest]}
         started = time.perf_counter()
         kept_by["planner"], _ = refine_with_planner(
-            learn,
+            judged,
             pools,
             tables,
             source_of,
@@ -288,7 +294,7 @@ def main(
 
             started = time.perf_counter()
             judge = PathJudge(make_llm_client(config.reader), config.reader, JudgementCache(llm_cache))
-            kept_by["llm"], _ = refine_with_llm(learn, pools, judge, tables[0].names, source_of)
+            kept_by["llm"], _ = refine_with_llm(judged, pools, judge, tables[0].names, source_of)
             seconds["llm_judge"] = time.perf_counter() - started
         labellings: dict[str, list[tuple[tuple[str, ...], ...]]] = {
             "raw": [() for _ in learn],
@@ -313,9 +319,13 @@ def main(
         for label, paths in labellings.items():
             started = time.perf_counter()
             relabelled = _relabel(learn, paths)
-            results[label] = _train_and_score(
-                relabelled[:n], relabelled[n:], prepared["heldout"], tables, settings, scorer
+            rule = choose_walk_rule(relabelled[:n])
+            train, val, heldout = (
+                under_walk_rule(part, rule.topic_walks)
+                for part in (relabelled[:n], relabelled[n:], prepared["heldout"])
             )
+            results[label] = _train_and_score(train, val, heldout, tables, settings, scorer)
+            results[label]["topic_walks"] = rule.topic_walks
             results[label].update(
                 _path_quality(shortest if label == "raw" else pools, kept_by[label], gold)
                 if label in kept_by
@@ -338,6 +348,7 @@ def main(
                     f"{r['pool']:.3f}" if "pool" in r else "",
                     f"{r['paths_per_question']:.2f}" if "paths_per_question" in r else "",
                     r.get("gold_walkable", ""),
+                    "back" if r["topic_walks"] else "never back",
                 ]
             )
         click.echo("\n".join(" | ".join(str(c) for c in row) for row in rows[-len(results) :]), err=True)
@@ -369,6 +380,7 @@ def main(
                 "pool",
                 "paths/q",
                 "gold walkable",
+                "walks",
             ],
             rows,
         )

@@ -24,6 +24,13 @@ Two judges:
 
 Questions with one candidate keep it; questions with none keep nothing (they train on the
 shortest-path fallback, as before).
+
+Candidates may follow the permissive walk rule (walks pass back through and end at a topic,
+:mod:`retriever_training.walk_rule`): "X's parent's child's parent" walks back through X when X
+is an only child, and a "never back" pool would offer only the shortcut PARENTS there. A
+question is judged under it where that adds a candidate, unless a quick judgement says the
+kept paths would never need it (:func:`judged_examples`); the judge chooses, and ``kgqa train``
+then decides the rule from the kept paths as it does from gold ones.
 """
 
 from __future__ import annotations
@@ -50,6 +57,7 @@ from kgqa.store.protocol import GraphStore
 from kgqa.types import QAExample
 from retriever_training.examples import TrainingExample
 from retriever_training.train import TrainSettings, train_planner
+from retriever_training.walk_rule import choose_walk_rule, under_walk_rule
 
 Tables = tuple[EntityTable, RelationTable]
 Judge = Literal["llm", "planner"]
@@ -87,6 +95,8 @@ class RefineReport:
         kept_histogram: questions by number of kept paths (``"0"``, ``"1"``, ``"2"``, ``"3+"``).
         rounds: per planner round, the kept paths in total and the planner's validation gold mass.
         llm: judgements asked, read from the cache, and format failures (kept nothing).
+        walk_rule: the walk rule ``kgqa train`` decides from the refined file
+            (:meth:`~retriever_training.walk_rule.WalkRule.to_dict`).
     """
 
     judge: str
@@ -99,6 +109,7 @@ class RefineReport:
     kept_histogram: dict[str, int] = field(default_factory=dict)
     rounds: list[dict[str, float]] = field(default_factory=list)
     llm: dict[str, int] = field(default_factory=dict)
+    walk_rule: dict[str, float | int | bool] = field(default_factory=dict)
     seconds: dict[str, float] = field(default_factory=dict)
 
     def to_dict(self) -> dict[str, Any]:
@@ -115,7 +126,8 @@ def candidate_pools(
     examples: Sequence[TrainingExample], extra_steps: int | None = None
 ) -> list[list[CandidatePath]]:
     """Each example's candidate paths: walks of up to its subgraph's hops, at most ``extra_steps``
-    longer than the shortest walk to the same answer (None: any walk of up to the hops)."""
+    longer than the shortest walk to the same answer (None: any walk of up to the hops), under
+    its subgraph's walk rule (:func:`judged_examples` chooses it)."""
     return [
         candidate_paths(
             ex.prepared.subgraph,
@@ -125,6 +137,38 @@ def candidate_pools(
         )
         for ex in examples
     ]
+
+
+def judged_examples(
+    examples: Sequence[TrainingExample],
+    tables: Tables,
+    source_of: dict[str, str],
+    extra_steps: int | None = None,
+) -> list[TrainingExample]:
+    """``examples``, each under the walk rule it is judged under (module docstring).
+
+    The rule is decided before judging, from a quick judgement (answer fit and neighbour prior,
+    no planner: :func:`refine_with_planner` with ``rounds=0``) over pools that pass back through
+    a topic where that adds a candidate: when the paths it keeps make ``kgqa train`` choose
+    "never back" (:func:`~retriever_training.walk_rule.choose_walk_rule`), every question is
+    judged under "never back"; otherwise the questions whose pools grow by walking back through
+    a topic are judged under the permissive rule, the others under "never back". The quick
+    judgement needs no LLM, so the LLM judge gets the same pools. Judging a split whose answers
+    never come back under the permissive rule costs path precision (docs/decisions.md): the
+    refining planner, trained over walks back through the topic too, rates the asked paths
+    lower, and hub bounces (films sharing X's tag, back through X) enter the pools.
+    """
+    never = under_walk_rule(examples, topic_walks=False)
+    back = under_walk_rule(examples, topic_walks=True)
+    wide, narrow = candidate_pools(back, extra_steps), candidate_pools(never, extra_steps)
+    grows = [{c.relations for c in w} != {c.relations for c in n} for w, n in zip(wide, narrow, strict=True)]
+    if not any(grows):
+        return never
+    mixed = [b if g else n for n, b, g in zip(never, back, grows, strict=True)]
+    pools = [w if g else n for n, w, g in zip(narrow, wide, grows, strict=True)]
+    kept, _ = refine_with_planner(mixed, pools, tables, source_of, PlannerRefineSettings(rounds=0, text=0.0))
+    refined = [with_paths(ex, pool, k, source_of) for ex, pool, k in zip(mixed, pools, kept, strict=True)]
+    return mixed if choose_walk_rule(refined).topic_walks else never
 
 
 def neighbour_prior(
@@ -474,6 +518,7 @@ def run_refine(
             desc="preparing",
             gold_paths=False,
         )
+    examples = judged_examples(examples, tables, source_of, extra_steps)
     pools = candidate_pools(examples, extra_steps)
     report.seconds["prepare"] = time.perf_counter() - started
     started = time.perf_counter()
@@ -500,5 +545,7 @@ def run_refine(
             ) from exc
     report.seconds["judge"] = time.perf_counter() - started
     summarise(report, pools, kept)
+    refined = [with_paths(ex, pool, k, source_of) for ex, pool, k in zip(examples, pools, kept, strict=True)]
+    report.walk_rule = choose_walk_rule(refined).to_dict()
     write_rog_jsonl(out, refined_questions(questions, examples, pools, kept, source_of))
     return report

@@ -39,8 +39,9 @@ from kgqa.cli.common import (
 @click.option(
     "--extra-steps",
     type=int,
-    help="Candidates: walks at most this many steps longer than an answer's shortest walk "
-    "(0: shortest walks only; default: any walk of up to the question's hops).",
+    help="Candidates: walks (which may pass back through the topic) at most this many steps "
+    "longer than an answer's shortest walk (0: shortest walks only; default: any walk of up to "
+    "the question's hops).",
 )
 @click.option(
     "--rounds",
@@ -140,7 +141,8 @@ def refine(
     """Refine the relation paths of the training questions in FILE (ReG's refined supervision).
 
     Each question's candidates are the relation paths of its topic -> answer walks in its
-    subgraph; the judge keeps those that answer it. Relation paths FILE names are ignored.
+    subgraph (walks may pass back through the topic: 'kgqa train' decides from the kept paths
+    whether its walks may); the judge keeps those that answer it. Relation paths FILE names are ignored.
     The output is FILE as rog-jsonl with relation_paths filled in, for 'kgqa train':
 
     \b
@@ -197,4 +199,9 @@ def refine(
         click.echo(f"round {i}: kept {r['kept']:.0f}, planner val gold mass {r['val_gold_mass']:.4f}")
     if report.llm:
         click.echo(f"llm: {report.llm}")
+    w = report.walk_rule
+    rule = "may pass back through the topic" if w["topic_walks"] else "never back through the topic"
+    click.echo(
+        f"walk rule kgqa train will learn: {rule} ({w['returning']} of {w['questions']} questions return)"
+    )
     click.echo(f"wrote {report.out}  ({', '.join(f'{k} {v:.0f}s' for k, v in report.seconds.items())})")

@@ -20,7 +20,7 @@ for those X wrote) reaches some answers and other entities too.
 from __future__ import annotations
 
 from collections.abc import Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 import torch
 
@@ -53,17 +53,36 @@ def candidate_paths(
 ) -> list[CandidatePath]:
     """The question's candidate paths, ordered by length, then by answers reached (most first).
 
+    Under the permissive walk rule (``sub.topic_walks``) a relation path that reaches an answer
+    without coming back through a topic keeps its "never back" candidate (walk, answers, fit):
+    walks back through the topic reach entities that a dataset whose answers never come back
+    (MetaQA's: "films directed by X's director" leaves X out) does not count, which would lower
+    the fit of the asked path itself. Only paths that reach an answer solely back through a
+    topic are judged by those walks.
+
     Args:
-        answers: BoolTensor [N], the answer entities (topics are never answers).
+        answers: BoolTensor [N], the answer entities (a topic counts only under the subgraph's
+            walk rule ``sub.topic_walks``, which the walks follow too).
         max_steps: the longest walk considered (the question's hops).
         extra_steps: how many steps longer than an answer's shortest walk a candidate walk to it
             may be (0: shortest walks only; ``max_steps``: every walk of up to ``max_steps``).
     """
+    out = _candidates_under_rule(sub, answers, max_steps, extra_steps)
+    if sub.topic_walks:
+        never_back = _candidates_under_rule(replace(sub, topic_walks=False), answers, max_steps, extra_steps)
+        by_relations = {c.relations: c for c in never_back}
+        out = [by_relations.get(c.relations, c) for c in out]
+    return sorted(out, key=lambda c: (len(c.relations), -c.answers, c.relations))
+
+
+def _candidates_under_rule(
+    sub: Subgraph, answers: torch.Tensor, max_steps: int, extra_steps: int
+) -> list[CandidatePath]:
+    """:func:`candidate_paths` of walks under ``sub``'s walk rule only, unordered."""
     plans = enumerate_plans(sub, max_steps)
     if plans.num_plans == 0:
         return []
-    is_answer = answers.clone()
-    is_answer[: sub.num_topics] = False
+    is_answer = answers & sub.candidate_mask()
     lengths = plans.lengths()
     at_answer = is_answer[plans.end_entity]
     plan_of, entity_of = plans.end_plan[at_answer], plans.end_entity[at_answer]
@@ -84,7 +103,7 @@ def candidate_paths(
         if relations in reached:
             ends.setdefault(relations, set()).add(e)
     gold = set(torch.nonzero(is_answer).flatten().tolist())
-    out = [
+    return [
         CandidatePath(
             relations,
             _steps(plans, p),
@@ -94,7 +113,6 @@ def candidate_paths(
         )
         for relations, (p, end, answers_reached) in reached.items()
     ]
-    return sorted(out, key=lambda c: (len(c.relations), -c.answers, c.relations))
 
 
 def _steps(plans: Plans, p: int) -> tuple[int, ...]:
@@ -102,15 +120,17 @@ def _steps(plans: Plans, p: int) -> tuple[int, ...]:
 
 
 def representative_walk(sub: Subgraph, steps: Sequence[int], end: int) -> list[int]:
-    """Local entity ids of one walk of signed ``steps`` from a topic to ``end`` that never comes
-    back to a topic (the walks :func:`enumerate_plans` counts); empty when there is none."""
+    """Local entity ids of one walk of signed ``steps`` from a topic to ``end`` under the
+    subgraph's walk rule (the walks :func:`enumerate_plans` counts: back through a topic only with
+    ``sub.topic_walks``); empty when there is none."""
     topic = torch.arange(sub.num_entities) < sub.num_topics
+    landing = sub.candidate_mask()
     parents: list[dict[int, int]] = []  # per step: entity reached -> entity it was reached from
     frontier = topic
     for signed in steps:
         rel, backward = divmod(signed, 2)
         src, dst = (sub.tail, sub.head) if backward else (sub.head, sub.tail)
-        crossed = (sub.rel == rel) & frontier[src] & ~topic[dst]
+        crossed = (sub.rel == rel) & frontier[src] & landing[dst]
         step_parents: dict[int, int] = {}
         for s, d in zip(src[crossed].tolist(), dst[crossed].tolist(), strict=True):
             step_parents.setdefault(d, s)

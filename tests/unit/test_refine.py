@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import json
 from collections.abc import Iterator
+from dataclasses import replace
 from pathlib import Path
 
 import pytest
@@ -34,6 +35,7 @@ from retriever_training.examples import TrainingExample, build_examples
 from retriever_training.refine import (
     PlannerRefineSettings,
     candidate_pools,
+    judged_examples,
     neighbour_prior,
     refine_with_llm,
     refine_with_planner,
@@ -99,7 +101,9 @@ def test_build_examples_without_gold_paths_labels_every_shortest_path(prepared: 
 
 
 def test_candidate_paths_hold_the_gold_path_and_the_distractor(prepared: Prepared) -> None:
-    examples, _, _ = prepared
+    examples, tables, source_of = prepared
+    # no walk back through a film adds a candidate: every question is judged "never back"
+    assert not any(ex.prepared.subgraph.topic_walks for ex in judged_examples(examples, tables, source_of))
     pools = candidate_pools(examples)
     by_text = {ex.example.question: pool for ex, pool in zip(examples, pools, strict=True)}
     assert {c.relations for c in by_text["who directed Film 0"]} == {("DIRECTED_BY",), ("WRITTEN_BY",)}
@@ -126,6 +130,26 @@ def test_wider_pool_holds_the_asked_path_behind_a_shortcut() -> None:
     assert all(c.fit == 1.0 for c in wide.values())  # each reaches France and nothing else
     assert [entities[e] for e in wide[asked].walk] == ["X", "Parent", "Sibling", "France"]
     assert {c.relations for c in candidate_paths(sub, answers, 3, extra_steps=1)} == shortest
+
+
+def test_walk_back_through_the_topic_is_a_candidate_only_under_the_permissive_rule() -> None:
+    # "X's parent's child's parent" for an only child X: the asked walk comes back through X, so
+    # under "never back" the pool holds only the one-step shortcuts (PARENTS, CHILDREN backwards).
+    entities = ["X", "Parent"]
+    head, rel, tail = torch.tensor([0, 1]), torch.tensor([0, 1]), torch.tensor([1, 0])  # parents, children
+    never_back = Subgraph(entities, ["PARENTS", "CHILDREN"], head, rel, tail, ["e"] * 2, 1)
+    answers = torch.tensor([False, True])
+    asked = ("PARENTS", "CHILDREN", "PARENTS")
+    shortcuts = {("PARENTS",), ("CHILDREN",)}
+    assert {c.relations for c in candidate_paths(never_back, answers, 3, extra_steps=2)} == shortcuts
+    back = replace(never_back, topic_walks=True)
+    pool = {c.relations: c for c in candidate_paths(back, answers, 3, extra_steps=2)}
+    assert asked in pool and shortcuts < set(pool)
+    assert [entities[e] for e in pool[asked].walk] == ["X", "Parent", "X", "Parent"]
+    # the topic answers only under the permissive rule ("who is X's parent's child")
+    itself = torch.tensor([True, False])
+    assert candidate_paths(never_back, itself, 2) == []
+    assert ("PARENTS", "CHILDREN") in {c.relations for c in candidate_paths(back, itself, 2)}
 
 
 def test_neighbour_prior_alone_recovers_the_gold_paths(prepared: Prepared) -> None:

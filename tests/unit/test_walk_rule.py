@@ -136,3 +136,18 @@ def test_the_checkpoint_carries_the_rule_and_an_old_checkpoint_never_walks_back(
     assert checkpoint_subgraph(new) == SubgraphSettings(**caps, topic_walks=True)
     # caps from the configuration, the rule from the checkpoint
     assert checkpoint_subgraph(new, SubgraphSettings(hops=2)) == SubgraphSettings(hops=2, topic_walks=True)
+
+
+def test_refine_judges_a_question_permissive_only_where_the_split_needs_it() -> None:
+    from typing import cast
+
+    from retriever_training.refine import Tables, judged_examples
+
+    spouses = [_example(SPOUSES, replace(SPOUSE_OF_SPOUSE, relation_paths=())) for _ in range(5)]
+    films = [_example(FILMS, replace(DIRECTOR_FILMS, relation_paths=())) for _ in range(5)]
+    no_tables = cast(Tables, (None, None))  # the quick judgement trains nothing
+    # the topic answers: only walks back reach it, and the quick judgement keeps such paths
+    judged = judged_examples(spouses + films, no_tables, {})
+    assert [ex.prepared.subgraph.topic_walks for ex in judged] == [True] * 5 + [False] * 5
+    # walking back through e0 adds no candidate to the films' pools: all judged never back
+    assert not any(ex.prepared.subgraph.topic_walks for ex in judged_examples(films, no_tables, {}))

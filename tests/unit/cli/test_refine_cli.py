@@ -74,6 +74,9 @@ def test_refine_then_train_on_the_refined_file(tmp_path: Path) -> None:
     code, out, err = _run("train", *train_args)
     assert code == 0, err
     assert json.loads(out)["examples"]["train"] > 0
+    # MetaQA never walks back through the topic: the refined paths keep train's rule "never back".
+    assert report["walk_rule"]["questions"] == report["prepared"]
+    assert report["walk_rule"]["topic_walks"] is json.loads(out)["walk_rule"]["topic_walks"] is False
     # --no-gold-paths changes the labels, so it prepares (and caches) examples of its own.
     for expected in ("written", "hit"):
         code, out, err = _run("train", *train_args, "--no-gold-paths")
