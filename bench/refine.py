@@ -257,9 +257,8 @@ def main(
                 for k, v in chosen.items()
             }
         learn = prepared["train"] + prepared["val"]
-        judged = judged_examples(learn, tables, source_of, extra_steps)
+        judged, pools = judged_examples(learn, tables, source_of, extra_steps)
         shortest = candidate_pools(learn, 0)
-        pools = candidate_pools(judged, extra_steps)
         gold = [
             {tuple(relationship_type(r) for r in p) for p in ex.example.relation_paths}
             if relation_path_labels(ex.prepared.subgraph, ex.example.answers, ex.example.relation_paths).any()

@@ -144,8 +144,9 @@ def judged_examples(
     tables: Tables,
     source_of: dict[str, str],
     extra_steps: int | None = None,
-) -> list[TrainingExample]:
-    """``examples``, each under the walk rule it is judged under (module docstring).
+) -> tuple[list[TrainingExample], list[list[CandidatePath]]]:
+    """``examples``, each under the walk rule it is judged under (module docstring), and their
+    candidate pools under that rule (:func:`candidate_pools`).
 
     The rule is decided before judging, from a quick judgement (answer fit and neighbour prior,
     no planner: :func:`refine_with_planner` with ``rounds=0``) over pools that pass back through
@@ -163,12 +164,12 @@ def judged_examples(
     wide, narrow = candidate_pools(back, extra_steps), candidate_pools(never, extra_steps)
     grows = [{c.relations for c in w} != {c.relations for c in n} for w, n in zip(wide, narrow, strict=True)]
     if not any(grows):
-        return never
+        return never, narrow
     mixed = [b if g else n for n, b, g in zip(never, back, grows, strict=True)]
     pools = [w if g else n for n, w, g in zip(narrow, wide, grows, strict=True)]
     kept, _ = refine_with_planner(mixed, pools, tables, source_of, PlannerRefineSettings(rounds=0, text=0.0))
     refined = [with_paths(ex, pool, k, source_of) for ex, pool, k in zip(mixed, pools, kept, strict=True)]
-    return mixed if choose_walk_rule(refined).topic_walks else never
+    return (mixed, pools) if choose_walk_rule(refined).topic_walks else (never, narrow)
 
 
 def neighbour_prior(
@@ -518,8 +519,7 @@ def run_refine(
             desc="preparing",
             gold_paths=False,
         )
-    examples = judged_examples(examples, tables, source_of, extra_steps)
-    pools = candidate_pools(examples, extra_steps)
+    examples, pools = judged_examples(examples, tables, source_of, extra_steps)
     report.seconds["prepare"] = time.perf_counter() - started
     started = time.perf_counter()
     if judge == "planner":

@@ -103,7 +103,7 @@ def test_build_examples_without_gold_paths_labels_every_shortest_path(prepared: 
 def test_candidate_paths_hold_the_gold_path_and_the_distractor(prepared: Prepared) -> None:
     examples, tables, source_of = prepared
     # no walk back through a film adds a candidate: every question is judged "never back"
-    assert not any(ex.prepared.subgraph.topic_walks for ex in judged_examples(examples, tables, source_of))
+    assert not any(ex.prepared.subgraph.topic_walks for ex in judged_examples(examples, tables, source_of)[0])
     pools = candidate_pools(examples)
     by_text = {ex.example.question: pool for ex, pool in zip(examples, pools, strict=True)}
     assert {c.relations for c in by_text["who directed Film 0"]} == {("DIRECTED_BY",), ("WRITTEN_BY",)}

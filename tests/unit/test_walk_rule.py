@@ -141,13 +141,14 @@ def test_the_checkpoint_carries_the_rule_and_an_old_checkpoint_never_walks_back(
 def test_refine_judges_a_question_permissive_only_where_the_split_needs_it() -> None:
     from typing import cast
 
-    from retriever_training.refine import Tables, judged_examples
+    from retriever_training.refine import Tables, candidate_pools, judged_examples
 
     spouses = [_example(SPOUSES, replace(SPOUSE_OF_SPOUSE, relation_paths=())) for _ in range(5)]
     films = [_example(FILMS, replace(DIRECTOR_FILMS, relation_paths=())) for _ in range(5)]
     no_tables = cast(Tables, (None, None))  # the quick judgement trains nothing
     # the topic answers: only walks back reach it, and the quick judgement keeps such paths
-    judged = judged_examples(spouses + films, no_tables, {})
+    judged, pools = judged_examples(spouses + films, no_tables, {})
     assert [ex.prepared.subgraph.topic_walks for ex in judged] == [True] * 5 + [False] * 5
+    assert pools == candidate_pools(judged)  # the pools come under each question's judged rule
     # walking back through e0 adds no candidate to the films' pools: all judged never back
-    assert not any(ex.prepared.subgraph.topic_walks for ex in judged_examples(films, no_tables, {}))
+    assert not any(ex.prepared.subgraph.topic_walks for ex in judged_examples(films, no_tables, {})[0])
