@@ -149,7 +149,7 @@ def _fit(
             if not results:
                 continue
             step_losses = [r[1] for r in results]
-            loss = step_losses[0] if len(step_losses) == 1 else torch.stack(step_losses).mean()
+            loss = torch.stack(step_losses).mean()
             optimiser.zero_grad()
             loss.backward()
             optimiser.step()
