@@ -68,17 +68,20 @@ def retriever_settings(data_dir: Path, device: str, checkpoint: Path | None) -> 
 
 
 def bench_threads() -> int:
-    """Bound the thread pools as every kgqa command does: ``KGQA_THREADS``, else OMP's, else all cores.
+    """Bound the thread pools as every question-answering kgqa command does: to the default
+    ``runtime.question_threads`` within ``KGQA_THREADS`` (else OMP's, else all cores).
 
     Benchmarks read no other setting from the environment (their numbers must not depend on
     it), but the thread budget is the machine's, not the benchmark's.
     """
     import os
 
-    from kgqa.threads import configure_threads
+    from kgqa.config import RuntimeSettings
+    from kgqa.threads import command_threads, configure_threads
 
     value = os.environ.get("KGQA_THREADS")
-    return configure_threads(int(value) if value else None)
+    budget = int(value) if value else None
+    return configure_threads(command_threads(budget, RuntimeSettings().question_threads, bulk=False))
 
 
 def append_jsonl(path: Path, row: dict[str, Any]) -> None:

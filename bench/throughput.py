@@ -2,7 +2,9 @@
 
 Each measurement runs in its own Python process (so peak RSS and start-up are its own) with the
 same thread budget (``KGQA_THREADS``, else ``OMP_NUM_THREADS``, else all cores) given to torch,
-OpenMP and the tokenizers through the environment. ``--against REV`` runs the same measurements
+OpenMP and the tokenizers through the environment; within it each process gives torch what that
+tree's commands would (bulk embedding the budget, question work ``runtime.question_threads``
+where the tree has it). ``--against REV`` runs the same measurements
 on the code of git revision REV (exported to a temporary directory and put first on the
 import path) and adds the ratio this tree / REV per row: the previous code path, measured the
 same way on the same machine. Every row records the load average before and after it: on a
@@ -116,6 +118,7 @@ def measure_embedding(size: str, work: Path) -> dict[str, Any]:
         wall, cpu = time.perf_counter() - wall, time.process_time() - cpu
         out[f"embed_{label}_per_s"] = len(items) / wall
         out[f"embed_{label}_per_cpu_s"] = len(items) / cpu
+    _set_threads(bulk=False)
     times = []
     for question, topic in _questions(spec["questions"]):
         views = list(question_views(question, [topic]))
@@ -277,6 +280,22 @@ def measure_eval_workers(size: str, work: Path, data_dir: Path, limit: int, work
 PROCESS_START = time.perf_counter()
 
 
+def _set_threads(*, bulk: bool) -> None:
+    """Give torch the threads this tree's commands give such work, within the run's budget
+    (``OMP_NUM_THREADS``, set by the parent): trees with ``command_threads`` run question work on
+    ``runtime.question_threads``, older ones on the whole budget."""
+    import torch
+
+    import kgqa.threads
+
+    budget = int(os.environ["OMP_NUM_THREADS"])
+    if hasattr(kgqa.threads, "command_threads"):
+        from kgqa.config import RuntimeSettings
+
+        budget = kgqa.threads.command_threads(budget, RuntimeSettings().question_threads, bulk=bulk)
+    torch.set_num_threads(budget)
+
+
 # ----------------------------------------------------------------------------- driver
 
 
@@ -308,9 +327,7 @@ def _child(name: str, tree: Path, args: dict[str, Any], threads: int) -> dict[st
 def _child_main(name: str, args: dict[str, Any]) -> None:
     import resource
 
-    import torch
-
-    torch.set_num_threads(int(os.environ["OMP_NUM_THREADS"]))
+    _set_threads(bulk=name in ("embedding", "ingest"))
     work = Path(args.pop("work"))
     if "data_dir" in args:  # JSON carries paths as strings
         args["data_dir"] = Path(args["data_dir"])

@@ -183,9 +183,12 @@ class RuntimeSettings(_Section):
 
     ``threads`` unset means ``OMP_NUM_THREADS`` where set, else every core this process may use;
     with several jobs on one machine give each its share (README, "Several jobs on one machine").
+    ``threads`` is what bulk embedding (ingest) runs on; commands that work one question at a
+    time run on ``question_threads`` within it (why one: :mod:`kgqa.threads`).
     """
 
     threads: int | None = Field(None, ge=1)
+    question_threads: int = Field(1, ge=1)
 
 
 class Settings(_Section):

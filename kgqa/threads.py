@@ -7,6 +7,13 @@ One number, ``runtime.threads`` (``KGQA_THREADS``), bounds them all; unset, it i
 ``OMP_NUM_THREADS`` where the caller set that, else every core this process may run on (one
 job alone on the machine).
 
+Within that budget, work done one question at a time (ask, retrieve, eval, train, refine) runs on
+``runtime.question_threads`` (default 1) and only bulk embedding (ingest) on the whole budget: a
+question's tensors are small (a few dozen tokens, subgraphs of hundreds of triples), so a second
+thread's wake-up and join on every operation costs more than it divides. On 2 cores, one thread
+took MetaQA 2-hop evaluation from 33 to 49 questions/s and the question's embedding from 10.4 to
+5.3 ms (docs/decisions.md); for more throughput, answer in several processes (``--workers``).
+
 torch is not imported here: the environment variables cover the libraries not loaded yet (so
 ``--help`` stays fast), and ``torch.set_num_threads`` covers a torch already loaded.
 """
@@ -37,9 +44,15 @@ def resolve_threads(configured: int | None, environ: dict[str, str] | None = Non
     return int(omp) if omp.isdigit() and int(omp) > 0 else available_cores()
 
 
-def configure_threads(configured: int | None) -> int:
-    """Bound every numeric thread pool of this process to ``resolve_threads(configured)``; return it."""
-    threads = resolve_threads(configured)
+def command_threads(configured: int | None, question_threads: int, *, bulk: bool) -> int:
+    """Threads of one command: the budget (``resolve_threads(configured)``) for bulk work, else
+    ``question_threads`` within it."""
+    budget = resolve_threads(configured)
+    return budget if bulk else min(question_threads, budget)
+
+
+def configure_threads(threads: int) -> int:
+    """Bound every numeric thread pool of this process to ``threads``; return it."""
     for name in POOL_ENV:
         os.environ[name] = str(threads)
     torch = sys.modules.get("torch")

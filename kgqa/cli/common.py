@@ -11,7 +11,7 @@ import click
 
 from kgqa.cli import CliState
 from kgqa.config import LoadedConfig, load_config
-from kgqa.threads import configure_threads
+from kgqa.threads import command_threads, configure_threads
 
 if TYPE_CHECKING:
     from kgqa.retrieval.disambiguation import Disambiguation
@@ -79,14 +79,18 @@ def json_option(func: F) -> F:
     return click.option("--json", "as_json", is_flag=True, help="Print machine-readable JSON.")(func)
 
 
-def resolve(state: CliState, overrides: Mapping[str, Mapping[str, Any]]) -> LoadedConfig:
+def resolve(
+    state: CliState, overrides: Mapping[str, Mapping[str, Any]], *, bulk: bool = False
+) -> LoadedConfig:
     """Load settings with this command's flags as the highest-precedence layer.
 
     Every command resolves its settings here first, so this also bounds the process's numeric
-    thread pools (``runtime.threads``) before any model is loaded.
+    thread pools before any model is loaded: to ``runtime.threads`` for a command that embeds
+    in ``bulk`` (ingest), else to ``runtime.question_threads`` within it (:mod:`kgqa.threads`).
     """
     loaded = load_config(overrides, config_file=state.config_file)
-    configure_threads(loaded.settings.runtime.threads)
+    runtime = loaded.settings.runtime
+    configure_threads(command_threads(runtime.threads, runtime.question_threads, bulk=bulk))
     return loaded
 
 

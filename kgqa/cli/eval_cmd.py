@@ -56,8 +56,8 @@ from kgqa.config import redacted
     type=click.IntRange(min=1),
     default=1,
     show_default=True,
-    help="Processes answering questions, each with runtime.threads / N threads and its own copy "
-    "of the models; the log stays in question order and resumable.",
+    help="Processes answering questions, each with runtime.question_threads threads (at most "
+    "runtime.threads / N) and its own copy of the models; the log stays in question order and resumable.",
 )
 @click.option("--dry-run", is_flag=True, help="Print the resolved configuration and exit.")
 @answer_options

@@ -77,7 +77,7 @@ def ingest(
         "store": store_overrides(backend, data_dir),
         "ingest": {"on_error": on_error, "batch_size": batch_size, "embed": embed},
     }
-    loaded = resolve(state, overrides)
+    loaded = resolve(state, overrides, bulk=True)
     if dry_run:
         emit_json(redacted(loaded.settings))
         return
@@ -113,7 +113,9 @@ def embed(
     as_json: bool,
 ) -> None:
     """Embed entities and relation types that lack an embedding, and (re)build the indexes."""
-    loaded = resolve(state, {"store": store_overrides(backend, data_dir), "embedder": {"model": model}})
+    loaded = resolve(
+        state, {"store": store_overrides(backend, data_dir), "embedder": {"model": model}}, bulk=True
+    )
     from ingest.pipeline import embed_existing
 
     report = embed_existing(loaded.settings, reembed=reembed, progress=not as_json)

@@ -3,10 +3,11 @@
 Why processes: a question's retrieval is a chain of small torch operations and store calls on
 one Python thread, so a second torch thread gains little, while a second process answering
 other questions keeps the second core busy. Each worker opens its own asker (store, embedder,
-checkpoint) with ``runtime.threads`` divided among the workers (:mod:`kgqa.threads`), so their
-thread pools do not spin against each other. The parent hands out the questions in chunks and
-takes the records back in chunk order, so the log it writes (:func:`kgqa.eval.run.evaluate_records`)
-is the one a single process would write, resumable under the same fingerprint.
+checkpoint) with ``runtime.question_threads`` threads, at most its share of ``runtime.threads``
+(:mod:`kgqa.threads`), so their thread pools do not spin against each other. The parent hands
+out the questions in chunks and takes the records back in chunk order, so the log it writes
+(:func:`kgqa.eval.run.evaluate_records`) is the one a single process would write, resumable
+under the same fingerprint.
 
 The cost: every worker loads the models and opens the store, so start-up CPU and memory grow
 with N; worth it for files of hundreds of questions, not for a handful.
@@ -35,8 +36,10 @@ _open = ExitStack()
 
 
 def worker_threads(settings: Settings, workers: int) -> int:
-    """Threads each of ``workers`` processes gets: the run's budget divided among them, at least one."""
-    return max(1, resolve_threads(settings.runtime.threads) // workers)
+    """Threads each of ``workers`` processes gets: ``question_threads``, at most its share of the
+    run's budget, at least one."""
+    share = resolve_threads(settings.runtime.threads) // workers
+    return max(1, min(settings.runtime.question_threads, share))
 
 
 def _start(settings: Settings, threads: int) -> None:

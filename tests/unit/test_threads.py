@@ -1,4 +1,5 @@
-"""Thread budget: ``runtime.threads`` / ``KGQA_THREADS`` bounds torch and the OpenMP pools."""
+"""Thread budget: ``runtime.threads`` / ``KGQA_THREADS`` bounds torch and the OpenMP pools;
+question work runs on ``runtime.question_threads`` within it."""
 
 from __future__ import annotations
 
@@ -11,7 +12,8 @@ import pytest
 
 from kgqa.config import load_config
 from kgqa.errors import ConfigError
-from kgqa.threads import available_cores, resolve_threads
+from kgqa.eval.workers import worker_threads
+from kgqa.threads import available_cores, command_threads, resolve_threads
 
 REPO = Path(__file__).resolve().parents[2]
 
@@ -37,20 +39,63 @@ def test_unset_falls_back_to_omp_num_threads_then_all_cores() -> None:
     assert resolve_threads(None, {}) == available_cores()
 
 
-def test_cli_command_bounds_torch_threads_in_its_process(tmp_path: Path) -> None:
+def test_bulk_work_gets_the_budget_question_work_its_own_share_within_it() -> None:
+    assert command_threads(4, 1, bulk=True) == 4
+    assert command_threads(4, 1, bulk=False) == 1
+    assert command_threads(4, 2, bulk=False) == 2
+    assert command_threads(2, 3, bulk=False) == 2  # never above the budget
+
+
+def test_question_threads_default_to_one_and_are_configurable() -> None:
+    assert load_config(config_file=None, environ={}).settings.runtime.question_threads == 1
+    loaded = load_config(config_file=None, environ={"KGQA_RUNTIME__QUESTION_THREADS": "2"})
+    assert loaded.settings.runtime.question_threads == 2
+    with pytest.raises(ConfigError, match="question_threads"):
+        load_config(config_file=None, environ={"KGQA_RUNTIME__QUESTION_THREADS": "0"})
+
+
+def test_eval_workers_get_question_threads_within_their_share() -> None:
+    settings = load_config(config_file=None, environ={"KGQA_THREADS": "4"}).settings
+    assert worker_threads(settings, 2) == 1
+    wide = load_config(
+        config_file=None, environ={"KGQA_THREADS": "4", "KGQA_RUNTIME__QUESTION_THREADS": "4"}
+    ).settings
+    assert worker_threads(wide, 2) == 2
+    assert worker_threads(wide, 8) == 1
+
+
+def _threads_after_command(args: list[str], env: dict[str, str], cwd: Path) -> list[str]:
+    """torch's thread count and OMP_NUM_THREADS after running ``kgqa ARGS`` in a fresh process."""
     # A fresh process: torch's thread count is process-global, and the command must set it
     # whether torch is loaded before or after the settings are resolved.
     script = (
         "import torch\n"
         "from click.testing import CliRunner\n"
         "from kgqa.cli import cli\n"
-        "result = CliRunner().invoke(cli, ['config', 'show'])\n"
+        f"result = CliRunner().invoke(cli, {args!r})\n"
         "assert result.exit_code == 0, result.output\n"
         "import os\n"
         "print(torch.get_num_threads(), os.environ['OMP_NUM_THREADS'])\n"
     )
-    env = {**os.environ, "KGQA_THREADS": "1", "OMP_NUM_THREADS": "2", "PYTHONPATH": str(REPO)}
     out = subprocess.run(
-        [sys.executable, "-c", script], env=env, cwd=tmp_path, capture_output=True, text=True, check=True
+        [sys.executable, "-c", script],
+        env={**os.environ, "PYTHONPATH": str(REPO), **env},
+        cwd=cwd,
+        capture_output=True,
+        text=True,
+        check=True,
     )
-    assert out.stdout.split() == ["1", "1"]
+    return out.stdout.split()
+
+
+def test_question_commands_run_on_question_threads_ingest_on_the_budget(tmp_path: Path) -> None:
+    env = {"KGQA_THREADS": "2", "OMP_NUM_THREADS": "2", "KGQA_DATA_DIR": str(tmp_path / "store")}
+    assert _threads_after_command(["config", "show"], env, tmp_path) == ["1", "1"]
+    (tmp_path / "kb.tsv").write_text("a\tr\tb\n")
+    ingest = ["ingest", "kb.tsv", "--format", "tsv", "--dry-run"]
+    assert _threads_after_command(ingest, env, tmp_path) == ["2", "2"]
+
+
+def test_cli_command_bounds_torch_threads_in_its_process(tmp_path: Path) -> None:
+    env = {"KGQA_THREADS": "1", "OMP_NUM_THREADS": "2", "KGQA_RUNTIME__QUESTION_THREADS": "2"}
+    assert _threads_after_command(["config", "show"], env, tmp_path) == ["1", "1"]
