@@ -11,6 +11,7 @@ from __future__ import annotations
 import re
 from collections.abc import Sequence
 
+import numpy as np
 import torch
 
 from kgqa.errors import MissingIndexError
@@ -33,6 +34,10 @@ def has_meaningful_text(entity_id: str, name: str | None, text: str | None) -> b
 class EntityTable:
     """Entity id -> row of an embedding matrix, filled on demand from the store.
 
+    Rows are appended into storage that doubles when full, so a question that fetches k new
+    entities costs O(k) however many the table holds (an evaluation run fills it with tens of
+    thousands: re-concatenating the whole matrix per question had cost ~17 ms a 3-hop question).
+
     Attributes:
         matrix: FloatTensor [rows, d]; row 0 is an all-zero row for entities without an embedding.
         has_text: BoolTensor [rows], see ``has_meaningful_text``.
@@ -42,11 +47,10 @@ class EntityTable:
         self._store = store
         self._rows: dict[str, int] = {}
         self.names: dict[str, str] = {}
-        self._chunks: list[torch.Tensor] = [torch.zeros(1, dimension)]
-        self._text: list[bool] = [False]
+        self._vectors = torch.zeros(1024, dimension)
+        self._text = torch.zeros(1024, dtype=torch.bool)
+        self._size = 1  # row 0: no embedding
         self.dimension = dimension
-        self._matrix: torch.Tensor | None = None
-        self._has_text: torch.Tensor | None = None
 
     def rows(self, entity_ids: Sequence[str]) -> torch.Tensor:
         """LongTensor [n] of rows for ``entity_ids``, fetching unseen ids in one query."""
@@ -58,32 +62,39 @@ class EntityTable:
     def _fetch(self, ids: list[str]) -> None:
         found = {r["id"]: r for r in self._store.run(queries.get("entities_get"), {"ids": ids})}
         vectors: list[list[float]] = []
+        text: list[bool] = []
         for entity_id in ids:
             row = found.get(entity_id)
             self.names[entity_id] = (row or {}).get("name") or entity_id
             if row is None or row["embedding"] is None:
                 self._rows[entity_id] = 0
                 continue
-            self._rows[entity_id] = len(self._text)
-            self._text.append(has_meaningful_text(entity_id, row["name"], row["text"]))
+            self._rows[entity_id] = self._size + len(vectors)
+            text.append(has_meaningful_text(entity_id, row["name"], row["text"]))
             vectors.append(row["embedding"])
         if vectors:
-            self._chunks.append(torch.tensor(vectors, dtype=torch.float32))
-            self._matrix = None
-        self._has_text = None
+            # numpy reads nested float lists in about half torch.tensor's time
+            self._append(torch.from_numpy(np.asarray(vectors, dtype=np.float32)), torch.tensor(text))
+
+    def _append(self, vectors: torch.Tensor, text: torch.Tensor) -> None:
+        end = self._size + len(vectors)
+        if end > len(self._vectors):
+            capacity = max(end, 2 * len(self._vectors))
+            self._vectors = torch.cat(
+                [self._vectors[: self._size], vectors.new_zeros(capacity - self._size, self.dimension)]
+            )
+            self._text = torch.cat([self._text[: self._size], text.new_zeros(capacity - self._size)])
+        self._vectors[self._size : end] = vectors
+        self._text[self._size : end] = text
+        self._size = end
 
     @property
     def matrix(self) -> torch.Tensor:
-        if self._matrix is None:
-            self._matrix = torch.cat(self._chunks)
-            self._chunks = [self._matrix]
-        return self._matrix
+        return self._vectors[: self._size]
 
     @property
     def has_text(self) -> torch.Tensor:
-        if self._has_text is None:
-            self._has_text = torch.tensor(self._text, dtype=torch.bool)
-        return self._has_text
+        return self._text[: self._size]
 
 
 class RelationTable:
