@@ -16,6 +16,7 @@ from pathlib import Path
 from typing import Any
 
 import torch
+import torch.nn.functional as F
 from torch import Tensor, nn
 
 from kgqa.retrieval.features import to_batch
@@ -161,11 +162,14 @@ class EntityReader(Checkpointable):
         feats = incident_score_features(triple_scores, batch.head, batch.tail, n)
         context = incident_relation_context(triple_scores, batch)
         paths = path_features(triple_scores, batch, topic)
-        question = batch.question.expand(n, -1)
         entity = entity_inputs(batch, self.no_text)
-        parts = [question, entity, batch.dde, feats, context, paths]
+        parts = [entity, batch.dde, feats, context, paths]
         z = torch.cat(parts if plans is None else [*parts, plans.to(paths.dtype)], dim=1)
-        return self.mlp(self.first(z)).squeeze(-1)
+        # The question is the same for every entity: its share of the first layer (the first d
+        # input columns) is computed once instead of on N copies of it.
+        d = self.config.emb_dim
+        question = F.linear(batch.question.reshape(1, d), self.first.weight[:, :d])
+        return self.mlp(F.linear(z, self.first.weight[:, d:], self.first.bias) + question).squeeze(-1)
 
 
 @dataclass(frozen=True, slots=True)

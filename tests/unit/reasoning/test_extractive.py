@@ -15,7 +15,7 @@ from kgqa.reasoning.extractive import (
     incident_score_features,
     path_features,
 )
-from kgqa.retrieval.scorer import ScorerBatch
+from kgqa.retrieval.scorer import ScorerBatch, entity_inputs
 
 # 4 entities; triples 0->1 (0.9), 1->2 (0.2), 2->1 (0.5), 0->0 (0.4, a self-loop); entity 3 isolated.
 READER_HEAD = [0, 1, 2, 0]
@@ -59,6 +59,30 @@ def test_entity_reader_scores_every_entity_and_round_trips(tmp_path: Path, devic
     torch.save(model.checkpoint(embedder_model_id="m"), path)
     loaded = EntityReader.from_checkpoint(path).to(device)
     torch.testing.assert_close(loaded(batch, scores, topic), out)
+
+
+def test_entity_reader_equals_its_first_layer_on_the_explicit_concatenation() -> None:
+    # The question's share of the first layer is computed once; the logits must be those of the
+    # layer applied to [q || x_e || dde || incident || relation context || path || plan] per entity.
+    torch.manual_seed(0)
+    model = EntityReader(ReaderConfig(emb_dim=D, hidden=16, plan_dim=3)).eval()
+    batch = random_batch(6)
+    scores, topic = torch.rand(batch.num_triples), torch.tensor([0])
+    plans = torch.rand(batch.num_entities, 3)
+    z = torch.cat(
+        [
+            batch.question.reshape(1, D).expand(batch.num_entities, -1),
+            entity_inputs(batch, model.no_text),
+            batch.dde,
+            incident_score_features(scores, batch.head, batch.tail, batch.num_entities),
+            incident_relation_context(scores, batch),
+            path_features(scores, batch, topic),
+            plans,
+        ],
+        dim=1,
+    )
+    with torch.no_grad():
+        torch.testing.assert_close(model(batch, scores, topic, plans), model.mlp(model.first(z)).squeeze(-1))
 
 
 def test_entity_reader_shares_no_text_vector() -> None:
