@@ -183,7 +183,8 @@ def retrieval_record(
     entity_recall = {
         k: len(gold & entities_in_top_triples(sub, order, k)) / len(gold) if gold else math.nan for k in ks
     }
-    path_recall = recall_at_ks(order.tolist(), positives, ks)
+    ranked = order.tolist()
+    path_recall = recall_at_ks(ranked, positives, ks)
     shown = {sub.entity_ids[e] for e in evidence.entities()}
     plans, plan_hit = retrieval.plans, math.nan
     if plans is not None and plans.plans.num_plans:
@@ -206,9 +207,7 @@ def retrieval_record(
         "gold": list(example.answers),
         "answer_recall": entity_recall,
         "path_triple_recall": path_recall,
-        "gold_path_triple_recall": recall_at_ks(
-            order.tolist(), set(gold_path.nonzero().flatten().tolist()), ks
-        ),
+        "gold_path_triple_recall": recall_at_ks(ranked, set(gold_path.nonzero().flatten().tolist()), ks),
         "evidence_answer_recall": len(gold & shown) / len(gold) if gold else math.nan,
         "evidence_items": len(evidence.items),
         "plans": plans.describe(sub, SHOWN_PLANS) if plans is not None else [],
