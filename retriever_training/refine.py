@@ -81,7 +81,8 @@ class PlannerRefineSettings:
     neighbours: int = 10
     text: float = 20.0
     ensemble: int = 3
-    train: TrainSettings = TrainSettings(epochs=8, patience=3)
+    # One question per planner step: the judge's precision was measured so (docs/decisions.md).
+    train: TrainSettings = TrainSettings(epochs=8, patience=3, planner_batch=1)
 
 
 @dataclass(slots=True)

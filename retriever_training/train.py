@@ -1,5 +1,5 @@
 """Training loops for the triple scorers, the planner and the extractive reader (one question
-per step; the planner optionally ``TrainSettings.planner_batch`` questions per step).
+per step; the planner ``TrainSettings.planner_batch`` questions per step).
 
 The scorer, the second-pass path scorer (:mod:`kgqa.retrieval.path_context`) and the reader
 train with BCE, the planner (:mod:`kgqa.retrieval.plans`) with a softmax over each question's
@@ -51,8 +51,10 @@ C = TypeVar("C", bound=MlpConfig)
 class TrainSettings:
     """Optimisation settings shared by the models, and which optional ones to train."""
 
-    epochs: int = 20
-    patience: int = 4
+    # At most 10 epochs, patience 3: kgqa train's default recipe (MetaQA, --limit 1000 per file)
+    # within 15 minutes on one thread (docs/decisions.md, "issue 16, session 9").
+    epochs: int = 10
+    patience: int = 3
     min_epochs: int = 3  # never stop earlier: a first epoch's metric is often already near 1.0
     lr: float = 1e-3
     scorer_hidden: int = 256
@@ -69,10 +71,10 @@ class TrainSettings:
     # mlp by default: the word-order planner validated lower on MetaQA and PathQuestion, and auto
     # costs the second planner's training (docs/decisions.md).
     planner_kind: str = "mlp"
-    # Questions per optimiser step of the planner, their losses averaged. One is SubgraphRAG's
-    # recipe; 16 trains the planner in ~0.4x the CPU but held out lower on one of three MetaQA
-    # checks (docs/decisions.md, Speed, session 8), so it is an option (kgqa train --planner-batch).
-    planner_batch: int = 1
+    # Questions per optimiser step of the planner, their losses averaged: 16 trains it in ~0.4x
+    # the CPU of one per step (SubgraphRAG's recipe) and validated as high or higher on MetaQA
+    # and PathQuestion (docs/decisions.md: Speed, session 8; issue 16, session 9).
+    planner_batch: int = 16
 
 
 @dataclass(slots=True)

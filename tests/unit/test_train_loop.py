@@ -85,3 +85,47 @@ def test_batches_average_their_questions_losses_in_one_step(monkeypatch: pytest.
         optimiser.step()
     for got, want in zip(model.state_dict().values(), reference.state_dict().values(), strict=True):
         torch.testing.assert_close(got, want)
+
+
+def test_kgqa_train_option_defaults_are_the_train_settings_defaults() -> None:
+    """The CLI states its defaults for --help; they must be the ones TrainSettings documents."""
+    from kgqa.cli.train import train
+
+    defaults = {p.name: p.default for p in train.params}
+    settings = TrainSettings()
+    assert defaults["epochs"] == settings.epochs
+    assert defaults["patience"] == settings.patience
+    assert defaults["planner_batch"] == settings.planner_batch
+    assert defaults["planner_kind"] == settings.planner_kind
+    assert defaults["hidden"] == settings.scorer_hidden == settings.reader_hidden
+
+
+@pytest.mark.parametrize(("patience", "min_epochs", "ran"), [(3, 3, 4), (1, 3, 3), (2, 1, 3)])
+def test_early_stopping_waits_patience_epochs_after_the_best_but_never_stops_before_min_epochs(
+    patience: int, min_epochs: int, ran: int
+) -> None:
+    """A metric that never improves after the first epoch (and a loss that does not fall): the
+    best stays epoch 1, and training ends after ``patience`` stale epochs, or at ``min_epochs``."""
+    model, data = _problem(4)
+    validations: list[int] = []
+
+    def scored(ex: Any) -> tuple[torch.Tensor, torch.Tensor]:
+        out = model(ex[0])
+        if model.training:
+            return out, ((out - ex[1]) ** 2).mean()
+        validations.append(1)
+        return out, torch.tensor(float(len(validations)))  # validation loss rises every epoch
+
+    history = _fit(
+        model,
+        data,
+        data[:1],
+        scored=scored,
+        metric_of=lambda ex, out: 0.5,
+        metric="constant",
+        settings=TrainSettings(epochs=10, patience=patience, min_epochs=min_epochs),
+        desc="test",
+        progress=False,
+    )
+    assert len(history.val_metric) == ran
+    assert history.best_epoch == 1
