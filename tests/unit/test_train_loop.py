@@ -106,7 +106,8 @@ def test_early_stopping_waits_patience_epochs_after_the_best_but_never_stops_bef
 ) -> None:
     """A metric that never improves after the first epoch (and a loss that does not fall): the
     best stays epoch 1, and training ends after ``patience`` stale epochs, or at ``min_epochs``."""
-    model, data = _problem(4)
+    model, problem = _problem(4)
+    data: list[Any] = list(problem)
     validations: list[int] = []
 
     def scored(ex: Any) -> tuple[torch.Tensor, torch.Tensor]:
