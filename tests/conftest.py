@@ -147,9 +147,8 @@ def trained_models(tmp_path_factory: pytest.TempPathFactory) -> Iterator[tuple[R
         tables = (EntityTable(store, embedder.dimension), RelationTable(store))
         examples = build_examples(store, embedder, toy_examples(), tables, SubgraphSettings(hops=2))
         # recall@2: at the default @100 every toy triple is retrieved and epoch 1 would count as best.
-        # planner_batch 1: a handful of questions would make the default batch one step an epoch.
         settings = TrainSettings(
-            epochs=40, patience=40, scorer_hidden=32, reader_hidden=32, recall_k=2, seed=0, planner_batch=1
+            epochs=40, patience=40, scorer_hidden=32, reader_hidden=32, recall_k=2, seed=0
         )
         scorer, history = train_scorer(examples, examples, tables, settings, progress=False)
         assert history.val_metric[history.best_epoch - 1] == max(history.val_metric)
