@@ -71,10 +71,24 @@ class TrainSettings:
     # mlp by default: the word-order planner validated lower on MetaQA and PathQuestion, and auto
     # costs the second planner's training (docs/decisions.md).
     planner_kind: str = "mlp"
-    # Questions per optimiser step of the planner, their losses averaged: 16 trains it in ~0.4x
-    # the CPU of one per step (SubgraphRAG's recipe) and validated as high or higher on MetaQA
-    # and PathQuestion (docs/decisions.md: Speed, session 8; issue 16, session 9).
+    # Most questions per optimiser step of the planner, their losses averaged: 16 trains it in
+    # ~0.4x the CPU of one per step (SubgraphRAG's recipe) and validated as high or higher on
+    # MetaQA and PathQuestion (docs/decisions.md: Speed, session 8; issue 16, session 9). A small
+    # training part takes smaller batches (planner_batch_for), so an epoch keeps its steps.
     planner_batch: int = 16
+
+
+#: Fewest planner steps per epoch: below ``planner_batch`` x this many training questions the
+#: planner's batch shrinks (:func:`planner_batch_for`).
+PLANNER_STEPS_PER_EPOCH = 100
+
+
+def planner_batch_for(settings: TrainSettings, questions: int) -> int:
+    """The planner's questions per step for a training part of ``questions``: at most
+    ``settings.planner_batch``, and small enough for :data:`PLANNER_STEPS_PER_EPOCH` steps an
+    epoch (so a few hundred questions train with few per step, a handful with one, as the batch
+    was measured only on thousands)."""
+    return max(1, min(settings.planner_batch, questions // PLANNER_STEPS_PER_EPOCH))
 
 
 @dataclass(slots=True)
@@ -379,7 +393,7 @@ def _train_planner_kind(
         settings=settings,
         desc=f"planner ({kind})",
         progress=progress,
-        batch_size=settings.planner_batch,
+        batch_size=planner_batch_for(settings, len(train)),
     )
     return model, history
 

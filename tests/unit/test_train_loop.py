@@ -8,7 +8,7 @@ from typing import Any
 import pytest
 import torch
 
-from retriever_training.train import TrainSettings, _fit
+from retriever_training.train import PLANNER_STEPS_PER_EPOCH, TrainSettings, _fit, planner_batch_for
 
 
 def _problem(n: int = 10) -> tuple[torch.nn.Module, list[tuple[torch.Tensor, torch.Tensor]]]:
@@ -130,3 +130,17 @@ def test_early_stopping_waits_patience_epochs_after_the_best_but_never_stops_bef
     )
     assert len(history.val_metric) == ran
     assert history.best_epoch == 1
+
+
+@pytest.mark.parametrize("questions", [5, 99, 250, 1000, 1600, 3000, 40000])
+def test_planner_batch_keeps_an_epochs_steps_on_a_small_training_part(questions: int) -> None:
+    """At most planner_batch questions a step, at least PLANNER_STEPS_PER_EPOCH steps an epoch
+    where the part allows batches of at least one."""
+    settings = TrainSettings()
+    batch = planner_batch_for(settings, questions)
+    assert 1 <= batch <= settings.planner_batch
+    steps = -(-questions // batch)
+    assert steps >= min(questions, PLANNER_STEPS_PER_EPOCH)
+    if batch < settings.planner_batch:  # shrunk only as far as the steps need
+        assert questions // (batch + 1) < PLANNER_STEPS_PER_EPOCH
+    assert planner_batch_for(TrainSettings(planner_batch=1), questions) == 1
