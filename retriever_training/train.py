@@ -6,9 +6,10 @@ train with BCE, the planner (:mod:`kgqa.retrieval.plans`) with a softmax over ea
 plans; all with Adam and early stopping on a validation metric (recall@100 of the labelled
 triples for the scorers, how often the top plan is gold for the planner, Hit@1 for the reader),
 following SubgraphRAG's reference recipe; the best epoch's weights are kept. The metrics are
-coarse (a few hundred questions, often near 1.0), so an epoch that only ties the best metric
-counts as better when its validation loss is lower, and no model stops before ``min_epochs``
-(:func:`_fit`). Runs are deterministic for a given seed.
+coarse (a few thousand questions, often near 1.0), so an epoch that only ties the best metric
+counts as better when its validation loss is lower, patience counts only gains beyond the
+metric's standard error, and no model stops before ``min_epochs`` (:func:`_fit`). Runs are
+deterministic for a given seed.
 """
 
 from __future__ import annotations
@@ -51,9 +52,9 @@ C = TypeVar("C", bound=MlpConfig)
 class TrainSettings:
     """Optimisation settings shared by the models, and which optional ones to train."""
 
-    # At most 10 epochs, patience 3: kgqa train's default recipe (MetaQA, --limit 1000 per file)
+    # At most 8 epochs, patience 3: kgqa train's default recipe (MetaQA, --limit 1000 per file)
     # within 15 minutes on one thread (docs/decisions.md, "issue 16, session 9").
-    epochs: int = 10
+    epochs: int = 8
     patience: int = 3
     min_epochs: int = 3  # never stop earlier: a first epoch's metric is often already near 1.0
     lr: float = 1e-3
@@ -146,8 +147,11 @@ def _fit(
     learn from), ``metric_of`` a validation example's metric from that same output, so each
     validation example takes one forward pass (a nan metric is left out of the mean). An epoch
     is better than the best so far when its mean validation metric is higher, or equal with a
-    lower mean validation loss; training stops after ``patience`` epochs without a better one,
-    but not before ``min_epochs``. Adam runs its multi-tensor (``foreach``) form: the same
+    lower mean validation loss, and its weights are kept. Patience counts progress, not noise:
+    training stops after ``patience`` epochs none of which beat the metric of the last epoch
+    that progressed by more than that epoch's standard error of the mean (two epochs on the
+    same few thousand questions differ by that much by chance), but not before ``min_epochs``.
+    Adam runs its multi-tensor (``foreach``) form: the same
     arithmetic as the per-tensor loop, bit for bit, with less Python per step (the fused form
     is not: it changed the planner's training, docs/decisions.md).
     """
@@ -155,6 +159,7 @@ def _fit(
     order = torch.Generator().manual_seed(settings.seed)
     history = History(metric=metric)
     best_state, best, stale = copy.deepcopy(model.state_dict()), (-1.0, float("-inf")), 0
+    progressed = float("-inf")  # the metric of the last epoch that progressed, plus its standard error
     bar = tqdm(range(settings.epochs), desc=desc, disable=not progress, leave=False)
     for epoch in bar:
         model.train()
@@ -183,8 +188,10 @@ def _fit(
         history.val_loss.append(sum(val_losses) / max(len(val_losses), 1))
         bar.set_postfix(loss=f"{history.train_loss[-1]:.4f}", **{metric: f"{value:.4f}"})
         if (value, -history.val_loss[-1]) > best:
-            best, stale, history.best_epoch = (value, -history.val_loss[-1]), 0, epoch + 1
+            best, history.best_epoch = (value, -history.val_loss[-1]), epoch + 1
             best_state = copy.deepcopy(model.state_dict())
+        if value > progressed:
+            progressed, stale = value + _standard_error(metrics), 0
         else:
             stale += 1
             if stale >= settings.patience and epoch + 1 >= settings.min_epochs:
@@ -197,6 +204,14 @@ def _fit(
 def _nanmean(values: list[float]) -> float:
     kept = [v for v in values if v == v]
     return sum(kept) / len(kept) if kept else 0.0
+
+
+def _standard_error(values: list[float]) -> float:
+    """Standard error of the mean of the non-nan ``values`` (0 for fewer than two)."""
+    kept = [v for v in values if v == v]
+    if len(kept) < 2:
+        return 0.0
+    return float(np.std(kept, ddof=1)) / len(kept) ** 0.5
 
 
 def _config(cls: type[C], examples: Sequence[TrainingExample], *, hidden: int, layers: int) -> C:

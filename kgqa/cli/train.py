@@ -33,13 +33,14 @@ from kgqa.config import Settings
     type=int,
     help="Use a fixed pseudo-random sample of N training (and N validation) questions per file.",
 )
-@click.option("--epochs", type=int, default=10, show_default=True, help="Most epochs of each model.")
+@click.option("--epochs", type=int, default=8, show_default=True, help="Most epochs of each model.")
 @click.option(
     "--patience",
     type=int,
     default=3,
     show_default=True,
-    help="Early-stopping patience (epochs; no model stops before its third).",
+    help="Early-stopping patience: epochs without a gain beyond the validation metric's standard "
+    "error (no model stops before its third).",
 )
 @click.option("--hidden", type=int, default=256, show_default=True, help="MLP width (paper: 1024).")
 @click.option("--seed", type=int, default=0, show_default=True)
