@@ -144,3 +144,36 @@ def test_planner_batch_keeps_an_epochs_steps_on_a_small_training_part(questions:
     if batch < settings.planner_batch:  # shrunk only as far as the steps need
         assert questions // (batch + 1) < PLANNER_STEPS_PER_EPOCH
     assert planner_batch_for(TrainSettings(planner_batch=1), questions) == 1
+
+
+@pytest.mark.parametrize(("gain", "ran", "best"), [(0.04, 3, 3), (0.2, 6, 6)])
+def test_patience_counts_gains_beyond_the_metrics_standard_error(gain: float, ran: int, best: int) -> None:
+    """Two validation questions scored mean +- 0.1 (standard error 0.1): a mean that rises by
+    less than that each epoch is noise and patience runs out, though the best (last) epoch's
+    weights are kept; a mean that rises by more keeps training to the last epoch."""
+    model, problem = _problem(4)
+    data: list[Any] = list(problem)
+    calls: list[int] = []
+
+    def scored(ex: Any) -> tuple[torch.Tensor, torch.Tensor]:
+        out = model(ex[0])
+        return out, ((out - ex[1]) ** 2).mean()
+
+    def metric_of(ex: Any, out: torch.Tensor) -> float:
+        calls.append(1)
+        epoch, side = divmod(len(calls) - 1, 2)
+        return 0.1 + gain * epoch + (0.1 if side else -0.1)
+
+    history = _fit(
+        model,
+        data,
+        data[:2],
+        scored=scored,
+        metric_of=metric_of,
+        metric="rising",
+        settings=TrainSettings(epochs=6, patience=2, min_epochs=1),
+        desc="test",
+        progress=False,
+    )
+    assert len(history.val_metric) == ran
+    assert history.best_epoch == best
