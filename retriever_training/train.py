@@ -57,6 +57,9 @@ class TrainSettings:
     epochs: int = 8
     patience: int = 3
     min_epochs: int = 3  # never stop earlier: a first epoch's metric is often already near 1.0
+    # Patience counts only gains beyond the validation metric's standard error (_fit); False:
+    # every better epoch counts (how kgqa refine's planner judge was measured).
+    patience_past_noise: bool = True
     lr: float = 1e-3
     scorer_hidden: int = 256
     reader_hidden: int = 256
@@ -190,8 +193,12 @@ def _fit(
         if (value, -history.val_loss[-1]) > best:
             best, history.best_epoch = (value, -history.val_loss[-1]), epoch + 1
             best_state = copy.deepcopy(model.state_dict())
-        if value > progressed:
-            progressed, stale = value + _standard_error(metrics), 0
+        progress = history.best_epoch == epoch + 1
+        if settings.patience_past_noise:
+            progress = value > progressed
+            progressed = value + _standard_error(metrics) if progress else progressed
+        if progress:
+            stale = 0
         else:
             stale += 1
             if stale >= settings.patience and epoch + 1 >= settings.min_epochs:

@@ -146,11 +146,16 @@ def test_planner_batch_keeps_an_epochs_steps_on_a_small_training_part(questions:
     assert planner_batch_for(TrainSettings(planner_batch=1), questions) == 1
 
 
-@pytest.mark.parametrize(("gain", "ran", "best"), [(0.04, 3, 3), (0.2, 6, 6)])
-def test_patience_counts_gains_beyond_the_metrics_standard_error(gain: float, ran: int, best: int) -> None:
+@pytest.mark.parametrize(
+    ("gain", "past_noise", "ran", "best"), [(0.04, True, 3, 3), (0.2, True, 6, 6), (0.04, False, 6, 6)]
+)
+def test_patience_counts_gains_beyond_the_metrics_standard_error(
+    gain: float, past_noise: bool, ran: int, best: int
+) -> None:
     """Two validation questions scored mean +- 0.1 (standard error 0.1): a mean that rises by
     less than that each epoch is noise and patience runs out, though the best (last) epoch's
-    weights are kept; a mean that rises by more keeps training to the last epoch."""
+    weights are kept; a mean that rises by more keeps training to the last epoch, and so does
+    any rise with ``patience_past_noise=False``."""
     model, problem = _problem(4)
     data: list[Any] = list(problem)
     calls: list[int] = []
@@ -171,7 +176,7 @@ def test_patience_counts_gains_beyond_the_metrics_standard_error(gain: float, ra
         scored=scored,
         metric_of=metric_of,
         metric="rising",
-        settings=TrainSettings(epochs=6, patience=2, min_epochs=1),
+        settings=TrainSettings(epochs=6, patience=2, min_epochs=1, patience_past_noise=past_noise),
         desc="test",
         progress=False,
     )
