@@ -81,7 +81,9 @@ class PlannerRefineSettings:
     neighbours: int = 10
     text: float = 20.0
     ensemble: int = 3
-    train: TrainSettings = TrainSettings(epochs=8, patience=3)
+    # One question per planner step, every better epoch resetting patience: the judge's precision
+    # was measured so (docs/decisions.md).
+    train: TrainSettings = TrainSettings(epochs=8, patience=3, planner_batch=1, patience_past_noise=False)
 
 
 @dataclass(slots=True)

@@ -8,7 +8,7 @@ from typing import Any
 import pytest
 import torch
 
-from retriever_training.train import TrainSettings, _fit
+from retriever_training.train import PLANNER_STEPS_PER_EPOCH, TrainSettings, _fit, planner_batch_for
 
 
 def _problem(n: int = 10) -> tuple[torch.nn.Module, list[tuple[torch.Tensor, torch.Tensor]]]:
@@ -85,3 +85,100 @@ def test_batches_average_their_questions_losses_in_one_step(monkeypatch: pytest.
         optimiser.step()
     for got, want in zip(model.state_dict().values(), reference.state_dict().values(), strict=True):
         torch.testing.assert_close(got, want)
+
+
+def test_kgqa_train_option_defaults_are_the_train_settings_defaults() -> None:
+    """The CLI states its defaults for --help; they must be the ones TrainSettings documents."""
+    from kgqa.cli.train import train
+
+    defaults = {p.name: p.default for p in train.params}
+    settings = TrainSettings()
+    assert defaults["epochs"] == settings.epochs
+    assert defaults["patience"] == settings.patience
+    assert defaults["planner_batch"] == settings.planner_batch
+    assert defaults["planner_kind"] == settings.planner_kind
+    assert defaults["hidden"] == settings.scorer_hidden == settings.reader_hidden
+
+
+@pytest.mark.parametrize(("patience", "min_epochs", "ran"), [(3, 3, 4), (1, 3, 3), (2, 1, 3)])
+def test_early_stopping_waits_patience_epochs_after_the_best_but_never_stops_before_min_epochs(
+    patience: int, min_epochs: int, ran: int
+) -> None:
+    """A metric that never improves after the first epoch (and a loss that does not fall): the
+    best stays epoch 1, and training ends after ``patience`` stale epochs, or at ``min_epochs``."""
+    model, problem = _problem(4)
+    data: list[Any] = list(problem)
+    validations: list[int] = []
+
+    def scored(ex: Any) -> tuple[torch.Tensor, torch.Tensor]:
+        out = model(ex[0])
+        if model.training:
+            return out, ((out - ex[1]) ** 2).mean()
+        validations.append(1)
+        return out, torch.tensor(float(len(validations)))  # validation loss rises every epoch
+
+    history = _fit(
+        model,
+        data,
+        data[:1],
+        scored=scored,
+        metric_of=lambda ex, out: 0.5,
+        metric="constant",
+        settings=TrainSettings(epochs=10, patience=patience, min_epochs=min_epochs),
+        desc="test",
+        progress=False,
+    )
+    assert len(history.val_metric) == ran
+    assert history.best_epoch == 1
+
+
+@pytest.mark.parametrize("questions", [5, 99, 250, 1000, 1600, 3000, 40000])
+def test_planner_batch_keeps_an_epochs_steps_on_a_small_training_part(questions: int) -> None:
+    """At most planner_batch questions a step, at least PLANNER_STEPS_PER_EPOCH steps an epoch
+    where the part allows batches of at least one."""
+    settings = TrainSettings()
+    batch = planner_batch_for(settings, questions)
+    assert 1 <= batch <= settings.planner_batch
+    steps = -(-questions // batch)
+    assert steps >= min(questions, PLANNER_STEPS_PER_EPOCH)
+    if batch < settings.planner_batch:  # shrunk only as far as the steps need
+        assert questions // (batch + 1) < PLANNER_STEPS_PER_EPOCH
+    assert planner_batch_for(TrainSettings(planner_batch=1), questions) == 1
+
+
+@pytest.mark.parametrize(
+    ("gain", "past_noise", "ran", "best"), [(0.04, True, 3, 3), (0.2, True, 6, 6), (0.04, False, 6, 6)]
+)
+def test_patience_counts_gains_beyond_the_metrics_standard_error(
+    gain: float, past_noise: bool, ran: int, best: int
+) -> None:
+    """Two validation questions scored mean +- 0.1 (standard error 0.1): a mean that rises by
+    less than that each epoch is noise and patience runs out, though the best (last) epoch's
+    weights are kept; a mean that rises by more keeps training to the last epoch, and so does
+    any rise with ``patience_past_noise=False``."""
+    model, problem = _problem(4)
+    data: list[Any] = list(problem)
+    calls: list[int] = []
+
+    def scored(ex: Any) -> tuple[torch.Tensor, torch.Tensor]:
+        out = model(ex[0])
+        return out, ((out - ex[1]) ** 2).mean()
+
+    def metric_of(ex: Any, out: torch.Tensor) -> float:
+        calls.append(1)
+        epoch, side = divmod(len(calls) - 1, 2)
+        return 0.1 + gain * epoch + (0.1 if side else -0.1)
+
+    history = _fit(
+        model,
+        data,
+        data[:2],
+        scored=scored,
+        metric_of=metric_of,
+        metric="rising",
+        settings=TrainSettings(epochs=6, patience=2, min_epochs=1, patience_past_noise=past_noise),
+        desc="test",
+        progress=False,
+    )
+    assert len(history.val_metric) == ran
+    assert history.best_epoch == best
