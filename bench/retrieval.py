@@ -36,7 +36,7 @@ from bench.common import (
 )
 from kgqa.cli.common import gold_paths_option
 
-FILES = {
+FILES: dict[str, list[tuple[str, Path, Path | None, str]]] = {
     "metaqa": [
         (
             f"{h}-hop",
