@@ -7,14 +7,15 @@ path is gold, Hit@1 of the extractive reader, the misses split by the first stag
 (linking, retrieval, no plan reaching an answer, plan, reader; :func:`kgqa.eval.run.miss_cause`)
 and retrieval latency p50/p95 per stage, plus the factorised vs unfactorised scorer throughput
 at equal outputs, measured in the same run, at the checkpoint's width and at the paper's width 1024 (a freshly
-initialised scorer: speed does not depend on the weights). ``--dataset pathquestion|wc2014``
-reports Hit@1 and path recall on those files (their KB must be loaded into ``--data-dir`` and a
-checkpoint trained on it).
+initialised scorer: speed does not depend on the weights). ``--dataset pathquestion|wc2014|
+pql-2h|pql-3h`` reports Hit@1 and path recall on those files (their KB must be loaded into
+``--data-dir`` and a checkpoint trained on it: PQ-2H and PQ-3H share one store of 2H-kb.txt and
+3H-kb.txt, PQL-2H and PQL-3H each need their own, of PQL2-KB.txt or PQL3-KB.txt).
 
 Targets (issue 3): answer recall@100 >= 0.99 / 0.99 / 0.97 (1/2/3-hop), Hit@1 >= 0.95 / 0.95 / 0.90,
 retrieval under 50 ms p50 and 200 ms p95, factorised scorer >= 5x the unfactorised one.
 
-usage: python -m bench.retrieval --data-dir DIR --checkpoint FILE [--dataset metaqa] [--size tiny|full]
+usage: python -m bench.retrieval --data-dir DIR --checkpoint FILE [--dataset metaqa] [--size tiny|small|full]
 """
 
 from __future__ import annotations
@@ -35,7 +36,7 @@ from bench.common import (
 )
 from kgqa.cli.common import gold_paths_option
 
-FILES = {
+FILES: dict[str, list[tuple[str, Path, Path | None, str]]] = {
     "metaqa": [
         (
             f"{h}-hop",
@@ -49,6 +50,9 @@ FILES = {
         (n, SHARED_DATA / "pathquestion" / f"{n}.train.txt", None, "pathquestion") for n in ("PQ-2H", "PQ-3H")
     ],
     "wc2014": [(n, SHARED_DATA / "wc2014" / f"{n}.train.txt", None, "wc2014") for n in ("WC-P2", "WC-C")],
+    # PQL's two files each have their own KB (PQL2-KB.txt, PQL3-KB.txt), so each is a dataset.
+    "pql-2h": [("PQL-2H", SHARED_DATA / "pathquestion" / "PQL-2H.train.txt", None, "pathquestion")],
+    "pql-3h": [("PQL-3H", SHARED_DATA / "pathquestion" / "PQL-3H.train.txt", None, "pathquestion")],
 }
 SIZES = {"tiny": 20, "small": 300, "full": None}
 
