@@ -82,6 +82,12 @@ class TrainSettings:
     planner_batch: int = 16
 
 
+#: The most a validation gain must exceed to count as progress (:func:`_fit`): on a few dozen
+#: validation questions the standard error (~0.07) would hide every one-question step, and the
+#: model would stop after ``min_epochs``; on thousands it is far below this.
+NOISE_CAP = 0.01
+
+
 #: Fewest planner steps per epoch: below ``planner_batch`` x this many training questions the
 #: planner's batch shrinks (:func:`planner_batch_for`).
 PLANNER_STEPS_PER_EPOCH = 100
@@ -153,7 +159,8 @@ def _fit(
     lower mean validation loss, and its weights are kept. Patience counts progress, not noise:
     training stops after ``patience`` epochs none of which beat the metric of the last epoch
     that progressed by more than that epoch's standard error of the mean (two epochs on the
-    same few thousand questions differ by that much by chance), but not before ``min_epochs``.
+    same few thousand questions differ by that much by chance; at most :data:`NOISE_CAP`), but
+    not before ``min_epochs``.
     Adam runs its multi-tensor (``foreach``) form: the same
     arithmetic as the per-tensor loop, bit for bit, with less Python per step (the fused form
     is not: it changed the planner's training, docs/decisions.md).
@@ -196,7 +203,7 @@ def _fit(
         progress = history.best_epoch == epoch + 1
         if settings.patience_past_noise:
             progress = value > progressed
-            progressed = value + _standard_error(metrics) if progress else progressed
+            progressed = value + min(_standard_error(metrics), NOISE_CAP) if progress else progressed
         if progress:
             stale = 0
         else:

@@ -8,7 +8,13 @@ from typing import Any
 import pytest
 import torch
 
-from retriever_training.train import PLANNER_STEPS_PER_EPOCH, TrainSettings, _fit, planner_batch_for
+from retriever_training.train import (
+    NOISE_CAP,
+    PLANNER_STEPS_PER_EPOCH,
+    TrainSettings,
+    _fit,
+    planner_batch_for,
+)
 
 
 def _problem(n: int = 10) -> tuple[torch.nn.Module, list[tuple[torch.Tensor, torch.Tensor]]]:
@@ -147,15 +153,23 @@ def test_planner_batch_keeps_an_epochs_steps_on_a_small_training_part(questions:
 
 
 @pytest.mark.parametrize(
-    ("gain", "past_noise", "ran", "best"), [(0.04, True, 3, 3), (0.2, True, 6, 6), (0.04, False, 6, 6)]
+    ("spread", "gain", "past_noise", "ran", "best"),
+    [
+        (0.001, 0.0005, True, 3, 3),  # below the standard error: noise
+        (0.001, 0.005, True, 6, 6),  # beyond it
+        (0.1, 0.004, True, 3, 3),  # below the cap on a wide spread
+        (0.1, 0.04, True, 6, 6),  # beyond the cap, though within the standard error
+        (0.001, 0.0005, False, 6, 6),  # any rise counts without patience_past_noise
+    ],
 )
 def test_patience_counts_gains_beyond_the_metrics_standard_error(
-    gain: float, past_noise: bool, ran: int, best: int
+    spread: float, gain: float, past_noise: bool, ran: int, best: int
 ) -> None:
-    """Two validation questions scored mean +- 0.1 (standard error 0.1): a mean that rises by
-    less than that each epoch is noise and patience runs out, though the best (last) epoch's
-    weights are kept; a mean that rises by more keeps training to the last epoch, and so does
-    any rise with ``patience_past_noise=False``."""
+    """Two validation questions scored mean +- spread (standard error = spread): a mean that
+    rises by less than min(standard error, NOISE_CAP) each epoch is noise and patience runs out,
+    though the best (last) epoch's weights are kept; a mean that rises by more keeps training to
+    the last epoch, and so does any rise with ``patience_past_noise=False``."""
+    assert 2 * 0.004 < NOISE_CAP < 0.04  # the cases straddle it
     model, problem = _problem(4)
     data: list[Any] = list(problem)
     calls: list[int] = []
@@ -167,7 +181,7 @@ def test_patience_counts_gains_beyond_the_metrics_standard_error(
     def metric_of(ex: Any, out: torch.Tensor) -> float:
         calls.append(1)
         epoch, side = divmod(len(calls) - 1, 2)
-        return 0.1 + gain * epoch + (0.1 if side else -0.1)
+        return 0.1 + gain * epoch + (spread if side else -spread)
 
     history = _fit(
         model,
