@@ -200,10 +200,12 @@ def _fit(
         if (value, -history.val_loss[-1]) > best:
             best, history.best_epoch = (value, -history.val_loss[-1]), epoch + 1
             best_state = copy.deepcopy(model.state_dict())
-        progress = history.best_epoch == epoch + 1
         if settings.patience_past_noise:
             progress = value > progressed
-            progressed = value + min(_standard_error(metrics), NOISE_CAP) if progress else progressed
+            if progress:
+                progressed = value + min(_standard_error(metrics), NOISE_CAP)
+        else:
+            progress = history.best_epoch == epoch + 1
         if progress:
             stale = 0
         else:

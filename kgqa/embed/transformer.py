@@ -270,7 +270,6 @@ class TransformerEmbedder:
     loaded: Future[TokenEncoder]
     pooling: Pooling
     normalise: bool
-    device: torch.device
     batch_size: int = 256
     batch_tokens: int = 4096
     max_length: int = 256
@@ -284,10 +283,10 @@ class TransformerEmbedder:
     def from_settings(cls, settings: EmbedderSettings) -> TransformerEmbedder:
         """The embedder of ``settings``; a local model folder loads on a background thread.
 
-        Why in the background: importing transformers and loading the weights is most of a
-        command's start-up, and the store opens meanwhile (kglite reads its file without the
-        GIL); the first ``embed`` waits for it. A model that is not a local folder (a hub name)
-        loads here, so a wrong name fails at once.
+        Why in the background: reading the weights (and, for a folder that is not plain BERT,
+        importing transformers and building its model, seconds) runs while the store opens
+        (kglite reads its file without the GIL); the first ``embed`` waits for it. A model that
+        is not a local folder (a hub name) loads here, so a wrong name fails at once.
         """
         path = resolve_model_path(settings.model)
         device = resolve_device(settings.device)
@@ -315,7 +314,6 @@ class TransformerEmbedder:
             loaded=loaded,
             pooling=pooling,
             normalise=normalise,
-            device=device,
             batch_size=settings.batch_size,
             batch_tokens=settings.batch_tokens,
             max_length=max_length,
