@@ -27,6 +27,11 @@ import sys
 #: rayon (the Hugging Face tokenizers' batch encoding) when they start.
 POOL_ENV = ("OMP_NUM_THREADS", "MKL_NUM_THREADS", "RAYON_NUM_THREADS")
 
+#: The caller's environment as kgqa found it: :func:`configure_threads` overwrites the pools'
+#: variables, and the budget must still read the caller's ``OMP_NUM_THREADS`` after that (a
+#: command on one thread may start a second process within a budget of two).
+_CALLER_ENVIRON = dict(os.environ)
+
 
 def available_cores() -> int:
     """Cores this process may run on (its CPU affinity, which containers and ``taskset`` narrow)."""
@@ -37,10 +42,11 @@ def available_cores() -> int:
 
 
 def resolve_threads(configured: int | None, environ: dict[str, str] | None = None) -> int:
-    """The thread count to use: ``configured``, else a valid ``OMP_NUM_THREADS``, else all cores."""
+    """The thread count to use: ``configured``, else a valid ``OMP_NUM_THREADS`` of ``environ``
+    (default: the caller's environment as kgqa found it), else all cores."""
     if configured is not None:
         return configured
-    omp = (os.environ if environ is None else environ).get("OMP_NUM_THREADS", "")
+    omp = (_CALLER_ENVIRON if environ is None else environ).get("OMP_NUM_THREADS", "")
     return int(omp) if omp.isdigit() and int(omp) > 0 else available_cores()
 
 

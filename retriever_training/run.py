@@ -7,6 +7,7 @@ a validation part and a training part; the checkpoint records the split so ``kgq
 
 from __future__ import annotations
 
+import contextlib
 import time
 from collections.abc import Sequence
 from dataclasses import asdict, dataclass, field, replace
@@ -26,13 +27,16 @@ from kgqa.retrieval.scorer import TripleScorer
 from kgqa.retrieval.tables import EntityTable, RelationTable
 from kgqa.store import open_store
 from kgqa.store.schema import check_query_embedder
+from kgqa.threads import resolve_threads
 from kgqa.types import EmbeddingMeta, QAExample
 from retriever_training.example_cache import cache_key, cached_examples, kb_fingerprint
 from retriever_training.examples import TrainingExample, build_examples
+from retriever_training.planner_process import MIN_QUESTIONS, PlannerProcess
 from retriever_training.train import (
     TrainSettings,
     example_plans,
     path_contexts,
+    planner_task,
     train_path_scorer,
     train_planner,
     train_reader,
@@ -176,30 +180,32 @@ def run_training(
     train, val = (under_walk_rule(prepared[part], walk_rule.topic_walks) for part in ("train", "val"))
     report.examples = {"train": len(train), "val": len(val)}
     report.seconds["prepare"] = time.perf_counter() - started
-    contexts = None
-    if reuse_scorers is not None:
-        reused = load_bundle(reuse_scorers, embedder.model_id)
-        scorer = TripleScorer.from_checkpoint(reused["scorer"], embedder_model_id=embedder.model_id)
-        path_scorer = None
-        if train_settings.path_scorer and reused.get("path_scorer") is not None:
-            path_scorer = TripleScorer.from_checkpoint(
-                reused["path_scorer"], embedder_model_id=embedder.model_id
+    plans = example_plans([*train, *val], train_settings.planner_steps) if train_settings.planner else None
+    with contextlib.ExitStack() as stack:
+        planner_process = None
+        if plans is not None and reuse_scorers is None and _planner_beside(settings, len(train)):
+            task = planner_task(train, val, tables, train_settings, plans=plans)
+            planner_process = stack.enter_context(PlannerProcess(task, torch.get_num_threads()))
+        contexts = None
+        if reuse_scorers is not None:
+            scorer, path_scorer = _reused_scorers(reuse_scorers, embedder.model_id, train_settings, report)
+        else:
+            scorer, path_scorer, contexts = _train_scorers(
+                train, val, tables, train_settings, report, progress
             )
-        report.scorer_history = reused.get("report", {}).get("scorer_history", {})
-        report.path_scorer_history = (
-            reused.get("report", {}).get("path_scorer_history", {}) if path_scorer else {}
-        )
-    else:
-        scorer, path_scorer, contexts = _train_scorers(train, val, tables, train_settings, report, progress)
-    planner, plans = None, None
-    if train_settings.planner:
-        started = time.perf_counter()
-        plans = example_plans([*train, *val], train_settings.planner_steps)
-        planner, planner_history = train_planner(
-            train, val, tables, train_settings, progress=progress, plans=plans
-        )
-        report.seconds["planner"] = time.perf_counter() - started
-        report.planner_history = planner_history.to_dict()
+        planner = None
+        if planner_process is not None:
+            started = time.perf_counter()
+            planner, planner_history, report.seconds["planner"] = planner_process.result()
+            report.seconds["planner_wait"] = time.perf_counter() - started
+            report.planner_history = planner_history.to_dict()
+        elif plans is not None:
+            started = time.perf_counter()
+            planner, planner_history = train_planner(
+                train, val, tables, train_settings, progress=progress, plans=plans
+            )
+            report.seconds["planner"] = time.perf_counter() - started
+            report.planner_history = planner_history.to_dict()
     started = time.perf_counter()
     reader, reader_history = train_reader(
         train,
@@ -237,6 +243,30 @@ def run_training(
         out,
     )
     return report
+
+
+def _planner_beside(settings: Settings, train_questions: int) -> bool:
+    """Whether the planner trains in a second process beside the scorers
+    (:mod:`retriever_training.planner_process`): when the thread budget holds two of this
+    process's training pools and the training part is large enough to pay for the start."""
+    budget = resolve_threads(settings.runtime.threads)
+    return budget >= 2 * torch.get_num_threads() and train_questions >= MIN_QUESTIONS
+
+
+def _reused_scorers(
+    checkpoint: Path, model_id: str, train_settings: TrainSettings, report: TrainReport
+) -> tuple[TripleScorer, TripleScorer | None]:
+    """The triple scorer and (where asked and stored) second-pass scorer of ``checkpoint``
+    (``--reuse-scorers``); their histories into ``report``."""
+    reused = load_bundle(checkpoint, model_id)
+    scorer = TripleScorer.from_checkpoint(reused["scorer"], embedder_model_id=model_id)
+    path_scorer = None
+    if train_settings.path_scorer and reused.get("path_scorer") is not None:
+        path_scorer = TripleScorer.from_checkpoint(reused["path_scorer"], embedder_model_id=model_id)
+    stored = reused.get("report", {})
+    report.scorer_history = stored.get("scorer_history", {})
+    report.path_scorer_history = stored.get("path_scorer_history", {}) if path_scorer else {}
+    return scorer, path_scorer
 
 
 def _train_scorers(

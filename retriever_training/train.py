@@ -25,6 +25,7 @@ import torch
 from torch import nn
 from tqdm import tqdm
 
+from kgqa.errors import ConfigError
 from kgqa.reasoning.extractive import EntityReader, ReaderConfig
 from kgqa.retrieval.features import PreparedQuestion, to_batch
 from kgqa.retrieval.nn import MlpConfig
@@ -46,6 +47,7 @@ from retriever_training.examples import TrainingExample
 
 Tables = tuple[EntityTable, RelationTable]
 C = TypeVar("C", bound=MlpConfig)
+Item = TypeVar("Item")  # what _fit trains on: a TrainingExample, or a PlanChoice for the planner
 
 
 @dataclass(frozen=True, slots=True)
@@ -138,11 +140,11 @@ def triple_recall_at_k(scores: torch.Tensor, labels: torch.Tensor, k: int) -> fl
 
 def _fit(
     model: nn.Module,
-    train: Sequence[TrainingExample],
-    val: Sequence[TrainingExample],
+    train: Sequence[Item],
+    val: Sequence[Item],
     *,
-    scored: Callable[[TrainingExample], tuple[torch.Tensor, torch.Tensor] | None],
-    metric_of: Callable[[TrainingExample, torch.Tensor], float],
+    scored: Callable[[Item], tuple[torch.Tensor, torch.Tensor] | None],
+    metric_of: Callable[[Item, torch.Tensor], float],
     metric: str,
     settings: TrainSettings,
     desc: str,
@@ -311,13 +313,16 @@ def train_path_scorer(
 
 
 @dataclass(frozen=True, slots=True)
-class _PlanChoice:
-    """One question's plans, ready for the planner: its prepared question, relation embeddings,
-    plans, and which plans are gold."""
+class PlanChoice:
+    """One question's plans, as the planner reads them: the question's views and (built
+    ``with_tokens``) token states, its relations' embeddings, its plans' steps
+    (:attr:`~kgqa.retrieval.plans.Plans.steps`) and which plans are gold. Tensors only, so a
+    planner can train on them in another process (:mod:`retriever_training.planner_process`)."""
 
-    prepared: PreparedQuestion
+    views: torch.Tensor
+    tokens: torch.Tensor | None
     relation_emb: torch.Tensor
-    plans: Plans
+    steps: torch.Tensor
     gold: torch.Tensor
 
 
@@ -330,22 +335,63 @@ def example_plans(examples: Sequence[TrainingExample], max_steps: int) -> dict[i
     }
 
 
-def _plan_choice(ex: TrainingExample, tables: Tables, plans: Plans) -> _PlanChoice | None:
+def _plan_choice(ex: TrainingExample, tables: Tables, plans: Plans) -> PlanChoice | None:
     sub = ex.prepared.subgraph
     gold = gold_plans(plans, sub, ex.answers, ex.example.relation_paths)
     if not gold.any():
         return None
-    return _PlanChoice(ex.prepared, tables[1].matrix[ex.prepared.relation_rows], plans, gold)
+    prepared = ex.prepared
+    relation_emb = tables[1].matrix[prepared.relation_rows]
+    return PlanChoice(prepared.question_views, prepared.question_tokens, relation_emb, plans.steps, gold)
 
 
 #: What ``TrainSettings.planner_kind`` may name.
 PLANNER_CHOICES = ("mlp", "attention", "auto")
 
 
-def _new_planner(kind: str, emb_dim: int, max_steps: int) -> Planner:
-    if kind == "mlp":
-        return PlanScorer(PlannerConfig(emb_dim=emb_dim, max_steps=max_steps))
-    return AttentionPlanScorer(AttentionPlannerConfig(emb_dim=emb_dim, max_steps=max_steps))
+@dataclass(frozen=True, slots=True)
+class PlannerTask:
+    """Everything the planner's training reads (:func:`planner_task`): each training and
+    validation question's :class:`PlanChoice` (None for a question with no gold plan in its
+    subgraph, kept so the epochs' shuffles do not depend on how many there are), which planner
+    kinds to train, the settings and the early-stopping metric."""
+
+    train: list[PlanChoice | None]
+    val: list[PlanChoice | None]
+    kinds: tuple[str, ...]
+    settings: TrainSettings
+    metric: Literal["plan_hit@1", "gold_mass"]
+
+
+def planner_task(
+    train: Sequence[TrainingExample],
+    val: Sequence[TrainingExample],
+    tables: Tables,
+    settings: TrainSettings,
+    *,
+    metric: Literal["plan_hit@1", "gold_mass"] = "plan_hit@1",
+    plans: Mapping[int, Plans] | None = None,
+) -> PlannerTask:
+    """The planner's training on ``train`` and ``val`` (:func:`train_planner` has the contract);
+    ``plans``: :func:`example_plans` of both at ``settings.planner_steps``, enumerated here when
+    not given."""
+    if settings.planner_kind not in PLANNER_CHOICES:
+        raise ValueError(f"planner_kind must be one of {PLANNER_CHOICES}, got {settings.planner_kind!r}")
+    if plans is None:
+        plans = example_plans([*train, *val], settings.planner_steps)
+    kinds: tuple[str, ...] = (settings.planner_kind,)
+    if settings.planner_kind == "auto":
+        has_tokens = train[0].prepared.question_tokens is not None
+        kinds = ("mlp", "attention") if has_tokens else ("mlp",)
+    if "attention" in kinds and train[0].prepared.question_tokens is None:
+        raise ConfigError(
+            "the word-order planner needs the questions' token states",
+            hint="build the examples with_tokens (kgqa train does for --planner-kind attention)",
+        )
+    train_choices, val_choices = (
+        [_plan_choice(ex, tables, plans[id(ex)]) for ex in part] for part in (train, val)
+    )
+    return PlannerTask(train_choices, val_choices, kinds, settings, metric)
 
 
 def train_planner(
@@ -370,61 +416,56 @@ def train_planner(
     without token states ``auto`` trains the MLP only. ``plans``: :func:`example_plans` of
     ``train`` and ``val`` at ``settings.planner_steps``, enumerated here when not given.
     """
-    if settings.planner_kind not in PLANNER_CHOICES:
-        raise ValueError(f"planner_kind must be one of {PLANNER_CHOICES}, got {settings.planner_kind!r}")
-    if plans is None:
-        plans = example_plans([*train, *val], settings.planner_steps)
-    choices = {id(ex): _plan_choice(ex, tables, plans[id(ex)]) for ex in [*train, *val]}
-    kinds: tuple[str, ...] = (settings.planner_kind,)
-    if settings.planner_kind == "auto":
-        has_tokens = train[0].prepared.question_tokens is not None
-        kinds = ("mlp", "attention") if has_tokens else ("mlp",)
-    trained = {
-        kind: _train_planner_kind(kind, train, val, choices, settings, progress, metric) for kind in kinds
-    }
-    best = max(kinds, key=lambda k: (max(trained[k][1].val_metric, default=0.0), k == "mlp"))
+    task = planner_task(train, val, tables, settings, metric=metric, plans=plans)
+    return run_planner_task(task, progress=progress)
+
+
+def run_planner_task(task: PlannerTask, *, progress: bool) -> tuple[Planner, History]:
+    """Train ``task``'s planner kinds and keep the best (:func:`train_planner`)."""
+    trained = {kind: _train_planner_kind(kind, task, progress) for kind in task.kinds}
+    best = max(task.kinds, key=lambda k: (max(trained[k][1].val_metric, default=0.0), k == "mlp"))
     model, history = trained[best]
-    if len(kinds) > 1:
+    if len(task.kinds) > 1:
         history.candidates = {k: max(h.val_metric, default=0.0) for k, (_, h) in trained.items()}
     return model, history
 
 
-def _train_planner_kind(
-    kind: str,
-    train: Sequence[TrainingExample],
-    val: Sequence[TrainingExample],
-    choices: dict[int, _PlanChoice | None],
-    settings: TrainSettings,
-    progress: bool,
-    metric: Literal["plan_hit@1", "gold_mass"],
-) -> tuple[Planner, History]:
-    seed_everything(settings.seed)
-    model = _new_planner(kind, int(train[0].prepared.question_emb.numel()), settings.planner_steps)
+def _new_planner(kind: str, emb_dim: int, max_steps: int) -> Planner:
+    if kind == "mlp":
+        return PlanScorer(PlannerConfig(emb_dim=emb_dim, max_steps=max_steps))
+    return AttentionPlanScorer(AttentionPlannerConfig(emb_dim=emb_dim, max_steps=max_steps))
 
-    def scored(ex: TrainingExample) -> tuple[torch.Tensor, torch.Tensor] | None:
-        choice = choices[id(ex)]
+
+def _train_planner_kind(kind: str, task: PlannerTask, progress: bool) -> tuple[Planner, History]:
+    settings = task.settings
+    seed_everything(settings.seed)
+    emb_dim = int(next(c for c in task.train if c is not None).views.size(1))
+    model = _new_planner(kind, emb_dim, settings.planner_steps)
+
+    def scored(choice: PlanChoice | None) -> tuple[torch.Tensor, torch.Tensor] | None:
         if choice is None:
             return None
-        logits = model.plan_logits(choice.prepared, choice.relation_emb, choice.plans.steps)
+        question = choice.views if kind == "mlp" else choice.tokens
+        logits = model(question, choice.relation_emb, choice.steps)
         return logits, torch.logsumexp(logits, 0) - torch.logsumexp(logits[choice.gold], 0)
 
-    def metric_of(ex: TrainingExample, logits: torch.Tensor) -> float:
-        gold = choices[id(ex)].gold  # type: ignore[union-attr]  # scored: only examples with a choice
-        if metric == "gold_mass":
+    def metric_of(choice: PlanChoice | None, logits: torch.Tensor) -> float:
+        gold = choice.gold  # type: ignore[union-attr]  # scored: only questions with a choice
+        if task.metric == "gold_mass":
             return float(torch.softmax(logits, 0)[gold].sum())
         return float(gold[int(torch.argmax(logits))])
 
     history = _fit(
         model,
-        train,
-        val,
+        task.train,
+        task.val,
         scored=scored,
         metric_of=metric_of,
-        metric=metric,
+        metric=task.metric,
         settings=settings,
         desc=f"planner ({kind})",
         progress=progress,
-        batch_size=planner_batch_for(settings, len(train)),
+        batch_size=planner_batch_for(settings, len(task.train)),
     )
     return model, history
 

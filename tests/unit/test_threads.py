@@ -39,6 +39,15 @@ def test_unset_falls_back_to_omp_num_threads_then_all_cores() -> None:
     assert resolve_threads(None, {}) == available_cores()
 
 
+def test_the_budget_is_the_callers_after_the_pools_are_bounded() -> None:
+    # configure_threads writes OMP_NUM_THREADS for the pools; the budget still reads the caller's
+    # (kgqa train on one thread starts the planner's process within a budget of two).
+    script = "from kgqa.threads import *; configure_threads(1); print(resolve_threads(None))"
+    env = {**os.environ, "OMP_NUM_THREADS": "2", "PYTHONPATH": str(REPO)}
+    out = subprocess.run([sys.executable, "-c", script], env=env, capture_output=True, text=True, check=True)
+    assert out.stdout.strip() == "2"
+
+
 def test_bulk_work_gets_the_budget_question_work_its_own_share_within_it() -> None:
     assert command_threads(4, 1, bulk=True) == 4
     assert command_threads(4, 1, bulk=False) == 1
