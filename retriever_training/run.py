@@ -1,4 +1,4 @@
-"""``kgqa train``: read question files, split them, build examples, train both models, save.
+"""``kgqa train``: read question files, split them, build examples, train the models, save.
 
 Each file is split deterministically (hash of question id and seed) into a held-out test part,
 a validation part and a training part; the checkpoint records the split so ``kgqa eval
@@ -118,6 +118,9 @@ def run_training(
 
     The walk rule (:mod:`retriever_training.walk_rule`) is chosen from the training part before
     any model trains, and stored with the subgraph caps.
+
+    The planner trains in a second process while the scorers train here, where the thread
+    budget allows (:func:`_planner_beside`); the reader, which reads all three, trains last.
 
     With ``cache_dir`` the prepared examples of each part are read from there when the same
     questions, KB and settings prepared them before, and stored there otherwise
