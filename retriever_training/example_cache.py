@@ -37,8 +37,9 @@ from retriever_training.examples import TrainingExample
 log = logging.getLogger(__name__)
 
 #: Bumped whenever what an example holds, or how it is prepared, changes meaning (2: subgraphs
-#: carry their walk rule, ``Subgraph.topic_walks``, which format-1 pickles lack).
-CACHE_FORMAT = 2
+#: carry their walk rule, ``Subgraph.topic_walks``, which format-1 pickles lack; 3: question views
+#: include the walk-order relation mentions).
+CACHE_FORMAT = 3
 
 
 def kb_fingerprint(store: GraphStore) -> dict[str, Any]:

@@ -50,7 +50,7 @@ from kgqa.embed.protocol import Embedder
 from kgqa.errors import LLMUnavailableError
 from kgqa.reasoning.path_judge import PathJudge, format_chain
 from kgqa.retrieval.candidates import CandidatePath, candidate_paths
-from kgqa.retrieval.plans import Planner, enumerate_plans, question_views
+from kgqa.retrieval.plans import SENTENCE_VIEWS, Planner, enumerate_plans, question_views
 from kgqa.retrieval.tables import EntityTable, RelationTable
 from kgqa.store import queries
 from kgqa.store.protocol import GraphStore
@@ -205,7 +205,10 @@ def neighbour_prior(
         for c in pool:
             allowed[i, vocabulary[c.relations]] = 1.0
     views = torch.stack(
-        [torch.cat([F.normalize(v, dim=-1) for v in ex.prepared.question_views[1:3]]) for ex in examples]
+        [
+            torch.cat([F.normalize(v, dim=-1) for v in ex.prepared.question_views[1:SENTENCE_VIEWS]])
+            for ex in examples
+        ]
     )
     views = F.normalize(views, dim=-1)
     k = min(neighbours, n - 1)
@@ -264,7 +267,8 @@ def text_prior(
     """
     masked = []
     for ex in examples:
-        views = question_views(ex.example.question, [names.get(t, t) for t in ex.example.topic_ids])[1:]
+        topics = [names.get(t, t) for t in ex.example.topic_ids]
+        views = question_views(ex.example.question, topics)[1:SENTENCE_VIEWS]
         masked.append(" ".join(v for v in dict.fromkeys(views) if v != "."))
     texts = sorted({verbalised_path(c.relations, c.steps, source_of) for pool in pools for c in pool})
     if not texts:

@@ -33,6 +33,7 @@ from kgqa.retrieval.path_context import triple_probabilities, with_path_context
 from kgqa.retrieval.plan_attention import AttentionPlannerConfig, AttentionPlanScorer
 from kgqa.retrieval.plans import (
     PLAN_FEATURES,
+    STEP_MENTIONS,
     Planner,
     PlannerConfig,
     Plans,
@@ -432,7 +433,8 @@ def run_planner_task(task: PlannerTask, *, progress: bool) -> tuple[Planner, His
 
 def _new_planner(kind: str, emb_dim: int, max_steps: int) -> Planner:
     if kind == "mlp":
-        return PlanScorer(PlannerConfig(emb_dim=emb_dim, max_steps=max_steps))
+        mentions = min(STEP_MENTIONS, max_steps)
+        return PlanScorer(PlannerConfig(emb_dim=emb_dim, max_steps=max_steps, step_mentions=mentions))
     return AttentionPlanScorer(AttentionPlannerConfig(emb_dim=emb_dim, max_steps=max_steps))
 
 

@@ -44,8 +44,9 @@ class PreparedQuestion:
 
     Attributes:
         question_views: FloatTensor [V, d], the embeddings of
-            :func:`kgqa.retrieval.plans.question_views` (the question, then the text before and
-            after the topic mention); row 0 is the question embedding the scorers read.
+            :func:`kgqa.retrieval.plans.question_views` (the question, the text before and after
+            the topic mention, then the relation mentions in walk order); row 0 is the question
+            embedding the scorers read.
         subgraph: the candidate subgraph (local ids).
         entity_rows: LongTensor [N] rows of ``EntityTable`` per local entity.
         relation_rows: LongTensor [R] rows of ``RelationTable`` per local relation.

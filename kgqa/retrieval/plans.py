@@ -14,9 +14,11 @@ Walks follow the subgraph's walk rule (``Subgraph.topic_walks``, decided from th
 split): never back through a topic, or through and ending at one where the data asks for it.
 
 The MLP planner (:class:`PlanScorer`, the fast one) reads the question three ways
-(:func:`question_views`): whole, and the text before and after the topic mention. A sentence
-embedding keeps little word order, and the order is what separates "who acted in the films
-written by X" from "who wrote the films X acted in"; the word-order planner
+(:func:`question_views`): whole, and the text before and after the topic mention, and it reads
+the relation mentions cut from that text in walk order (:func:`walk_mentions`), one per plan
+step. A sentence embedding keeps little word order, and the order is what separates "who acted
+in the films written by X" from "who wrote the films X acted in", or "the mom of kid of X"
+from "the kid of mom of X"; the word-order planner
 (:class:`~kgqa.retrieval.plan_attention.AttentionPlanScorer`) reads the question's token states
 in order instead. ``kgqa train`` keeps the one with the better validation plan accuracy.
 """
@@ -45,23 +47,49 @@ from kgqa.retrieval.tables import EntityTable, RelationTable
 MAX_PLANS_PER_LENGTH = 2000
 #: The likeliest plans whose walks :func:`plan_guided_scores` lifts.
 GUIDING_PLANS = 5
-#: Texts the planner reads per question (:func:`question_views`).
-QUESTION_VIEWS = 3
+#: Sentence views the planner reads per question: the question, the text before and after the topic.
+SENTENCE_VIEWS = 3
+#: Relation mentions in walk order the planner reads per question (:func:`walk_mentions`).
+STEP_MENTIONS = 3
+#: Texts the planner reads per question (:func:`question_views`): sentence views, then mentions.
+QUESTION_VIEWS = SENTENCE_VIEWS + STEP_MENTIONS
+#: What separates nested relation mentions: before the topic "the c of d of X", after it "X 's a 's b".
+_OF = re.compile(r"\bof\b", flags=re.IGNORECASE)
+_POSSESSIVE = re.compile(r"(?:'|\u2019)s\b", flags=re.IGNORECASE)
 #: Columns of :func:`plan_reach`.
 PLAN_FEATURES = ("best_plan", "plan_mass")
 
 
 def question_views(question: str, mentions: Sequence[str]) -> list[str]:
-    """The texts the planner embeds: the question, the text before the first mention of a topic
-    found in it, and the text after (``"."`` where a side is empty; the whole question for both
-    when no mention is found). The mention is found regardless of case: a question typed in
-    lower case still splits at its topic's name."""
+    """The :data:`QUESTION_VIEWS` texts the planner embeds: the question, the text before the first
+    mention of a topic found in it, the text after (``"."`` where a side is empty; the whole
+    question for both when no mention is found), then :func:`walk_mentions` of the two sides
+    (all ``"."`` without a mention). The mention is found regardless of case: a question typed
+    in lower case still splits at its topic's name."""
     for mention in mentions:
         found = re.search(re.escape(mention), question, flags=re.IGNORECASE) if mention else None
         if found is not None:
             before, after = question[: found.start()].strip(), question[found.end() :].strip()
-            return [question, before or ".", after or "."]
-    return [question, question, question]
+            return [question, before or ".", after or ".", *walk_mentions(before, after)]
+    return [question, question, question, *["."] * STEP_MENTIONS]
+
+
+def walk_mentions(before: str, after: str) -> list[str]:
+    """The :data:`STEP_MENTIONS` pieces of the text around a topic in the order a walk from the
+    topic reads them, ``"."`` past the last.
+
+    English nests relations as possessives after the topic, read left to right ("X 's a 's b":
+    a, then b), and as "of" phrases before it, read from the topic outwards ("the c of d of X":
+    d, then c); the possessives bind first ("the c of X 's a": a, then c). So the pieces are the
+    text after the topic cut at each "'s", then the text before it cut at each "of", nearest
+    first. Each plan step's relation is matched with the piece at its position; on a question
+    that is no nested possessive ("which movies did the director of X direct") the pieces are
+    whatever the cut gives, and the planner learns how far to trust them.
+    """
+    pieces = [p.strip(" ?.!,") for p in _POSSESSIVE.split(after)]
+    pieces += [p.strip(" ?.!,") for p in reversed(_OF.split(before))]
+    found = [p for p in pieces if p][:STEP_MENTIONS]
+    return found + ["."] * (STEP_MENTIONS - len(found))
 
 
 @dataclass(frozen=True, slots=True)
@@ -243,25 +271,40 @@ def _step_ends(crossed: Tensor, ends: Tensor, n: int) -> Tensor:
 
 @dataclass(frozen=True, slots=True)
 class PlannerConfig(MlpConfig):
-    """Shape of a :class:`PlanScorer`; ``max_steps`` is the longest plan it can read."""
+    """Shape of a :class:`PlanScorer`; ``max_steps`` is the longest plan it can read.
+
+    ``step_mentions``: how many plan steps are matched with the walk-order mention at their
+    position (at most :data:`STEP_MENTIONS` and ``max_steps``); 0 in checkpoints written before
+    the planner read them, which load and score as they were trained.
+    """
 
     dde_dim: int = 0
     hidden: int = 256
     layers: int = 2
     max_steps: int = 3
+    step_mentions: int = 0
 
     def __post_init__(self) -> None:
         MlpConfig.__post_init__(self)
         if self.max_steps < 1:
             raise ConfigError(f"PlannerConfig: max_steps must be >= 1, got {self.max_steps}")
+        if not 0 <= self.step_mentions <= min(STEP_MENTIONS, self.max_steps):
+            raise ConfigError(
+                f"PlannerConfig: step_mentions must be in 0..{min(STEP_MENTIONS, self.max_steps)}, "
+                f"got {self.step_mentions}"
+            )
 
 
 class PlanScorer(Checkpointable):
-    """MLP on ``[v_1 .. v_V || per step: (r_i, r_i * v_1 .. r_i * v_V, present_i, backward_i)]``
-    -> one logit per plan, where ``v`` are the :data:`QUESTION_VIEWS` question embeddings.
+    """MLP on ``[v_1 .. v_V || per step: (r_i, r_i * v_1 .. r_i * v_V, present_i, backward_i) ||
+    per step i < M: r_i * m_i]`` -> one logit per plan, where ``v`` are the :data:`SENTENCE_VIEWS`
+    question embeddings and ``m_i`` the embedding of the ``i``-th :func:`walk_mentions` piece
+    (``M`` = ``config.step_mentions``).
 
     ``r_i`` is the text embedding of step ``i``'s relation (zeros past the plan's end); the
-    products hand the MLP the match of each relation with each part of the question directly.
+    products hand the MLP the match of each relation with each part of the question directly,
+    and ``r_i * m_i`` the match with the words at that step's place in the nesting, which a
+    sentence view keeps little of ("the mom of kid of X": which of the two comes first).
     Train with a softmax over a question's plans against :func:`gold_plans`.
     """
 
@@ -270,8 +313,9 @@ class PlanScorer(Checkpointable):
 
     def __init__(self, config: PlannerConfig) -> None:
         super().__init__(config)
-        d, views = config.emb_dim, QUESTION_VIEWS
-        self.first = nn.Linear(views * d + config.max_steps * ((views + 1) * d + 2), config.hidden)
+        d, views = config.emb_dim, SENTENCE_VIEWS
+        width = views * d + config.max_steps * ((views + 1) * d + 2) + config.step_mentions * d
+        self.first = nn.Linear(width, config.hidden)
         self.mlp = mlp_tail(config.hidden, layers=config.layers, dropout=config.dropout)
 
     def forward(self, views: Tensor, relation_emb: Tensor, steps: Tensor) -> Tensor:
@@ -283,17 +327,26 @@ class PlanScorer(Checkpointable):
         has hundreds of plans but a few dozen signed relations.
 
         Args:
-            views: [V, d] embeddings of :func:`question_views`.
+            views: [QUESTION_VIEWS, d] embeddings of :func:`question_views`.
             relation_emb: [R, d] embeddings of the subgraph's local relations.
             steps: LongTensor [P, L] as in :class:`Plans`, L <= ``max_steps``.
         """
-        d, max_steps, v = self.config.emb_dim, self.config.max_steps, QUESTION_VIEWS
-        w_views, w_steps = self.first.weight.split([v * d, max_steps * ((v + 1) * d + 2)], dim=1)
+        d, max_steps, m = self.config.emb_dim, self.config.max_steps, self.config.step_mentions
+        v = SENTENCE_VIEWS
+        sentences, mentions = views[:v], views[v : v + m]
+        w_views, w_steps, w_mentions = self.first.weight.split(
+            [v * d, max_steps * ((v + 1) * d + 2), m * d], dim=1
+        )
         w_steps = w_steps.reshape(-1, max_steps, (v + 1) * d + 2)  # [h, L, (V + 1) d + 2]
         w_rel, w_prod, w_present, w_backward = w_steps.split([d, v * d, 1, 1], dim=2)
-        # Row (i, r) of the step table: W_rel_i r + sum_k W_prod_ik (r * v_k) + W_present_i.
+        # Row (i, r) of the step table: W_rel_i r + sum_k W_prod_ik (r * v_k) + W_mention_i (r * m_i)
+        # + W_present_i.
         w_prod = w_prod.reshape(*w_prod.shape[:2], v, d)
-        forward_rows = torch.einsum("hld,rd->lrh", w_rel + (w_prod * views).sum(dim=2), relation_emb)
+        w_aligned = nn.functional.pad(
+            w_mentions.reshape(self.config.hidden, m, d) * mentions, (0, 0, 0, max_steps - m)
+        )
+        w_match = w_rel + (w_prod * sentences).sum(dim=2) + w_aligned  # [h, L, d]
+        forward_rows = torch.einsum("hld,rd->lrh", w_match, relation_emb)
         forward_rows = forward_rows + w_present.squeeze(2).T.unsqueeze(1)
         backward_rows = forward_rows + w_backward.squeeze(2).T.unsqueeze(1)
         table = torch.stack([forward_rows, backward_rows], dim=2).flatten(0, 2)  # [L * 2R, h], by (i, s)
@@ -307,7 +360,7 @@ class PlanScorer(Checkpointable):
             mode="sum",
             per_sample_weights=present.flatten().to(table.dtype),
         )
-        return self.mlp(h1 + views.flatten() @ w_views.T + self.first.bias).squeeze(-1)
+        return self.mlp(h1 + sentences.flatten() @ w_views.T + self.first.bias).squeeze(-1)
 
     def plan_logits(self, prepared: PreparedQuestion, relation_emb: Tensor, steps: Tensor) -> Tensor:
         """Logits [P] for ``prepared``'s plans, from its question views."""
@@ -316,14 +369,16 @@ class PlanScorer(Checkpointable):
     def forward_concat(self, views: Tensor, relation_emb: Tensor, steps: Tensor) -> Tensor:
         """Logits [P] from the explicit per-plan input (the reference :meth:`forward` equals)."""
         p, length = steps.shape
+        v, m = SENTENCE_VIEWS, self.config.step_mentions
         padded = steps.new_full((p, self.config.max_steps), -1)
         padded[:, :length] = steps
         present = padded >= 0
         relation = relation_emb[padded.clamp(min=0) // 2] * present.unsqueeze(-1)  # [P, L, d]
         flags = torch.stack([present, present & (padded % 2 == 1)], dim=-1).to(relation.dtype)
-        products = [relation * view for view in views]
+        products = [relation * view for view in views[:v]]
         per_step = torch.cat([relation, *products, flags], dim=-1).flatten(1)
-        z = torch.cat([views.flatten().expand(p, -1), per_step], dim=1)
+        aligned = (relation[:, :m] * views[v : v + m]).flatten(1)
+        z = torch.cat([views[:v].flatten().expand(p, -1), per_step, aligned], dim=1)
         return self.mlp(self.first(z)).squeeze(-1)
 
 

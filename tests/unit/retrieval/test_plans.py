@@ -15,6 +15,9 @@ from subgraphs import make_subgraph, random_case
 from kgqa.errors import ConfigError
 from kgqa.retrieval.features import PreparedQuestion
 from kgqa.retrieval.plans import (
+    QUESTION_VIEWS,
+    SENTENCE_VIEWS,
+    STEP_MENTIONS,
     PlannerConfig,
     Plans,
     PlanScorer,
@@ -27,6 +30,7 @@ from kgqa.retrieval.plans import (
     question_views,
     rank_plans,
     same_ends,
+    walk_mentions,
 )
 from kgqa.retrieval.subgraph import Subgraph
 
@@ -221,10 +225,11 @@ def test_plan_reach_takes_the_best_and_the_summed_probability_of_the_plans_endin
     assert torch.allclose(reach, torch.tensor([[0.0, 0.0], [0.5, 0.5], [0.9, 1.0], [0.0, 0.0]]))
 
 
-def test_planner_factorised_first_layer_equals_the_concatenation() -> None:
+@pytest.mark.parametrize("step_mentions", [0, 2, 3])
+def test_planner_factorised_first_layer_equals_the_concatenation(step_mentions: int) -> None:
     torch.manual_seed(1)
-    model = PlanScorer(PlannerConfig(emb_dim=8, hidden=16, max_steps=3)).eval()
-    question, relations = torch.randn(3, 8), torch.randn(4, 8)
+    model = PlanScorer(PlannerConfig(emb_dim=8, hidden=16, max_steps=3, step_mentions=step_mentions)).eval()
+    question, relations = torch.randn(QUESTION_VIEWS, 8), torch.randn(4, 8)
     steps = torch.randint(0, 8, (50, 3))
     steps[:10, 1:] = -1
     steps[10:25, 2] = -1
@@ -239,22 +244,66 @@ def test_planner_factorised_first_layer_equals_the_concatenation() -> None:
 
 def test_question_views_split_the_question_at_the_first_topic_mention_found() -> None:
     question = "who acted in the films written by Kevin Falls"
-    assert question_views(question, ["Nobody", "Kevin Falls"]) == [
+    assert question_views(question, ["Nobody", "Kevin Falls"])[:SENTENCE_VIEWS] == [
         question,
         "who acted in the films written by",
         ".",
     ]
-    assert question_views("Kevin Falls wrote what", ["Kevin Falls"]) == [
+    assert question_views("Kevin Falls wrote what", ["Kevin Falls"])[:SENTENCE_VIEWS] == [
         "Kevin Falls wrote what",
         ".",
         "wrote what",
     ]
-    assert question_views("who wrote it", ["", "Kevin Falls"]) == ["who wrote it"] * 3
-    assert question_views("who wrote kevin falls films", ["Kevin Falls"]) == [
+    assert question_views("who wrote kevin falls films", ["Kevin Falls"])[:SENTENCE_VIEWS] == [
         "who wrote kevin falls films",
         "who wrote",
         "films",
     ]
+
+
+def test_question_views_end_with_the_relation_mentions_in_walk_order() -> None:
+    # Typed as PathQuestion has it: lower case, no brackets, the topic found by its name.
+    views = question_views("the mom of kid of kate_west 's children ?", ["Kate_West"])
+    assert len(views) == QUESTION_VIEWS
+    assert views[SENTENCE_VIEWS:] == ["children", "kid", "the mom"]
+    # The other order of the same words gives the other walk.
+    views = question_views("the kid of mom of kate_west 's children ?", ["Kate_West"])
+    assert views[SENTENCE_VIEWS:] == ["children", "mom", "the kid"]
+    views = question_views("what is kate_west 's other half 's father 's religion ?", ["kate_west"])
+    assert views[SENTENCE_VIEWS:] == ["other half", "father", "religion"]
+
+
+def test_walk_mentions_pad_and_cut_to_one_mention_per_step() -> None:
+    assert walk_mentions("which movies did the director of", "direct") == [
+        "direct",
+        "which movies did the director",
+        ".",
+    ]
+    assert walk_mentions("", "'s a 's b 's c 's d ?") == ["a", "b", "c"]
+    assert walk_mentions("", "") == ["."] * STEP_MENTIONS
+
+
+def test_question_views_without_a_topic_mention_read_the_whole_question() -> None:
+    views = question_views("who wrote it", ["", "Kevin Falls"])
+    assert views == ["who wrote it"] * SENTENCE_VIEWS + ["."] * STEP_MENTIONS
+
+
+def test_planner_config_bounds_the_aligned_mentions() -> None:
+    with pytest.raises(ConfigError, match="step_mentions"):
+        PlannerConfig(emb_dim=6, max_steps=2, step_mentions=3)
+
+
+def test_planner_matches_each_step_with_the_mention_at_its_position() -> None:
+    torch.manual_seed(0)
+    model = PlanScorer(PlannerConfig(emb_dim=6, hidden=8, max_steps=3, step_mentions=3)).eval()
+    views, relations = torch.randn(QUESTION_VIEWS, 6), torch.randn(2, 6)
+    steps = torch.tensor([[0, 2], [2, 0]])
+    swapped = views.clone()
+    swapped[SENTENCE_VIEWS : SENTENCE_VIEWS + 2] = views[[SENTENCE_VIEWS + 1, SENTENCE_VIEWS]]
+    # Only the order of the mentions changed, and it changes how the two orders of a plan score.
+    assert not torch.allclose(model(views, relations, steps), model(swapped, relations, steps))
+    old = PlanScorer(PlannerConfig(emb_dim=6, hidden=8, max_steps=3)).eval()
+    assert torch.equal(old(views, relations, steps), old(swapped, relations, steps))
 
 
 def test_planner_ignores_padding_and_round_trips_through_a_checkpoint() -> None:
