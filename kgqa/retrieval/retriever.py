@@ -164,6 +164,20 @@ def checkpoint_subgraph(data: dict[str, Any], override: SubgraphSettings | None 
     return replace(override or SubgraphSettings(**stored), topic_walks=bool(stored.get("topic_walks", False)))
 
 
+def embed_distinct(embedder: Embedder, texts: Sequence[str]) -> torch.Tensor:
+    """``embedder.embed(texts)``, each distinct text encoded once: a question's planner views
+    repeat (``"."`` for an empty side, a walk-order mention that is the whole text before the
+    topic), half of the six on a typical MetaQA question (4.7 -> 3.9 ms, one thread). Only at
+    retrieval: training embeds its views as they were measured (a text's vector moves in the
+    third decimal with the batch it is encoded in)."""
+    distinct = list(dict.fromkeys(texts))
+    vectors = embedder.embed(distinct)
+    if len(distinct) == len(texts):
+        return vectors
+    row = {text: i for i, text in enumerate(distinct)}
+    return vectors[[row[text] for text in texts]]
+
+
 class Retriever:
     """Link -> extract -> DDE -> score.
 
@@ -286,7 +300,7 @@ class Retriever:
         # The planner also reads the text around the topic mention; without one, the question only.
         texts = tuple(question_views(text, [t.mention or t.name for t in topics]) if self.planner else [text])
         if texts not in views_cache:
-            views_cache[texts] = self.embedder.embed(list(texts))
+            views_cache[texts] = embed_distinct(self.embedder, texts)
         views = views_cache[texts]
         reads_tokens = isinstance(self.planner, AttentionPlanScorer)
         tokens = question_token_states(self.embedder, text) if reads_tokens else None
