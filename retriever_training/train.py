@@ -355,11 +355,12 @@ class PlannerTask:
     """Everything the planner's training reads (:func:`planner_task`): each training and
     validation question's :class:`PlanChoice` (None for a question with no gold plan in its
     subgraph, kept so the epochs' shuffles do not depend on how many there are), which planner
-    kinds to train, the settings and the early-stopping metric."""
+    kinds to train, the question embedding's width, the settings and the early-stopping metric."""
 
     train: list[PlanChoice | None]
     val: list[PlanChoice | None]
     kinds: tuple[str, ...]
+    emb_dim: int
     settings: TrainSettings
     metric: Literal["plan_hit@1", "gold_mass"]
 
@@ -380,11 +381,12 @@ def planner_task(
         raise ValueError(f"planner_kind must be one of {PLANNER_CHOICES}, got {settings.planner_kind!r}")
     if plans is None:
         plans = example_plans([*train, *val], settings.planner_steps)
+    first = train[0].prepared
+    has_tokens = first.question_tokens is not None
     kinds: tuple[str, ...] = (settings.planner_kind,)
     if settings.planner_kind == "auto":
-        has_tokens = train[0].prepared.question_tokens is not None
         kinds = ("mlp", "attention") if has_tokens else ("mlp",)
-    if "attention" in kinds and train[0].prepared.question_tokens is None:
+    if "attention" in kinds and not has_tokens:
         raise ConfigError(
             "the word-order planner needs the questions' token states",
             hint="build the examples with_tokens (kgqa train does for --planner-kind attention)",
@@ -392,7 +394,8 @@ def planner_task(
     train_choices, val_choices = (
         [_plan_choice(ex, tables, plans[id(ex)]) for ex in part] for part in (train, val)
     )
-    return PlannerTask(train_choices, val_choices, kinds, settings, metric)
+    emb_dim = int(first.question_emb.numel())
+    return PlannerTask(train_choices, val_choices, kinds, emb_dim, settings, metric)
 
 
 def train_planner(
@@ -441,8 +444,7 @@ def _new_planner(kind: str, emb_dim: int, max_steps: int) -> Planner:
 def _train_planner_kind(kind: str, task: PlannerTask, progress: bool) -> tuple[Planner, History]:
     settings = task.settings
     seed_everything(settings.seed)
-    emb_dim = int(next(c for c in task.train if c is not None).views.size(1))
-    model = _new_planner(kind, emb_dim, settings.planner_steps)
+    model = _new_planner(kind, task.emb_dim, settings.planner_steps)
 
     def scored(choice: PlanChoice | None) -> tuple[torch.Tensor, torch.Tensor] | None:
         if choice is None:
