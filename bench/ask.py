@@ -124,7 +124,6 @@ def main(
 
     from kgqa.config import AnswerSettings
     from kgqa.eval.session import select
-    from kgqa.eval.splits import hops_for
     from kgqa.pipeline import open_asker
     from kgqa.reasoning.prompts import evidence_budget
     from kgqa.retrieval.organise import ChainGuide, organise
@@ -154,7 +153,7 @@ def main(
             }
             n = 0
             for example in examples:
-                hops = hops_for(example, settings.retrieval.hops)
+                hops = settings.retrieval.hops
                 retrieval = base.retriever.retrieve(example.question, topic_ids=example.topic_ids, hops=hops)
                 sub = retrieval.prepared.subgraph
                 gold = set(example.answers)

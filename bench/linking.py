@@ -111,7 +111,6 @@ def main(data_dir: Path, checkpoint: Path, limit: int, device: str, show_misses:
     """Linking top-1, end-to-end Hit@1 and linking latency: bracketed, lower-case, one typo."""
     from kgqa.eval.metrics import latency_summary
     from kgqa.eval.session import select
-    from kgqa.eval.splits import hops_for
     from kgqa.pipeline import open_asker
 
     settings = common.retriever_settings(data_dir, device, checkpoint)
@@ -131,7 +130,7 @@ def main(data_dir: Path, checkpoint: Path, limit: int, device: str, show_misses:
                 summary, records = _run(
                     asker,
                     batch,
-                    lambda e: hops_for(e, settings.retrieval.hops),
+                    lambda e: settings.retrieval.hops,
                     free_text=name != "bracketed",
                 )
                 answered = [r for r in records if "error" not in r]

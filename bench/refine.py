@@ -250,7 +250,7 @@ def main(
                     v,
                     tables,
                     subgraph_settings(config),
-                    auto_hops=True,
+                    oracle_hops=False,
                     progress=False,
                     desc=k,
                 )

@@ -42,6 +42,9 @@ from bench.common import REPO, SHARED_DATA, append_jsonl, environment, markdown_
 _SHARED = Path(os.environ.get("BENCH_SHARED_DATA", SHARED_DATA))
 EXAMPLES = Path(os.environ.get("BENCH_EXAMPLES", REPO / "examples" / "metaqa_movies"))
 METAQA = _SHARED / "metaqa"
+#: How far every question is walked, in this tree and the one it is measured against: no hop count
+#: comes from the question files, and older trees defaulted to 2.
+HOPS = 3
 HPO_NODES = _SHARED / "hpo" / "kg" / "nodes.csv.gz"
 SIZES: dict[str, dict[str, Any]] = {
     "small": {"names": 500, "texts": 50, "questions": 30, "kb": EXAMPLES / "kb.txt"},
@@ -160,14 +163,16 @@ def _train_once(settings: Any, files: list[Path], out: Path, limit: int, epochs:
     from retriever_training.run import run_training
     from retriever_training.train import TrainSettings
 
-    extra = {"cache_dir": cache} if "cache_dir" in inspect.signature(run_training).parameters else {}
+    parameters = inspect.signature(run_training).parameters
+    extra = {"cache_dir": cache} if "cache_dir" in parameters else {}
+    # No hop count from the files: every question walked HOPS far (older trees call it auto_hops).
+    extra["oracle_hops" if "oracle_hops" in parameters else "auto_hops"] = False
     started = time.perf_counter()
     run_training(
         settings,
         [(f, "metaqa") for f in files],
         out,
-        subgraph=replace(subgraph_settings(settings)),
-        auto_hops=True,
+        subgraph=replace(subgraph_settings(settings), hops=HOPS),
         split=SplitSettings(0.2, 0.1, 0),
         train_settings=TrainSettings(epochs=epochs, patience=epochs, scorer_hidden=64, reader_hidden=64),
         limit=limit,
@@ -215,7 +220,6 @@ def measure_eval(size: str, work: Path, data_dir: Path, limit: int) -> dict[str,
     from kgqa.eval.datasets import read_questions
     from kgqa.eval.run import evaluate
     from kgqa.eval.session import select
-    from kgqa.eval.splits import hops_for
     from kgqa.pipeline import open_asker
 
     if size == "small":
@@ -235,9 +239,7 @@ def measure_eval(size: str, work: Path, data_dir: Path, limit: int) -> dict[str,
             else:
                 examples = select(settings, path, "metaqa", limit=limit, lines_file=None, heldout=True)
             started = time.perf_counter()
-            summary = evaluate(
-                asker, examples, log_path=None, hops_of=lambda e: hops_for(e, settings.retrieval.hops)
-            )
+            summary = evaluate(asker, examples, log_path=None, hops_of=lambda e: HOPS)
             seconds = time.perf_counter() - started
             out[f"eval_{hop}hop_q_per_s"] = len(examples) / seconds
             total = summary.latency_ms["retrieval_total"]
@@ -271,7 +273,7 @@ def measure_eval_workers(size: str, work: Path, data_dir: Path, limit: int, work
     for n in (1, workers):
         started = time.perf_counter()
         summary = run_eval(
-            settings, path, "metaqa", limit=limit, lines_file=None, heldout=heldout, hops="auto",
+            settings, path, "metaqa", limit=limit, lines_file=None, heldout=heldout, hops=str(HOPS),
             log_path=None, progress=False, workers=n,
         )  # fmt: skip
         out[f"eval_2hop_whole_run_workers{n}_q_per_s"] = (summary.n + summary.failed) / (

@@ -103,7 +103,9 @@ class RetrievalSettings(_Section):
     """
 
     checkpoint: Path | None = None  # default: <store.data_dir>/retriever.pt
-    hops: int = Field(2, ge=1)
+    # The longest relation path walked from a topic: every question's subgraph is this deep and
+    # the planner chooses among plans of 1..hops steps (a person gives no hop count).
+    hops: int = Field(3, ge=1)
     max_triples: int = Field(5000, ge=1)
     max_degree: int = Field(100, ge=1)
     max_per_node: int = Field(1000, ge=1)

@@ -20,7 +20,7 @@ from tqdm import tqdm
 from kgqa.config import Settings
 from kgqa.embed import make_embedder
 from kgqa.eval.datasets import read_questions, sample
-from kgqa.eval.splits import SplitSettings, hops_for
+from kgqa.eval.splits import SplitSettings, oracle_hop_count
 from kgqa.retrieval.features import PreparedQuestion, SubgraphSettings
 from kgqa.retrieval.retriever import CHECKPOINT_FORMAT_VERSION, CHECKPOINT_KIND, load_bundle
 from kgqa.retrieval.scorer import TripleScorer
@@ -71,17 +71,18 @@ def examples_by_hops(
     tables: tuple[EntityTable, RelationTable],
     subgraph: SubgraphSettings,
     *,
-    auto_hops: bool,
+    oracle_hops: bool,
     progress: bool,
     desc: str,
     with_tokens: bool = False,
     gold_paths: bool = True,
 ) -> list[TrainingExample]:
-    """Prepared examples of ``questions``, each extracted at its own hop count when ``auto_hops``
-    (one progress bar, ``desc``); shared by training, refinement and the refine bench."""
+    """Prepared examples of ``questions``, each extracted ``subgraph.hops`` far, or at the hop count
+    its file gives with ``oracle_hops`` (an ablation: :func:`~kgqa.eval.splits.oracle_hop_count`); one
+    progress bar, ``desc``; shared by training, refinement and the refine bench."""
     groups: dict[int, list[QAExample]] = {}
     for q in questions:
-        groups.setdefault(hops_for(q, subgraph.hops) if auto_hops else subgraph.hops, []).append(q)
+        groups.setdefault(oracle_hop_count(q, subgraph.hops) if oracle_hops else subgraph.hops, []).append(q)
     examples: list[TrainingExample] = []
     with tqdm(total=len(questions), desc=desc, disable=not progress, leave=False) as bar:
         for hops, group in sorted(groups.items()):
@@ -105,7 +106,7 @@ def run_training(
     out: Path,
     *,
     subgraph: SubgraphSettings,
-    auto_hops: bool,
+    oracle_hops: bool,
     split: SplitSettings,
     train_settings: TrainSettings,
     limit: int | None,
@@ -150,7 +151,7 @@ def run_training(
         # the learned one after (under_walk_rule), so the cache holds the examples as prepared.
         example_settings = {
             "subgraph": asdict(subgraph),
-            "auto_hops": auto_hops,
+            "oracle_hops": oracle_hops,
             "with_tokens": with_tokens,
             **({"gold_paths": False} if not gold_paths else {}),  # keys of earlier caches stay valid
         }
@@ -164,7 +165,7 @@ def run_training(
                     parts[part],
                     tables,
                     subgraph,
-                    auto_hops=auto_hops,
+                    oracle_hops=oracle_hops,
                     progress=progress,
                     desc=f"preparing {part}",
                     with_tokens=with_tokens,
@@ -236,7 +237,7 @@ def run_training(
             "planner": planner.checkpoint(embedder_model_id=model_id) if planner else None,
             "reader": reader.checkpoint(embedder_model_id=model_id),
             "subgraph": asdict(subgraph),
-            "auto_hops": auto_hops,
+            "oracle_hops": oracle_hops,
             "gold_paths": gold_paths,
             "split": asdict(split),
             "train_settings": asdict(train_settings),

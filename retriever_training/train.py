@@ -83,6 +83,9 @@ class TrainSettings:
     # MetaQA and PathQuestion (docs/decisions.md: Speed, session 8; issue 16, session 9). A small
     # training part takes smaller batches (planner_batch_for), so an epoch keeps its steps.
     planner_batch: int = 16
+    # The MLP planner also reads the cosines of each step's relation name with the question
+    # (PlannerConfig.name_match): what carries to wording the training never used.
+    planner_name_match: bool = True
 
 
 #: The most a validation gain must exceed to count as progress (:func:`_fit`): on a few dozen
@@ -434,17 +437,24 @@ def run_planner_task(task: PlannerTask, *, progress: bool) -> tuple[Planner, His
     return model, history
 
 
-def _new_planner(kind: str, emb_dim: int, max_steps: int) -> Planner:
+def _new_planner(kind: str, emb_dim: int, settings: TrainSettings) -> Planner:
+    max_steps = settings.planner_steps
     if kind == "mlp":
         mentions = min(STEP_MENTIONS, max_steps)
-        return PlanScorer(PlannerConfig(emb_dim=emb_dim, max_steps=max_steps, step_mentions=mentions))
+        config = PlannerConfig(
+            emb_dim=emb_dim,
+            max_steps=max_steps,
+            step_mentions=mentions,
+            name_match=settings.planner_name_match,
+        )
+        return PlanScorer(config)
     return AttentionPlanScorer(AttentionPlannerConfig(emb_dim=emb_dim, max_steps=max_steps))
 
 
 def _train_planner_kind(kind: str, task: PlannerTask, progress: bool) -> tuple[Planner, History]:
     settings = task.settings
     seed_everything(settings.seed)
-    model = _new_planner(kind, task.emb_dim, settings.planner_steps)
+    model = _new_planner(kind, task.emb_dim, settings)
 
     def scored(choice: PlanChoice | None) -> tuple[torch.Tensor, torch.Tensor] | None:
         if choice is None:

@@ -38,7 +38,10 @@ def store_options(func: F) -> F:
 def question_options(func: F) -> F:
     """--topic / --hops for commands that take one question."""
     func = click.option(
-        "--hops", type=int, help="Subgraph hops (retrieval.hops, default 2; MetaQA 3-hop needs 3)."
+        "--hops",
+        type=click.IntRange(min=1),
+        help="Longest relation path walked from the topic (retrieval.hops, default 3); the planner "
+        "chooses the question's own length up to it.",
     )(func)
     func = click.option(
         "--topic", "topics", multiple=True, help="Topic entity id (skips linking); repeatable."
@@ -57,13 +60,27 @@ def gold_paths_option(func: F) -> F:
     )(func)
 
 
-def auto_hops_option(func: F) -> F:
-    """--hops for commands over question files, where each question may carry its own hop count."""
+def _check_hops(ctx: click.Context, param: click.Parameter, value: str) -> str:
+    from kgqa.eval.splits import hops_reader
+
+    try:
+        hops_reader(value, 1)
+    except ValueError as e:
+        raise click.BadParameter(str(e).removeprefix("--hops "), ctx, param) from None
+    return value
+
+
+def hops_option(func: F) -> F:
+    """--hops for commands over question files: the longest relation path for every question, or
+    the benchmark's own hop count per question as an ablation."""
     return click.option(
         "--hops",
         default="auto",
         show_default=True,
-        help="Subgraph hops: a number, or 'auto' = per question from its gold path/qtype.",
+        callback=_check_hops,
+        help="Longest relation path walked from each question's topic: 'auto' = retrieval.hops "
+        "(default 3; the planner chooses each question's length), a number, or 'oracle' (ablation: "
+        "each question's hop count from its gold path / MetaQA qtype, which a user never gives).",
     )(func)
 
 

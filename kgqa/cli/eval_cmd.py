@@ -11,9 +11,9 @@ from kgqa.cli import CliState, pass_state
 from kgqa.cli.ask import answer_options, answer_overrides
 from kgqa.cli.common import (
     QUESTION_FORMATS,
-    auto_hops_option,
     emit_json,
     gold_paths_option,
+    hops_option,
     json_option,
     resolve,
     store_options,
@@ -41,7 +41,7 @@ from kgqa.config import redacted
     help="Evaluate as free text: the linker finds each topic, the file's [brackets] are only the "
     "gold of the linking top-1 in the summary.",
 )
-@auto_hops_option
+@hops_option
 @gold_paths_option
 @click.option(
     "--log",

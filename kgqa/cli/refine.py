@@ -9,8 +9,8 @@ import click
 from kgqa.cli import CliState, pass_state
 from kgqa.cli.common import (
     QUESTION_FORMATS,
-    auto_hops_option,
     emit_json,
+    hops_option,
     json_option,
     resolve,
     store_options,
@@ -107,7 +107,7 @@ from kgqa.cli.common import (
 )
 @click.option("--model", help="llm: reader.model (served name, local path or hub id).")
 @click.option("--base-url", help="llm: reader.base_url of an OpenAI-compatible server.")
-@auto_hops_option
+@hops_option
 @store_options
 @json_option
 @pass_state
@@ -153,6 +153,7 @@ def refine(
     """
     from dataclasses import replace
 
+    from kgqa.eval.splits import ORACLE_HOPS
     from kgqa.pipeline import subgraph_settings
     from retriever_training.refine import PlannerRefineSettings, run_refine
     from retriever_training.train import TrainSettings
@@ -160,8 +161,8 @@ def refine(
     reader = {"backend": llm_backend, "model": model, "base_url": base_url, "concurrency": concurrency}
     loaded = resolve(state, {"store": store_overrides(backend, data_dir), "reader": reader})
     subgraph = subgraph_settings(loaded.settings)
-    auto = hops == "auto"
-    if not auto:
+    oracle = hops == ORACLE_HOPS
+    if hops.isdigit():
         subgraph = replace(subgraph, hops=int(hops))
     report = run_refine(
         loaded.settings,
@@ -170,7 +171,7 @@ def refine(
         out,
         judge="llm" if judge == "llm" else "planner",
         subgraph=subgraph,
-        auto_hops=auto,
+        oracle_hops=oracle,
         planner_settings=PlannerRefineSettings(
             rounds=rounds,
             margin=margin,

@@ -9,9 +9,9 @@ import click
 from kgqa.cli import CliState, pass_state
 from kgqa.cli.common import (
     QUESTION_FORMATS,
-    auto_hops_option,
     emit_json,
     gold_paths_option,
+    hops_option,
     json_option,
     resolve,
     store_options,
@@ -98,7 +98,7 @@ from kgqa.config import Settings
     "(default <data-dir>/example-cache).",
 )
 @click.option("--no-example-cache", is_flag=True, help="Prepare every example afresh and store none.")
-@auto_hops_option
+@hops_option
 @gold_paths_option
 @store_options
 @json_option
@@ -145,14 +145,14 @@ def train(
         return
     from dataclasses import replace
 
-    from kgqa.eval.splits import SplitSettings
+    from kgqa.eval.splits import ORACLE_HOPS, SplitSettings
     from kgqa.pipeline import subgraph_settings
     from retriever_training.run import run_training
     from retriever_training.train import TrainSettings
 
     subgraph = subgraph_settings(loaded.settings)
-    auto = hops == "auto"
-    if not auto:
+    oracle = hops == ORACLE_HOPS
+    if hops.isdigit():
         subgraph = replace(subgraph, hops=int(hops))
     cache_dir = example_cache or loaded.settings.store.data_dir / "example-cache"
     report = run_training(
@@ -160,7 +160,7 @@ def train(
         [(f, fmt) for f in files],
         loaded.settings.checkpoint_path,
         subgraph=subgraph,
-        auto_hops=auto,
+        oracle_hops=oracle,
         split=SplitSettings(heldout_fraction, val_fraction, seed),
         train_settings=TrainSettings(
             epochs=epochs,

@@ -14,7 +14,7 @@ from kgqa.errors import IngestError
 from kgqa.eval.datasets import read_line_numbers, read_questions, sample, without_gold_paths
 from kgqa.eval.log import checkpoint_identity, fingerprint
 from kgqa.eval.run import EvalSummary, evaluate, evaluate_records
-from kgqa.eval.splits import SplitSettings, hops_for
+from kgqa.eval.splits import SplitSettings, hops_reader
 from kgqa.pipeline import open_asker
 from kgqa.types import QAExample
 
@@ -92,11 +92,7 @@ def run_eval(
     examples = select(settings, path, fmt, limit=limit, lines_file=lines_file, heldout=heldout)
     if not gold_paths:
         examples = without_gold_paths(examples)
-    default = settings.retrieval.hops
-
-    def hops_of(example: QAExample) -> int:
-        return hops_for(example, default) if hops == "auto" else int(hops)
-
+    hops_of = hops_reader(hops, settings.retrieval.hops)
     run = run_fingerprint(settings, hops, free_text=free_text, gold_paths=gold_paths)
     if workers > 1:
         from kgqa.eval.workers import worker_records

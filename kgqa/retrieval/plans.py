@@ -276,6 +276,10 @@ class PlannerConfig(MlpConfig):
     ``step_mentions``: how many plan steps are matched with the walk-order mention at their
     position (at most :data:`STEP_MENTIONS` and ``max_steps``); 0 in checkpoints written before
     the planner read them, which load and score as they were trained.
+
+    ``name_match``: each step also reads the cosines of its relation's name with the sentence
+    views and with its walk-order mention (:func:`name_match_features`); False in checkpoints
+    written before, which load and score as they were trained.
     """
 
     dde_dim: int = 0
@@ -283,6 +287,7 @@ class PlannerConfig(MlpConfig):
     layers: int = 2
     max_steps: int = 3
     step_mentions: int = 0
+    name_match: bool = False
 
     def __post_init__(self) -> None:
         MlpConfig.__post_init__(self)
@@ -297,14 +302,18 @@ class PlannerConfig(MlpConfig):
 
 class PlanScorer(Checkpointable):
     """MLP on ``[v_1 .. v_V || per step: (r_i, r_i * v_1 .. r_i * v_V, present_i, backward_i) ||
-    per step i < M: r_i * m_i]`` -> one logit per plan, where ``v`` are the :data:`SENTENCE_VIEWS`
-    question embeddings and ``m_i`` the embedding of the ``i``-th :func:`walk_mentions` piece
-    (``M`` = ``config.step_mentions``).
+    per step i < M: r_i * m_i || per step: cos(r_i, v_1) .. cos(r_i, v_V), cos(r_i, m_i)]`` -> one
+    logit per plan, where ``v`` are the :data:`SENTENCE_VIEWS` question embeddings and ``m_i`` the
+    embedding of the ``i``-th :func:`walk_mentions` piece (``M`` = ``config.step_mentions``; the
+    cosines only with ``config.name_match``).
 
     ``r_i`` is the text embedding of step ``i``'s relation (zeros past the plan's end); the
     products hand the MLP the match of each relation with each part of the question directly,
     and ``r_i * m_i`` the match with the words at that step's place in the nesting, which a
-    sentence view keeps little of ("the mom of kid of X": which of the two comes first).
+    sentence view keeps little of ("the mom of kid of X": which of the two comes first). The
+    products are learned dimension by dimension from the training questions' wording; the
+    cosines are one number per pair that the embedding model already makes high for a rewording
+    ("appears in" / "starred actors"), so they carry to wording the training never used.
     Train with a softmax over a question's plans against :func:`gold_plans`.
     """
 
@@ -315,6 +324,7 @@ class PlanScorer(Checkpointable):
         super().__init__(config)
         d, views = config.emb_dim, SENTENCE_VIEWS
         width = views * d + config.max_steps * ((views + 1) * d + 2) + config.step_mentions * d
+        width += self._match_width()
         self.first = nn.Linear(width, config.hidden)
         self.mlp = mlp_tail(config.hidden, layers=config.layers, dropout=config.dropout)
 
@@ -334,8 +344,8 @@ class PlanScorer(Checkpointable):
         d, max_steps, m = self.config.emb_dim, self.config.max_steps, self.config.step_mentions
         v = SENTENCE_VIEWS
         sentences, mentions = views[:v], views[v : v + m]
-        w_views, w_steps, w_mentions = self.first.weight.split(
-            [v * d, max_steps * ((v + 1) * d + 2), m * d], dim=1
+        w_views, w_steps, w_mentions, w_cosines = self.first.weight.split(
+            [v * d, max_steps * ((v + 1) * d + 2), m * d, self._match_width()], dim=1
         )
         w_steps = w_steps.reshape(-1, max_steps, (v + 1) * d + 2)  # [h, L, (V + 1) d + 2]
         w_rel, w_prod, w_present, w_backward = w_steps.split([d, v * d, 1, 1], dim=2)
@@ -347,6 +357,10 @@ class PlanScorer(Checkpointable):
         )
         w_match = w_rel + (w_prod * sentences).sum(dim=2) + w_aligned  # [h, L, d]
         forward_rows = torch.einsum("hld,rd->lrh", w_match, relation_emb)
+        if self.config.name_match:
+            cosines = name_match_features(views, relation_emb, max_steps, m)  # [L, R, V + 1]
+            w_cosines = w_cosines.reshape(self.config.hidden, max_steps, v + 1)
+            forward_rows = forward_rows + torch.einsum("hlk,lrk->lrh", w_cosines, cosines)
         forward_rows = forward_rows + w_present.squeeze(2).T.unsqueeze(1)
         backward_rows = forward_rows + w_backward.squeeze(2).T.unsqueeze(1)
         table = torch.stack([forward_rows, backward_rows], dim=2).flatten(0, 2)  # [L * 2R, h], by (i, s)
@@ -378,8 +392,35 @@ class PlanScorer(Checkpointable):
         products = [relation * view for view in views[:v]]
         per_step = torch.cat([relation, *products, flags], dim=-1).flatten(1)
         aligned = (relation[:, :m] * views[v : v + m]).flatten(1)
-        z = torch.cat([views[:v].flatten().expand(p, -1), per_step, aligned], dim=1)
-        return self.mlp(self.first(z)).squeeze(-1)
+        parts = [views[:v].flatten().expand(p, -1), per_step, aligned]
+        if self.config.name_match:
+            cosines = name_match_features(views, relation_emb, self.config.max_steps, m)  # [L, R, V + 1]
+            position = torch.arange(self.config.max_steps).expand(p, -1)
+            per_plan = cosines[position, padded.clamp(min=0) // 2] * present.unsqueeze(-1)  # [P, L, V + 1]
+            parts.append(per_plan.flatten(1))
+        return self.mlp(self.first(torch.cat(parts, dim=1))).squeeze(-1)
+
+    def _match_width(self) -> int:
+        """Inputs of the name-match cosines: :data:`SENTENCE_VIEWS` + 1 per step, or none."""
+        return self.config.max_steps * (SENTENCE_VIEWS + 1) if self.config.name_match else 0
+
+
+def name_match_features(views: Tensor, relation_emb: Tensor, steps: int, mentions: int) -> Tensor:
+    """FloatTensor [steps, R, SENTENCE_VIEWS + 1]: per plan position and relation, the cosines of
+    the relation's name with each sentence view, then with the walk-order mention at that
+    position (0 past the ``mentions`` the planner reads).
+
+    Args:
+        views: [QUESTION_VIEWS, d] embeddings of :func:`question_views`.
+        relation_emb: [R, d] embeddings of the relations' names in words.
+    """
+    unit = nn.functional.normalize(views, dim=-1)
+    names = nn.functional.normalize(relation_emb, dim=-1)
+    with_sentences = (names @ unit[:SENTENCE_VIEWS].T).expand(steps, -1, -1)  # [L, R, V]
+    with_mentions = names.new_zeros(steps, names.shape[0], 1)
+    used = min(mentions, steps)
+    with_mentions[:used, :, 0] = (names @ unit[SENTENCE_VIEWS : SENTENCE_VIEWS + used].T).T
+    return torch.cat([with_sentences, with_mentions], dim=2)
 
 
 #: The planners :func:`rank_plans` runs; both rate a question's plans with ``plan_logits``.

@@ -15,7 +15,7 @@ from retriever_training.example_cache import cache_key, cached_examples, kb_fing
 from retriever_training.examples import TrainingExample, build_examples
 from tests.conftest import FakeEmbedder, toy_examples
 
-SETTINGS = {"subgraph": {"hops": 2}, "auto_hops": False}
+SETTINGS = {"subgraph": {"hops": 2}, "oracle_hops": False}
 
 
 def _tables(store: KgliteStore, embedder: FakeEmbedder) -> tuple[EntityTable, RelationTable]:
@@ -62,7 +62,7 @@ def test_key_changes_with_questions_settings_embedder_and_kb(toy_kg: KgliteStore
     others = [
         cache_key(kb, EmbedderSettings(), edited, SETTINGS),
         cache_key(kb, EmbedderSettings(), questions[:-1], SETTINGS),
-        cache_key(kb, EmbedderSettings(), questions, {**SETTINGS, "auto_hops": True}),
+        cache_key(kb, EmbedderSettings(), questions, {**SETTINGS, "oracle_hops": True}),
         cache_key(kb, EmbedderSettings(dtype="float32"), questions, SETTINGS),
         cache_key({**kb, "labels": {}}, EmbedderSettings(), questions, SETTINGS),
     ]

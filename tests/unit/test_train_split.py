@@ -2,7 +2,9 @@
 
 from __future__ import annotations
 
-from kgqa.eval.splits import SplitSettings, hops_for
+import pytest
+
+from kgqa.eval.splits import SplitSettings, hops_reader, oracle_hop_count
 from kgqa.types import QAExample
 
 
@@ -25,9 +27,25 @@ def test_split_parts_are_disjoint_complete_and_stable() -> None:
     assert {e.qid for e in again["heldout"]} == {e.qid for e in examples[:500]} & ids["heldout"]
 
 
-def test_hops_for_uses_gold_path_then_qtype_then_default() -> None:
+def test_oracle_hop_count_uses_gold_path_then_qtype_then_default() -> None:
     path = ((("a", "r1", "x"), ("x", "r2", "b")),)
-    assert hops_for(_q(0, gold_paths=path), default=5) == 2
-    assert hops_for(_q(0, qtype="movie_to_actor_to_movie_to_writer"), default=5) == 3
-    assert hops_for(_q(0, qtype="director_to_movie"), default=5) == 1
-    assert hops_for(_q(0), default=2) == 2
+    assert oracle_hop_count(_q(0, gold_paths=path), default=5) == 2
+    assert oracle_hop_count(_q(0, qtype="movie_to_actor_to_movie_to_writer"), default=5) == 3
+    assert oracle_hop_count(_q(0, qtype="director_to_movie"), default=5) == 1
+    assert oracle_hop_count(_q(0), default=2) == 2
+
+
+def test_hops_reader_gives_every_question_the_default_unless_the_oracle_is_asked_for() -> None:
+    three_hop = _q(0, qtype="movie_to_actor_to_movie_to_writer")
+    one_hop = _q(1, qtype="director_to_movie")
+    auto = hops_reader("auto", 3)
+    assert auto(three_hop) == auto(one_hop) == 3  # no hop count read from the file
+    assert hops_reader("2", 3)(three_hop) == 2
+    oracle = hops_reader("oracle", 3)
+    assert (oracle(three_hop), oracle(one_hop)) == (3, 1)
+
+
+@pytest.mark.parametrize("bad", ["0", "-1", "two", ""])
+def test_hops_reader_refuses_what_is_no_hop_count(bad: str) -> None:
+    with pytest.raises(ValueError, match="--hops"):
+        hops_reader(bad, 3)

@@ -225,10 +225,17 @@ def test_plan_reach_takes_the_best_and_the_summed_probability_of_the_plans_endin
     assert torch.allclose(reach, torch.tensor([[0.0, 0.0], [0.5, 0.5], [0.9, 1.0], [0.0, 0.0]]))
 
 
-@pytest.mark.parametrize("step_mentions", [0, 2, 3])
-def test_planner_factorised_first_layer_equals_the_concatenation(step_mentions: int) -> None:
+@pytest.mark.parametrize(
+    ("step_mentions", "name_match"), [(0, False), (2, False), (3, False), (0, True), (2, True)]
+)
+def test_planner_factorised_first_layer_equals_the_concatenation(
+    step_mentions: int, name_match: bool
+) -> None:
     torch.manual_seed(1)
-    model = PlanScorer(PlannerConfig(emb_dim=8, hidden=16, max_steps=3, step_mentions=step_mentions)).eval()
+    config = PlannerConfig(
+        emb_dim=8, hidden=16, max_steps=3, step_mentions=step_mentions, name_match=name_match
+    )
+    model = PlanScorer(config).eval()
     question, relations = torch.randn(QUESTION_VIEWS, 8), torch.randn(4, 8)
     steps = torch.randint(0, 8, (50, 3))
     steps[:10, 1:] = -1
