@@ -18,8 +18,9 @@ Targets (issue 3): answer recall@100 >= 0.99 / 0.99 / 0.97 (1/2/3-hop), Hit@1 >=
 retrieval under 50 ms p50 and 200 ms p95, factorised scorer >= 5x the unfactorised one.
 
 No question is told its hop count: each is walked ``retrieval.hops`` (3) far and the planner
-chooses the plan's length; ``--oracle-hops`` is the ablation that reads it from the file. ``--dataset metaqa-ntm`` scores MetaQA's own paraphrases of
-the 1-hop held-out questions (a probe).
+chooses the plan's length; ``--oracle-hops`` is the ablation that reads it from the file.
+``--dataset metaqa-ntm`` scores MetaQA's own paraphrases of the 1-hop held-out questions (a
+probe: never trained or tuned on).
 
 usage: python -m bench.retrieval --data-dir DIR --checkpoint FILE [--dataset metaqa] [--size tiny|small|full]
 """
