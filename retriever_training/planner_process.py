@@ -25,6 +25,7 @@ from types import TracebackType
 
 import torch
 
+from kgqa.atomic_write import atomic_write
 from kgqa.retrieval.plans import Planner
 from kgqa.threads import configure_threads
 from retriever_training.train import History, PlannerTask, run_planner_task
@@ -93,9 +94,8 @@ def _train(task_file: str, result_file: str, threads: int) -> None:
         }
     except Exception as error:  # handed to the parent, which raises it
         outcome = {"error": error}
-    partial = Path(f"{result_file}.tmp")
-    torch.save(outcome, partial)
-    partial.replace(result_file)
+    with atomic_write(Path(result_file)) as handle:
+        torch.save(outcome, handle)
 
 
 if __name__ == "__main__":

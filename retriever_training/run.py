@@ -17,6 +17,7 @@ from typing import Any
 import torch
 from tqdm import tqdm
 
+from kgqa.checkpoint_file import save_checkpoint
 from kgqa.config import Settings
 from kgqa.embed import make_embedder
 from kgqa.eval.datasets import read_questions, sample
@@ -138,6 +139,8 @@ def run_training(
             parts[name] += sample(items, limit, seed=split.seed) if name != "heldout" else items
     report.questions = {k: len(v) for k, v in parts.items()}
     embedder = make_embedder(settings.embedder)
+    # Read before the long preparation, so a bad file is refused at once.
+    reused = load_bundle(reuse_scorers, embedder.model_id) if reuse_scorers is not None else None
     started = time.perf_counter()
     with open_store(settings.store) as store:
         check_query_embedder(store, EmbeddingMeta(embedder.model_id, embedder.dimension))
@@ -186,12 +189,12 @@ def run_training(
     plans = example_plans([*train, *val], train_settings.planner_steps) if train_settings.planner else None
     with contextlib.ExitStack() as stack:
         planner_process = None
-        if plans is not None and reuse_scorers is None and _planner_beside(settings, len(train)):
+        if plans is not None and reused is None and _planner_beside(settings, len(train)):
             task = planner_task(train, val, tables, train_settings, plans=plans)
             planner_process = stack.enter_context(PlannerProcess(task, torch.get_num_threads()))
         contexts = None
-        if reuse_scorers is not None:
-            scorer, path_scorer = _reused_scorers(reuse_scorers, embedder.model_id, train_settings, report)
+        if reused is not None:
+            scorer, path_scorer = _reused_scorers(reused, embedder.model_id, train_settings, report)
         else:
             scorer, path_scorer, contexts = _train_scorers(
                 train, val, tables, train_settings, report, progress
@@ -225,8 +228,7 @@ def run_training(
     report.seconds["reader"] = time.perf_counter() - started
     report.reader_history = reader_history.to_dict()
     model_id = embedder.model_id
-    out.parent.mkdir(parents=True, exist_ok=True)
-    torch.save(
+    save_checkpoint(
         {
             "format_version": CHECKPOINT_FORMAT_VERSION,
             "kind": CHECKPOINT_KIND,
@@ -257,11 +259,10 @@ def _planner_beside(settings: Settings, train_questions: int) -> bool:
 
 
 def _reused_scorers(
-    checkpoint: Path, model_id: str, train_settings: TrainSettings, report: TrainReport
+    reused: dict[str, Any], model_id: str, train_settings: TrainSettings, report: TrainReport
 ) -> tuple[TripleScorer, TripleScorer | None]:
-    """The triple scorer and (where asked and stored) second-pass scorer of ``checkpoint``
-    (``--reuse-scorers``); their histories into ``report``."""
-    reused = load_bundle(checkpoint, model_id)
+    """The triple scorer and (where asked and stored) second-pass scorer of the checkpoint
+    ``reused`` (``--reuse-scorers``, read by :func:`load_bundle`); their histories into ``report``."""
     scorer = TripleScorer.from_checkpoint(reused["scorer"], embedder_model_id=model_id)
     path_scorer = None
     if train_settings.path_scorer and reused.get("path_scorer") is not None:

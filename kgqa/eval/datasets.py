@@ -35,6 +35,7 @@ from dataclasses import replace
 from pathlib import Path
 from typing import Any, Literal, TextIO, get_args
 
+from kgqa.atomic_write import atomic_write
 from kgqa.errors import ConfigError, IngestError
 from kgqa.names import BRACKET as _BRACKET
 from kgqa.types import QAExample
@@ -501,8 +502,8 @@ def rog_record(example: QAExample) -> dict[str, Any]:
 
 
 def write_rog_jsonl(path: Path, examples: Iterable[QAExample]) -> None:
-    """Write ``examples`` as ``rog-jsonl``, one object a line (the parent folder is created)."""
-    path.parent.mkdir(parents=True, exist_ok=True)
-    with path.open("w", encoding="utf-8") as out:
+    """Write ``examples`` as ``rog-jsonl``, one object a line (the parent folder is created);
+    atomically, so a failed or killed write keeps the file that was there."""
+    with atomic_write(path) as out:
         for example in examples:
-            out.write(json.dumps(rog_record(example), ensure_ascii=False) + "\n")
+            out.write((json.dumps(rog_record(example), ensure_ascii=False) + "\n").encode("utf-8"))

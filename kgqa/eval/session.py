@@ -6,11 +6,11 @@ from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
-import torch
 from tqdm import tqdm
 
+from kgqa.checkpoint_file import load_checkpoint
 from kgqa.config import Settings
-from kgqa.errors import IngestError
+from kgqa.errors import CheckpointError, IngestError
 from kgqa.eval.datasets import read_line_numbers, read_questions, sample, without_gold_paths
 from kgqa.eval.log import checkpoint_identity, fingerprint
 from kgqa.eval.run import EvalSummary, evaluate, evaluate_records
@@ -21,7 +21,12 @@ from kgqa.types import QAExample
 
 def heldout_part(examples: list[QAExample], checkpoint: Path) -> list[QAExample]:
     """The questions the checkpoint's training split kept out (same hash, same seed)."""
-    data = torch.load(checkpoint, map_location="cpu", weights_only=True)
+    data = load_checkpoint(checkpoint)
+    if not isinstance(data.get("split"), dict):
+        raise CheckpointError(
+            f"checkpoint {checkpoint} records no training split, so no held-out part",
+            hint="drop --heldout, or use a checkpoint 'kgqa train' wrote",
+        )
     return SplitSettings(**data["split"]).parts(examples)["heldout"]
 
 
