@@ -37,6 +37,7 @@ from typing import Any, Literal, TextIO, get_args
 
 from kgqa.atomic_write import atomic_write
 from kgqa.errors import ConfigError, IngestError
+from kgqa.gzip_check import READ_ERRORS, check_gzip, is_gzip
 from kgqa.names import BRACKET as _BRACKET
 from kgqa.types import QAExample
 
@@ -171,8 +172,10 @@ def _unit_hash(text: str) -> float:
 
 
 def _open(path: Path) -> TextIO:
+    """The file for text reads; a ``.gz`` one is checked whole first (:func:`check_gzip`)."""
     try:
-        if path.suffix.lower() == ".gz":
+        if is_gzip(path):
+            check_gzip(path, what="question file")
             return gzip.open(path, "rt", encoding="utf-8-sig", newline="\n")
         return path.open(encoding="utf-8-sig", newline="\n")
     except OSError as exc:
@@ -192,27 +195,65 @@ def _iter_questions(
     wanted = set(lines) if lines is not None else None
     count = 0
     stem = _stem(path)
+    reading = _Reading(path)
     with _open(path) as handle:
-        for index, raw in enumerate(handle):
-            if wanted is not None and index not in wanted:
-                continue
-            text = raw.rstrip("\r\n")
-            if not text.strip():
-                continue
-            try:
-                example = parser(text, stem, index)
-            except _Malformed as exc:
-                raise IngestError(str(exc), path=str(path), line=index + 1) from None
-            if index < len(qtypes):
-                example = _with_qtype(example, qtypes[index])
-            yield example
-            count += 1
-            if limit is not None and count >= limit:
-                return
+        try:
+            for index, raw in enumerate(handle):
+                if wanted is not None and index not in wanted:
+                    continue
+                text = raw.rstrip("\r\n")
+                if not text.strip():
+                    continue
+                try:
+                    example = parser(text, stem, index)
+                except _Malformed as exc:
+                    raise IngestError(str(exc), path=str(path), line=index + 1) from None
+                if index < len(qtypes):
+                    example = _with_qtype(example, qtypes[index])
+                yield reading.unique(example, index + 1)
+                count += 1
+                if limit is not None and count >= limit:
+                    return
+        except (UnicodeDecodeError, *READ_ERRORS) as exc:
+            raise reading.failed(exc) from exc
 
 
 def _stem(path: Path) -> str:
-    return Path(path.stem).stem if path.suffix.lower() == ".gz" else path.stem
+    return Path(path.stem).stem if is_gzip(path) else path.stem
+
+
+class _Reading:
+    """What every question reader checks as it goes: that no question id repeats (two questions
+    on one id would share one log record, split side and plan), and how a failed read is told."""
+
+    def __init__(self, path: Path) -> None:
+        self.path = path
+        self._first_line: dict[str, int] = {}
+
+    def unique(self, example: QAExample, line: int) -> QAExample:
+        """``example``, read at 1-based ``line``, after checking its id is new.
+
+        Raises:
+            IngestError: the id was read before (the message names both lines).
+        """
+        first = self._first_line.setdefault(example.qid, line)
+        if first != line:
+            raise IngestError(
+                f"question id {example.qid!r} repeats the one on line {first}",
+                path=str(self.path),
+                line=line,
+                hint="give each question its own id (eval logs, splits and plans are keyed by it)",
+            )
+        return example
+
+    def failed(self, exc: Exception) -> IngestError:
+        """The error for a read that failed (text is decoded a block at a time, so no line)."""
+        reason = "not valid UTF-8" if isinstance(exc, UnicodeDecodeError) else "truncated or corrupt"
+        return IngestError(
+            f"question file is {reason} ({exc})",
+            path=str(self.path),
+            hint="save the file as UTF-8 text (or re-download it)",
+        )
 
 
 def _with_qtype(example: QAExample, qtype: str) -> QAExample:
@@ -434,22 +475,26 @@ def _iter_stark(path: Path, *, lines: Collection[int] | None, limit: int | None)
         return
     wanted = set(lines) if lines is not None else None
     count = 0
+    reading = _Reading(path)
     with _open(path) as handle:
         reader = csv.DictReader(handle)
-        missing = [c for c in STARK_COLUMNS if c not in (reader.fieldnames or ())]
-        if missing:
-            raise IngestError(f"stark: header lacks the columns {missing}", path=str(path), line=1)
-        for index, row in enumerate(reader):
-            if wanted is not None and index not in wanted:
-                continue
-            try:
-                example = _parse_stark(row, index)
-            except _Malformed as exc:
-                raise IngestError(str(exc), path=str(path), line=reader.line_num) from None
-            yield example
-            count += 1
-            if limit is not None and count >= limit:
-                return
+        try:
+            missing = [c for c in STARK_COLUMNS if c not in (reader.fieldnames or ())]
+            if missing:
+                raise IngestError(f"stark: header lacks the columns {missing}", path=str(path), line=1)
+            for index, row in enumerate(reader):
+                if wanted is not None and index not in wanted:
+                    continue
+                try:
+                    example = _parse_stark(row, index)
+                except _Malformed as exc:
+                    raise IngestError(str(exc), path=str(path), line=reader.line_num) from None
+                yield reading.unique(example, reader.line_num)
+                count += 1
+                if limit is not None and count >= limit:
+                    return
+        except (UnicodeDecodeError, *READ_ERRORS) as exc:
+            raise reading.failed(exc) from exc
 
 
 def _parse_stark(row: dict[str, str], index: int) -> QAExample:
