@@ -126,17 +126,22 @@ def read_line_numbers(path: Path) -> set[int]:
 
 
 def split_train_val(
-    examples: Sequence[QAExample], *, val_fraction: float, seed: int
+    examples: Sequence[QAExample],
+    *,
+    val_fraction: float,
+    seed: int,
+    key: Callable[[QAExample], str] | None = None,
 ) -> tuple[list[QAExample], list[QAExample]]:
-    """Deterministic train/validation split by a seeded hash of each ``qid``.
+    """Deterministic train/validation split by a seeded hash of each example's key.
 
-    An example's side depends only on its qid and the seed, so the split is stable when the file
+    An example's side depends only on its key and the seed, so the split is stable when the file
     grows or is reordered. Input order is kept within each side.
 
     Args:
         examples: the examples to split.
         val_fraction: expected share of validation examples, in [0, 1].
         seed: changes the assignment; the same seed always gives the same split.
+        key: what identifies an example; its ``qid`` when None.
 
     Returns:
         ``(train, val)``.
@@ -149,7 +154,8 @@ def split_train_val(
     train: list[QAExample] = []
     val: list[QAExample] = []
     for example in examples:
-        (val if _unit_hash(f"{seed}:{example.qid}") < val_fraction else train).append(example)
+        name = example.qid if key is None else key(example)
+        (val if _unit_hash(f"{seed}:{name}") < val_fraction else train).append(example)
     return train, val
 
 
@@ -194,7 +200,7 @@ def _iter_questions(
         return
     wanted = set(lines) if lines is not None else None
     count = 0
-    stem = _stem(path)
+    stem = file_stem(path)
     reading = _Reading(path)
     with _open(path) as handle:
         try:
@@ -218,7 +224,8 @@ def _iter_questions(
             raise reading.failed(exc) from exc
 
 
-def _stem(path: Path) -> str:
+def file_stem(path: Path) -> str:
+    """The name a file's derived question ids start with: ``qa_dev.txt.gz`` -> ``qa_dev``."""
     return Path(path.stem).stem if is_gzip(path) else path.stem
 
 
@@ -299,7 +306,7 @@ def _with_inverse_twins(paths: tuple[tuple[str, ...], ...]) -> tuple[tuple[str, 
 
 def _read_qtypes(path: Path) -> list[str]:
     """Lines of the sibling ``<stem>_qtype.txt`` (MetaQA), or [] when there is none."""
-    sibling = path.with_name(f"{_stem(path)}_qtype.txt")
+    sibling = path.with_name(f"{file_stem(path)}_qtype.txt")
     if not sibling.is_file():
         return []
     with _open(sibling) as handle:
