@@ -31,7 +31,7 @@ from kgqa.store.schema import check_query_embedder
 from kgqa.threads import resolve_threads
 from kgqa.types import EmbeddingMeta, QAExample
 from retriever_training.example_cache import cache_key, cached_examples, kb_fingerprint
-from retriever_training.examples import TrainingExample, build_examples
+from retriever_training.examples import TrainingExample, build_examples, no_examples_error
 from retriever_training.planner_process import MIN_QUESTIONS, PlannerProcess
 from retriever_training.train import (
     TrainSettings,
@@ -180,6 +180,8 @@ def run_training(
             key = cache_key(kb, settings.embedder, parts[part], example_settings)
             prepared[part], hit = cached_examples(cache_dir / f"{part}-{key}.pt", tables, build)
             report.example_cache[part] = "hit" if hit else "written"
+    if not prepared["train"]:
+        raise no_examples_error(parts["train"], part="training")
     walk_rule = choose_walk_rule(prepared["train"])
     report.walk_rule = walk_rule.to_dict()
     subgraph = replace(subgraph, topic_walks=walk_rule.topic_walks)

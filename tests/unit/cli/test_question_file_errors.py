@@ -57,3 +57,27 @@ def test_command_refuses_a_broken_question_file(
     assert result.exception is None or isinstance(result.exception, SystemExit), result.exception
     assert f"error: {path}" in result.stderr and problem in result.stderr
     assert "hint:" in result.stderr
+
+
+def test_train_with_no_question_the_store_knows_says_why_once(data: Path, tmp_path: Path) -> None:
+    questions = tmp_path / "qa_train.txt"
+    lines = [f"who directed [Film {i}]\tDirector {i}" for i in range(40)] + ["who directed Cast Away\tX"]
+    questions.write_text("\n".join(lines) + "\n", encoding="utf-8")
+    result = CliRunner().invoke(
+        cli,
+        [
+            "train",
+            str(questions),
+            "--format",
+            "metaqa",
+            "--data-dir",
+            str(data),
+            "--out",
+            str(tmp_path / "m.pt"),
+        ],
+    )
+    assert result.exit_code == 1, result.output
+    assert result.exception is None or isinstance(result.exception, SystemExit), result.exception
+    assert "error: no training question could be prepared" in result.stderr
+    assert "not in the store" in result.stderr and "hint:" in result.stderr
+    assert result.stderr.count("WARNING") <= 2
