@@ -258,10 +258,11 @@ def open_extractive_reader(settings: Settings, retriever: Retriever) -> Extracti
 def is_mor_checkpoint(settings: Settings) -> bool:
     """Whether the configured checkpoint is a MoR one (``kgqa train --format stark``): ``kgqa
     ask`` then takes the MoR path. False when the file is missing (the KGQA path says so)."""
-    from kgqa.retrieval.mor.retriever import KIND, read_checkpoint
+    from kgqa.checkpoint_file import load_checkpoint
+    from kgqa.retrieval.mor.retriever import KIND
 
     path = settings.checkpoint_path
-    return path.is_file() and read_checkpoint(path).get("kind") == KIND
+    return path.is_file() and load_checkpoint(path).get("kind") == KIND
 
 
 @contextmanager

@@ -18,7 +18,6 @@ from __future__ import annotations
 import hashlib
 import json
 import logging
-import os
 import pickle
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import asdict, replace
@@ -27,6 +26,7 @@ from typing import Any
 
 import torch
 
+from kgqa.atomic_write import atomic_write
 from kgqa.config import EmbedderSettings
 from kgqa.retrieval.tables import EntityTable, RelationTable
 from kgqa.store.protocol import GraphStore
@@ -96,8 +96,9 @@ def cached_examples(
 ) -> tuple[list[TrainingExample], bool]:
     """The examples stored at ``path``, else ``build()``'s, then stored there; and whether cached.
 
-    The file is written to a temporary name and renamed, so an interrupted run never leaves a
-    half-written cache. A file that cannot be read is rebuilt (and overwritten), with a warning.
+    The file is written atomically (:func:`~kgqa.atomic_write.atomic_write`), so an interrupted
+    run never leaves a half-written cache. A file that cannot be read is rebuilt (and
+    overwritten), with a warning.
     """
     if path.is_file():
         try:
@@ -109,8 +110,6 @@ def cached_examples(
             tables[0].rows([e for ex in stored for e in ex.prepared.subgraph.entity_ids])
             return [_with_rows(ex, tables) for ex in stored], True
     examples = build()
-    path.parent.mkdir(parents=True, exist_ok=True)
-    partial = path.with_name(f"{path.name}.{os.getpid()}.tmp")
-    torch.save([_without_rows(ex) for ex in examples], partial)
-    partial.replace(path)
+    with atomic_write(path) as handle:
+        torch.save([_without_rows(ex) for ex in examples], handle)
     return examples, False

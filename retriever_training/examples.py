@@ -9,6 +9,7 @@ from dataclasses import dataclass, replace
 import torch
 
 from kgqa.embed.protocol import Embedder
+from kgqa.errors import ConfigError
 from kgqa.retrieval.features import PreparedQuestion, SubgraphSettings, prepare
 from kgqa.retrieval.labels import answer_mask, weak_labels
 from kgqa.retrieval.plans import QUESTION_VIEWS, question_views
@@ -63,6 +64,8 @@ def build_examples(
     """
     examples: list[TrainingExample] = []
     names = tables[0].names
+    untopical: list[str] = []  # qids of questions that name no topic
+    absent: list[str] = []  # qids of questions whose topics have no triples in the store
     for start in range(0, len(questions), EMBED_CHUNK):
         chunk = questions[start : start + EMBED_CHUNK]
         tables[0].rows([t for q in chunk for t in q.topic_ids])  # fetches the topics' names
@@ -77,15 +80,50 @@ def build_examples(
             if not gold_paths:
                 qa = replace(qa, relation_paths=())
             if not qa.topic_ids:
-                log.warning("%s: no topic entity given; skipped", qa.qid)
+                log.debug("%s: no topic entity given; skipped", qa.qid)
+                untopical.append(qa.qid)
                 continue
             prepared = prepare(store, vector, qa.topic_ids, tables, settings, question_tokens=states)
             sub = prepared.subgraph
             if sub.num_triples == 0:
-                log.warning("%s: topic %s not in the store; skipped", qa.qid, qa.topic_ids)
+                log.debug("%s: topic %s not in the store; skipped", qa.qid, qa.topic_ids)
+                absent.append(qa.qid)
                 continue
             labels = weak_labels(sub, qa)
             examples.append(TrainingExample(qa, prepared, labels, answer_mask(prepared, qa.answers)))
         if on_progress:
             on_progress(len(chunk))
+    if untopical or absent:
+        log.warning(
+            "%d of %d questions skipped: %s (first: %s; --debug lists each)",
+            len(untopical) + len(absent),
+            len(questions),
+            _skip_reasons(len(untopical), len(absent)),
+            ", ".join((untopical + absent)[:3]),
+        )
     return examples
+
+
+def no_examples_error(questions: Sequence[QAExample], *, part: str) -> ConfigError:
+    """The error for a ``part`` ("training") of ``questions`` none of which could be prepared, with
+    how many lacked a topic and how many had topics without triples in the store."""
+    untopical = sum(not q.topic_ids for q in questions)
+    reasons = (
+        f"of {len(questions)}, {_skip_reasons(untopical, len(questions) - untopical)}"
+        if questions
+        else "the files hold none for it"
+    )
+    return ConfigError(
+        f"no {part} question could be prepared: {reasons}",
+        hint="check that --data-dir (store.path) holds the graph the questions were written for, "
+        "that the questions mark their topic entities, and --hops",
+    )
+
+
+def _skip_reasons(untopical: int, absent: int) -> str:
+    reasons = []
+    if untopical:
+        reasons.append(f"{untopical} name no topic entity")
+    if absent:
+        reasons.append(f"{absent} have topics not in the store (no triple around them)")
+    return ", ".join(reasons)

@@ -23,6 +23,7 @@ from typing import Any
 import torch
 from tqdm import tqdm
 
+from kgqa.checkpoint_file import save_checkpoint
 from kgqa.config import Settings
 from kgqa.embed import make_embedder
 from kgqa.embed.protocol import Embedder
@@ -270,8 +271,7 @@ def run_mor_training(
             train_settings=train_settings,
             progress=progress,
         )
-    out.parent.mkdir(parents=True, exist_ok=True)
-    torch.save({**model.checkpoint(), "report": report.to_dict()}, out)
+    save_checkpoint({**model.checkpoint(), "report": report.to_dict()}, out)
     return report
 
 

@@ -8,7 +8,10 @@ embeddings and the plans), and only the reader needs both. Each model trains on 
 The child is a fresh ``python -m retriever_training.planner_process``, not a fork (which would
 copy the store's and torch's thread pools in whatever state they are) nor multiprocessing's
 spawn (which imports the parent's main script again, and fails for one read from stdin). Its
-input and output travel as ``torch.save`` files in a temporary directory. It trains with the
+input and output travel as ``torch.save`` files in a temporary directory, named after this
+process (``kgqa-planner-<pid>-*``): the child ends with its parent and removes the directory
+(:mod:`kgqa.parent_watch`), and a directory whose process died with both is removed by the next
+run's :func:`sweep_stale_folders`. It trains with the
 same seed and thread count as this process would, so its planner equals an in-process
 :func:`~retriever_training.train.run_planner_task` bit for bit (tested).
 """
@@ -16,6 +19,7 @@ same seed and thread count as this process would, so its planner equals an in-pr
 from __future__ import annotations
 
 import os
+import shutil
 import subprocess
 import sys
 import tempfile
@@ -25,6 +29,8 @@ from types import TracebackType
 
 import torch
 
+from kgqa.atomic_write import atomic_write
+from kgqa.parent_watch import exit_with_parent
 from kgqa.retrieval.plans import Planner
 from kgqa.threads import configure_threads
 from retriever_training.train import History, PlannerTask, run_planner_task
@@ -32,6 +38,9 @@ from retriever_training.train import History, PlannerTask, run_planner_task
 #: Fewest training questions for which a second process pays: starting one (a Python with
 #: torch) takes a few seconds, a planner on a few hundred questions trains in less.
 MIN_QUESTIONS = 500
+
+#: Name prefix of the temporary directories, followed by the parent's pid.
+FOLDER_PREFIX = "kgqa-planner-"
 
 
 class PlannerProcess:
@@ -42,7 +51,8 @@ class PlannerProcess:
     """
 
     def __init__(self, task: PlannerTask, threads: int) -> None:
-        self._folder = tempfile.TemporaryDirectory(prefix="kgqa-planner-")
+        sweep_stale_folders()
+        self._folder = tempfile.TemporaryDirectory(prefix=f"{FOLDER_PREFIX}{os.getpid()}-")
         folder = Path(self._folder.name)
         self._task_file, self._result_file = folder / "task.pt", folder / "result.pt"
         torch.save(task, self._task_file)
@@ -78,9 +88,30 @@ class PlannerProcess:
         self._folder.cleanup()
 
 
+def sweep_stale_folders() -> None:
+    """Remove the temporary directories of planner processes whose parent is no longer running
+    (killed before it could remove them)."""
+    for folder in Path(tempfile.gettempdir()).glob(f"{FOLDER_PREFIX}*-*"):
+        pid = folder.name.removeprefix(FOLDER_PREFIX).split("-", 1)[0]
+        if folder.is_dir() and pid.isdigit() and not _running(int(pid)):
+            shutil.rmtree(folder, ignore_errors=True)
+
+
+def _running(pid: int) -> bool:
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except PermissionError:  # another user's process
+        return True
+    return True
+
+
 def _train(task_file: str, result_file: str, threads: int) -> None:
     """The child: train the task's planner and write it (or the error) where the parent reads it,
-    through a temporary name so a half-written file is never read."""
+    through a temporary name so a half-written file is never read. If the parent dies first, the
+    child removes the parent's directory and ends."""
+    exit_with_parent(lambda: shutil.rmtree(Path(task_file).parent, ignore_errors=True))
     configure_threads(threads)
     started = time.perf_counter()
     try:
@@ -93,9 +124,8 @@ def _train(task_file: str, result_file: str, threads: int) -> None:
         }
     except Exception as error:  # handed to the parent, which raises it
         outcome = {"error": error}
-    partial = Path(f"{result_file}.tmp")
-    torch.save(outcome, partial)
-    partial.replace(result_file)
+    with atomic_write(Path(result_file)) as handle:
+        torch.save(outcome, handle)
 
 
 if __name__ == "__main__":

@@ -17,6 +17,7 @@ from typing import Any
 import torch
 from tqdm import tqdm
 
+from kgqa.checkpoint_file import save_checkpoint
 from kgqa.config import Settings
 from kgqa.embed import make_embedder
 from kgqa.eval.datasets import read_questions, sample
@@ -30,7 +31,7 @@ from kgqa.store.schema import check_query_embedder
 from kgqa.threads import resolve_threads
 from kgqa.types import EmbeddingMeta, QAExample
 from retriever_training.example_cache import cache_key, cached_examples, kb_fingerprint
-from retriever_training.examples import TrainingExample, build_examples
+from retriever_training.examples import TrainingExample, build_examples, no_examples_error
 from retriever_training.planner_process import MIN_QUESTIONS, PlannerProcess
 from retriever_training.train import (
     TrainSettings,
@@ -139,6 +140,8 @@ def run_training(
             parts[name] += sample(items, limit, seed=split.seed) if name != "heldout" else items
     report.questions = {k: len(v) for k, v in parts.items()}
     embedder = make_embedder(settings.embedder)
+    # Read before the long preparation, so a bad file is refused at once.
+    reused = load_bundle(reuse_scorers, embedder.model_id) if reuse_scorers is not None else None
     started = time.perf_counter()
     with open_store(settings.store) as store:
         check_query_embedder(store, EmbeddingMeta(embedder.model_id, embedder.dimension))
@@ -178,6 +181,8 @@ def run_training(
             key = cache_key(kb, settings.embedder, parts[part], example_settings)
             prepared[part], hit = cached_examples(cache_dir / f"{part}-{key}.pt", tables, build)
             report.example_cache[part] = "hit" if hit else "written"
+    if not prepared["train"]:
+        raise no_examples_error(parts["train"], part="training")
     walk_rule = choose_walk_rule(prepared["train"])
     report.walk_rule = walk_rule.to_dict()
     subgraph = replace(subgraph, topic_walks=walk_rule.topic_walks)
@@ -187,12 +192,12 @@ def run_training(
     plans = example_plans([*train, *val], train_settings.planner_steps) if train_settings.planner else None
     with contextlib.ExitStack() as stack:
         planner_process = None
-        if plans is not None and reuse_scorers is None and _planner_beside(settings, len(train)):
+        if plans is not None and reused is None and _planner_beside(settings, len(train)):
             task = planner_task(train, val, tables, train_settings, plans=plans)
             planner_process = stack.enter_context(PlannerProcess(task, torch.get_num_threads()))
         contexts = None
-        if reuse_scorers is not None:
-            scorer, path_scorer = _reused_scorers(reuse_scorers, embedder.model_id, train_settings, report)
+        if reused is not None:
+            scorer, path_scorer = _reused_scorers(reused, embedder.model_id, train_settings, report)
         else:
             scorer, path_scorer, contexts = _train_scorers(
                 train, val, tables, train_settings, report, progress
@@ -226,8 +231,7 @@ def run_training(
     report.seconds["reader"] = time.perf_counter() - started
     report.reader_history = reader_history.to_dict()
     model_id = embedder.model_id
-    out.parent.mkdir(parents=True, exist_ok=True)
-    torch.save(
+    save_checkpoint(
         {
             "format_version": CHECKPOINT_FORMAT_VERSION,
             "kind": CHECKPOINT_KIND,
@@ -258,11 +262,10 @@ def _planner_beside(settings: Settings, train_questions: int) -> bool:
 
 
 def _reused_scorers(
-    checkpoint: Path, model_id: str, train_settings: TrainSettings, report: TrainReport
+    reused: dict[str, Any], model_id: str, train_settings: TrainSettings, report: TrainReport
 ) -> tuple[TripleScorer, TripleScorer | None]:
-    """The triple scorer and (where asked and stored) second-pass scorer of ``checkpoint``
-    (``--reuse-scorers``); their histories into ``report``."""
-    reused = load_bundle(checkpoint, model_id)
+    """The triple scorer and (where asked and stored) second-pass scorer of the checkpoint
+    ``reused`` (``--reuse-scorers``, read by :func:`load_bundle`); their histories into ``report``."""
     scorer = TripleScorer.from_checkpoint(reused["scorer"], embedder_model_id=model_id)
     path_scorer = None
     if train_settings.path_scorer and reused.get("path_scorer") is not None:

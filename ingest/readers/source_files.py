@@ -11,23 +11,16 @@ from __future__ import annotations
 import csv
 import gzip
 import re
-import zlib
 from collections.abc import Callable, Iterable, Iterator, Sequence
 from pathlib import Path
 from typing import TextIO
 
 from kgqa.errors import IngestError
+from kgqa.gzip_check import READ_ERRORS, check_gzip, is_gzip
 from kgqa.types import BadLine, SourceItem, TripleRecord
 
 _UNDECODABLE = re.compile("[\udc80-\udcff]")
 _SNIPPET_CHARS = 60
-# What a truncated or corrupt file raises while it is being read (gzip raises all three).
-_READ_ERRORS = (OSError, EOFError, zlib.error)
-
-
-def is_gzip(path: Path) -> bool:
-    """True when the file is read through gzip; decided by the ``.gz`` suffix, never by sniffing."""
-    return path.suffix.lower() == ".gz"
 
 
 def base_suffix(path: Path) -> str:
@@ -55,21 +48,8 @@ def require_file(path: str | Path) -> Path:
     if resolved.is_dir():
         raise IngestError("expected a file, got a directory", path=str(resolved))
     if is_gzip(resolved):
-        _check_gzip(resolved)
+        check_gzip(resolved, what="source file")
     return resolved
-
-
-def _check_gzip(path: Path) -> None:
-    try:
-        with gzip.open(path, "rb") as packed:
-            while packed.read(1 << 24):
-                pass
-    except _READ_ERRORS as exc:
-        raise IngestError(
-            f"source file is truncated or corrupt: {exc}",
-            path=str(path),
-            hint="re-download or re-compress the file; nothing was read from it",
-        ) from exc
 
 
 def open_source(path: Path) -> TextIO:
@@ -132,7 +112,7 @@ def numbered_lines(handle: TextIO, *, path: Path) -> Iterator[tuple[int, str] | 
             raw = next(handle)
         except StopIteration:
             return
-        except _READ_ERRORS as exc:
+        except READ_ERRORS as exc:
             raise _read_error(path, line_number + 1, exc) from exc
         line_number += 1
         text = raw.rstrip("\r\n")
@@ -184,7 +164,7 @@ class CsvRows:
                 fields = next(self._reader)
             except csv.Error as exc:
                 return BadLine(start + self._offset, f"malformed CSV: {exc}")
-            except _READ_ERRORS as exc:
+            except READ_ERRORS as exc:
                 raise _read_error(self._path, start, exc) from exc
             if not fields:
                 continue

@@ -114,11 +114,15 @@ def _iter_typed_csv(nodes_path: Path, edges_path: Path) -> Iterator[SourceItem]:
 
 
 def _node_items(rows: CsvRows) -> Iterator[SourceItem]:
+    """Node rows as ``EntityRecord``; a row whose id an earlier row gave another type is a
+    ``BadLine`` (the store keeps one node per id, so one of the two would silently lose its
+    type, name and text)."""
     names = rows.header(required=NODE_COLUMNS)
     index = column_index(names)
     width = len(names)
     id_at, type_at, name_at = (index[column] for column in NODE_COLUMNS)
     text_at = index.get("text")
+    first: dict[str, tuple[str, int]] = {}  # node id -> (type, line) where it was first read
     for item in sized_rows(rows, width, delimiter=",", header=True):
         if isinstance(item, BadLine):
             yield item
@@ -129,9 +133,16 @@ def _node_items(rows: CsvRows) -> Iterator[SourceItem]:
             if not is_blank(fields):
                 yield BadLine(line, "empty id")
             continue
+        node_type = fields[type_at]
+        seen_type, seen_line = first.setdefault(node_id, (node_type, line))
+        if seen_type != node_type:
+            yield BadLine(
+                line, f"node id {node_id!r} has type {node_type!r} here but {seen_type!r} on line {seen_line}"
+            )
+            continue
         text = fields[text_at] if text_at is not None else ""
         yield EntityRecord(
-            node_id, fields[name_at] or node_id, line, label=fields[type_at] or None, text=text or None
+            node_id, fields[name_at] or node_id, line, label=node_type or None, text=text or None
         )
 
 

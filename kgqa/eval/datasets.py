@@ -35,7 +35,9 @@ from dataclasses import replace
 from pathlib import Path
 from typing import Any, Literal, TextIO, get_args
 
+from kgqa.atomic_write import atomic_write
 from kgqa.errors import ConfigError, IngestError
+from kgqa.gzip_check import READ_ERRORS, check_gzip, is_gzip
 from kgqa.names import BRACKET as _BRACKET
 from kgqa.types import QAExample
 
@@ -124,17 +126,22 @@ def read_line_numbers(path: Path) -> set[int]:
 
 
 def split_train_val(
-    examples: Sequence[QAExample], *, val_fraction: float, seed: int
+    examples: Sequence[QAExample],
+    *,
+    val_fraction: float,
+    seed: int,
+    key: Callable[[QAExample], str] | None = None,
 ) -> tuple[list[QAExample], list[QAExample]]:
-    """Deterministic train/validation split by a seeded hash of each ``qid``.
+    """Deterministic train/validation split by a seeded hash of each example's key.
 
-    An example's side depends only on its qid and the seed, so the split is stable when the file
+    An example's side depends only on its key and the seed, so the split is stable when the file
     grows or is reordered. Input order is kept within each side.
 
     Args:
         examples: the examples to split.
         val_fraction: expected share of validation examples, in [0, 1].
         seed: changes the assignment; the same seed always gives the same split.
+        key: what identifies an example; its ``qid`` when None.
 
     Returns:
         ``(train, val)``.
@@ -147,7 +154,8 @@ def split_train_val(
     train: list[QAExample] = []
     val: list[QAExample] = []
     for example in examples:
-        (val if _unit_hash(f"{seed}:{example.qid}") < val_fraction else train).append(example)
+        name = example.qid if key is None else key(example)
+        (val if _unit_hash(f"{seed}:{name}") < val_fraction else train).append(example)
     return train, val
 
 
@@ -170,8 +178,10 @@ def _unit_hash(text: str) -> float:
 
 
 def _open(path: Path) -> TextIO:
+    """The file for text reads; a ``.gz`` one is checked whole first (:func:`check_gzip`)."""
     try:
-        if path.suffix.lower() == ".gz":
+        if is_gzip(path):
+            check_gzip(path, what="question file")
             return gzip.open(path, "rt", encoding="utf-8-sig", newline="\n")
         return path.open(encoding="utf-8-sig", newline="\n")
     except OSError as exc:
@@ -190,28 +200,67 @@ def _iter_questions(
         return
     wanted = set(lines) if lines is not None else None
     count = 0
-    stem = _stem(path)
+    stem = file_stem(path)
+    reading = _Reading(path)
     with _open(path) as handle:
-        for index, raw in enumerate(handle):
-            if wanted is not None and index not in wanted:
-                continue
-            text = raw.rstrip("\r\n")
-            if not text.strip():
-                continue
-            try:
-                example = parser(text, stem, index)
-            except _Malformed as exc:
-                raise IngestError(str(exc), path=str(path), line=index + 1) from None
-            if index < len(qtypes):
-                example = _with_qtype(example, qtypes[index])
-            yield example
-            count += 1
-            if limit is not None and count >= limit:
-                return
+        try:
+            for index, raw in enumerate(handle):
+                if wanted is not None and index not in wanted:
+                    continue
+                text = raw.rstrip("\r\n")
+                if not text.strip():
+                    continue
+                try:
+                    example = parser(text, stem, index)
+                except _Malformed as exc:
+                    raise IngestError(str(exc), path=str(path), line=index + 1) from None
+                if index < len(qtypes):
+                    example = _with_qtype(example, qtypes[index])
+                yield reading.unique(example, index + 1)
+                count += 1
+                if limit is not None and count >= limit:
+                    return
+        except (UnicodeDecodeError, *READ_ERRORS) as exc:
+            raise reading.failed(exc) from exc
 
 
-def _stem(path: Path) -> str:
-    return Path(path.stem).stem if path.suffix.lower() == ".gz" else path.stem
+def file_stem(path: Path) -> str:
+    """The name a file's derived question ids start with: ``qa_dev.txt.gz`` -> ``qa_dev``."""
+    return Path(path.stem).stem if is_gzip(path) else path.stem
+
+
+class _Reading:
+    """What every question reader checks as it goes: that no question id repeats (two questions
+    on one id would share one log record, split side and plan), and how a failed read is told."""
+
+    def __init__(self, path: Path) -> None:
+        self.path = path
+        self._first_line: dict[str, int] = {}
+
+    def unique(self, example: QAExample, line: int) -> QAExample:
+        """``example``, read at 1-based ``line``, after checking its id is new.
+
+        Raises:
+            IngestError: the id was read before (the message names both lines).
+        """
+        first = self._first_line.setdefault(example.qid, line)
+        if first != line:
+            raise IngestError(
+                f"question id {example.qid!r} repeats the one on line {first}",
+                path=str(self.path),
+                line=line,
+                hint="give each question its own id (eval logs, splits and plans are keyed by it)",
+            )
+        return example
+
+    def failed(self, exc: Exception) -> IngestError:
+        """The error for a read that failed (text is decoded a block at a time, so no line)."""
+        reason = "not valid UTF-8" if isinstance(exc, UnicodeDecodeError) else "truncated or corrupt"
+        return IngestError(
+            f"question file is {reason} ({exc})",
+            path=str(self.path),
+            hint="save the file as UTF-8 text (or re-download it)",
+        )
 
 
 def _with_qtype(example: QAExample, qtype: str) -> QAExample:
@@ -257,7 +306,7 @@ def _with_inverse_twins(paths: tuple[tuple[str, ...], ...]) -> tuple[tuple[str, 
 
 def _read_qtypes(path: Path) -> list[str]:
     """Lines of the sibling ``<stem>_qtype.txt`` (MetaQA), or [] when there is none."""
-    sibling = path.with_name(f"{_stem(path)}_qtype.txt")
+    sibling = path.with_name(f"{file_stem(path)}_qtype.txt")
     if not sibling.is_file():
         return []
     with _open(sibling) as handle:
@@ -433,22 +482,26 @@ def _iter_stark(path: Path, *, lines: Collection[int] | None, limit: int | None)
         return
     wanted = set(lines) if lines is not None else None
     count = 0
+    reading = _Reading(path)
     with _open(path) as handle:
         reader = csv.DictReader(handle)
-        missing = [c for c in STARK_COLUMNS if c not in (reader.fieldnames or ())]
-        if missing:
-            raise IngestError(f"stark: header lacks the columns {missing}", path=str(path), line=1)
-        for index, row in enumerate(reader):
-            if wanted is not None and index not in wanted:
-                continue
-            try:
-                example = _parse_stark(row, index)
-            except _Malformed as exc:
-                raise IngestError(str(exc), path=str(path), line=reader.line_num) from None
-            yield example
-            count += 1
-            if limit is not None and count >= limit:
-                return
+        try:
+            missing = [c for c in STARK_COLUMNS if c not in (reader.fieldnames or ())]
+            if missing:
+                raise IngestError(f"stark: header lacks the columns {missing}", path=str(path), line=1)
+            for index, row in enumerate(reader):
+                if wanted is not None and index not in wanted:
+                    continue
+                try:
+                    example = _parse_stark(row, index)
+                except _Malformed as exc:
+                    raise IngestError(str(exc), path=str(path), line=reader.line_num) from None
+                yield reading.unique(example, reader.line_num)
+                count += 1
+                if limit is not None and count >= limit:
+                    return
+        except (UnicodeDecodeError, *READ_ERRORS) as exc:
+            raise reading.failed(exc) from exc
 
 
 def _parse_stark(row: dict[str, str], index: int) -> QAExample:
@@ -501,8 +554,8 @@ def rog_record(example: QAExample) -> dict[str, Any]:
 
 
 def write_rog_jsonl(path: Path, examples: Iterable[QAExample]) -> None:
-    """Write ``examples`` as ``rog-jsonl``, one object a line (the parent folder is created)."""
-    path.parent.mkdir(parents=True, exist_ok=True)
-    with path.open("w", encoding="utf-8") as out:
+    """Write ``examples`` as ``rog-jsonl``, one object a line (the parent folder is created);
+    atomically, so a failed or killed write keeps the file that was there."""
+    with atomic_write(path) as out:
         for example in examples:
-            out.write(json.dumps(rog_record(example), ensure_ascii=False) + "\n")
+            out.write((json.dumps(rog_record(example), ensure_ascii=False) + "\n").encode("utf-8"))

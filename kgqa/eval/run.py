@@ -24,7 +24,7 @@ from typing import Any
 import torch
 
 from kgqa.answer import Answer
-from kgqa.errors import KgqaError
+from kgqa.errors import KgqaError, LLMUnavailableError
 from kgqa.eval.log import open_log, resume
 from kgqa.eval.metrics import (
     DEFAULT_KS,
@@ -382,6 +382,9 @@ def answer_records(
     """Each example's log record, in order: retrieval and answer halves, or, for a question whose
     topic cannot be found or whose reader fails for good, ``{"qid", "question", "error"}``.
 
+    An LLM backend that is down (:class:`~kgqa.errors.LLMUnavailableError`, after its retries)
+    is raised instead: every later question would spend the same retries and fail the same way.
+
     With ``free_text`` the linker finds every question's topics, as for a question typed without
     brackets; the file's topics serve only as the gold of ``linking_top1``. Questions whose file
     names no topic (bracket-free MetaQA lines) are linked either way.
@@ -396,6 +399,8 @@ def answer_records(
                 if isinstance(outcome, KgqaError):
                     raise outcome
                 yield outcome.result()
+            except LLMUnavailableError:
+                raise
             except KgqaError as exc:
                 yield {"qid": example.qid, "question": example.question, "error": str(exc)}
     finally:
@@ -417,7 +422,8 @@ def evaluate_records(
     process, :func:`kgqa.eval.workers.worker_records` in several), each logged as it comes.
 
     A failed question (an error record) is logged with its error and counted as failed; a re-run
-    retries it. The summary covers exactly ``examples``: logged answers to other questions (a run
+    retries it. An LLM backend that is down stops the run (as ``kgqa refine`` does) with the
+    answers so far logged. The summary covers exactly ``examples``: logged answers to other questions (a run
     over the whole file before a ``--heldout`` or ``--limit`` one) stay in the log but are not
     counted.
     """
@@ -438,6 +444,14 @@ def evaluate_records(
                 log.flush()
             if on_progress:
                 on_progress(1)
+    except LLMUnavailableError as exc:
+        answered = len(records) - len(done) + failed
+        kept = f"the {answered} questions answered before are logged in {log_path}" if log_path else ""
+        raise LLMUnavailableError(
+            f"{exc} (eval stopped{': ' + kept if kept else ''})",
+            hint="start the endpoint (reader.base_url) and re-run"
+            + (" with the same --log: answered questions are not asked again" if log_path else ""),
+        ) from exc
     finally:
         if log:
             log.close()

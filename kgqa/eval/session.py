@@ -6,12 +6,12 @@ from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
-import torch
 from tqdm import tqdm
 
+from kgqa.checkpoint_file import load_checkpoint
 from kgqa.config import Settings
-from kgqa.errors import IngestError
-from kgqa.eval.datasets import read_line_numbers, read_questions, sample, without_gold_paths
+from kgqa.errors import CheckpointError, IngestError
+from kgqa.eval.datasets import file_stem, read_line_numbers, read_questions, sample, without_gold_paths
 from kgqa.eval.log import checkpoint_identity, fingerprint
 from kgqa.eval.run import EvalSummary, evaluate, evaluate_records
 from kgqa.eval.splits import SplitSettings, hops_reader
@@ -19,10 +19,30 @@ from kgqa.pipeline import open_asker
 from kgqa.types import QAExample
 
 
-def heldout_part(examples: list[QAExample], checkpoint: Path) -> list[QAExample]:
-    """The questions the checkpoint's training split kept out (same hash, same seed)."""
-    data = torch.load(checkpoint, map_location="cpu", weights_only=True)
-    return SplitSettings(**data["split"]).parts(examples)["heldout"]
+def heldout_part(examples: list[QAExample], checkpoint: Path, path: Path) -> list[QAExample]:
+    """The questions of ``path`` the checkpoint's training split kept out (same key, hash and seed).
+
+    Raises:
+        CheckpointError: the checkpoint records no split, or split by file name and line (before
+            splits followed the question) and ``path`` is named like none of its training files,
+            so its held-out part would count training questions.
+    """
+    data = load_checkpoint(checkpoint)
+    if not isinstance(data.get("split"), dict):
+        raise CheckpointError(
+            f"checkpoint {checkpoint} records no training split, so no held-out part",
+            hint="drop --heldout, or use a checkpoint 'kgqa train' wrote",
+        )
+    split = SplitSettings.from_checkpoint(data["split"])
+    trained_on = {file_stem(Path(source)) for source, _ in data.get("sources", [])}
+    if split.key == "qid" and file_stem(path) not in trained_on:
+        raise CheckpointError(
+            f"checkpoint {checkpoint} split its questions by file name and line, and {path} is "
+            f"named like none of its training files ({', '.join(sorted(trained_on)) or 'none recorded'})",
+            hint="evaluate the training file under its own name, or train again (splits now follow "
+            "each question's text and answers)",
+        )
+    return split.parts(examples)["heldout"]
 
 
 def select(
@@ -39,7 +59,7 @@ def select(
     if not examples:
         raise IngestError("no questions to evaluate: the file holds none", path=str(path))
     if heldout:
-        examples = heldout_part(examples, settings.checkpoint_path)
+        examples = heldout_part(examples, settings.checkpoint_path, path)
     selected = sample(examples, limit)
     if not selected:
         raise IngestError(

@@ -6,11 +6,18 @@ re-derive the held-out part from it, so both sides must read the same code.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Sequence
+import json
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
+from typing import Any, Literal
 
 from kgqa.eval.datasets import split_train_val
 from kgqa.types import QAExample
+
+#: What decides an example's part: ``"content"`` its question text and answers (a renamed or
+#: reordered copy of a file splits the same), ``"qid"`` its id, which for files without ids
+#: is ``<file stem>:<line>`` (how checkpoints written before the key existed were split).
+SplitKey = Literal["content", "qid"]
 
 
 @dataclass(frozen=True, slots=True)
@@ -20,14 +27,28 @@ class SplitSettings:
     heldout_fraction: float = 0.2
     val_fraction: float = 0.1
     seed: int = 0
+    key: SplitKey = "content"
+
+    @classmethod
+    def from_checkpoint(cls, stored: Mapping[str, Any]) -> SplitSettings:
+        """The split a checkpoint recorded; one written before ``key`` existed was split by qid."""
+        return cls(**{"key": "qid", **stored})
 
     def parts(self, examples: Sequence[QAExample]) -> dict[str, list[QAExample]]:
-        """``{"train", "val", "heldout"}``; an example's part depends only on its qid and seed."""
-        rest, heldout = split_train_val(examples, val_fraction=self.heldout_fraction, seed=self.seed + 1000)
+        """``{"train", "val", "heldout"}``; an example's part depends only on its key and seed."""
+        key = content_key if self.key == "content" else None
+        rest, heldout = split_train_val(
+            examples, val_fraction=self.heldout_fraction, seed=self.seed + 1000, key=key
+        )
         train, val = split_train_val(
-            rest, val_fraction=self.val_fraction / (1 - self.heldout_fraction), seed=self.seed
+            rest, val_fraction=self.val_fraction / (1 - self.heldout_fraction), seed=self.seed, key=key
         )
         return {"train": train, "val": val, "heldout": heldout}
+
+
+def content_key(example: QAExample) -> str:
+    """What a question is, wherever it is written: its text and its answers (in any order)."""
+    return json.dumps([example.question, sorted(example.answers)], ensure_ascii=False)
 
 
 #: The ``--hops`` value under which each question is walked as far as its benchmark file says.

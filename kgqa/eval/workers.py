@@ -22,6 +22,7 @@ from contextlib import ExitStack
 from typing import Any
 
 from kgqa.config import Settings
+from kgqa.parent_watch import exit_with_parent
 from kgqa.pipeline import Asker, open_asker
 from kgqa.threads import configure_threads, resolve_threads
 from kgqa.types import QAExample
@@ -43,8 +44,10 @@ def worker_threads(settings: Settings, workers: int) -> int:
 
 
 def _start(settings: Settings, threads: int) -> None:
-    """Worker initializer: bound the thread pools, then open the asker (store and models)."""
+    """Worker initializer: end with the parent (:mod:`kgqa.parent_watch`), bound the thread
+    pools, then open the asker (store and models)."""
     global _asker
+    exit_with_parent()
     configure_threads(threads)
     _asker = _open.enter_context(open_asker(settings))
 

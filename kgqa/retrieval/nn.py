@@ -15,10 +15,10 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, ClassVar, Self
 
-import torch
 from torch import Tensor, nn
 
 import kgqa
+from kgqa.checkpoint_file import load_checkpoint
 from kgqa.errors import CheckpointError, ConfigError
 
 FORMAT_VERSION = 1
@@ -158,20 +158,8 @@ class Checkpointable(nn.Module):
         if isinstance(path_or_dict, Mapping):
             ckpt: Any = path_or_dict
         else:
-            path = Path(path_or_dict)
-            source = str(path)
-            if not path.is_file():
-                raise CheckpointError(
-                    f"{cls.KIND} checkpoint not found: {path}",
-                    hint="train one first (retriever_training) or fix the path in the config",
-                )
-            try:
-                ckpt = torch.load(path, map_location="cpu", weights_only=True)
-            except Exception as exc:  # torch raises several types for corrupt/unsafe files
-                raise CheckpointError(
-                    f"cannot read checkpoint {path}: {exc}",
-                    hint="the file is corrupt or not a kgqa checkpoint; re-train or re-download it",
-                ) from exc
+            source = str(path_or_dict)
+            ckpt = load_checkpoint(Path(path_or_dict))
         if not isinstance(ckpt, Mapping):
             raise CheckpointError(f"checkpoint {source} is a {type(ckpt).__name__}, not a dict")
         if ckpt.get("kind") != cls.KIND:

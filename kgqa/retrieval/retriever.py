@@ -18,6 +18,7 @@ from typing import Any, Literal
 
 import torch
 
+from kgqa.checkpoint_file import load_checkpoint
 from kgqa.embed.protocol import Embedder
 from kgqa.errors import CheckpointError, ConfigError
 from kgqa.link import link, strip_brackets
@@ -141,12 +142,10 @@ def load_bundle(path: Path, embedder_model_id: str) -> dict[str, Any]:
         CheckpointError: the file is missing, is not a retriever checkpoint, or was trained with
             another embedder.
     """
-    if not Path(path).is_file():
-        raise CheckpointError(f"checkpoint {path} does not exist", hint="train one with 'kgqa train'")
-    data = torch.load(path, map_location="cpu", weights_only=True)
-    if not isinstance(data, dict) or data.get("kind") != CHECKPOINT_KIND:
+    data = load_checkpoint(path)
+    if data.get("kind") != CHECKPOINT_KIND:
         raise CheckpointError(
-            f"{path} is not a kgqa retriever checkpoint", hint="use a file from 'kgqa train'"
+            f"checkpoint {path} is not a kgqa retriever checkpoint", hint="use a file from 'kgqa train'"
         )
     if data["embedder_model_id"] != embedder_model_id:
         raise CheckpointError(

@@ -10,7 +10,7 @@ from conftest import GEMMA_SETTINGS, toy_examples
 from llm_fakes import ChatServer, Step
 
 from kgqa.config import AnswerSettings, ReaderSettings
-from kgqa.errors import ConfigError
+from kgqa.errors import ConfigError, LLMUnavailableError
 from kgqa.eval.run import evaluate
 from kgqa.pipeline import Asker
 from kgqa.reasoning import LLMReader
@@ -243,3 +243,20 @@ def test_ask_with_bundled_gemma_in_process(
     assert answer.answers or answer.abstained  # a base model: judge the plumbing, not the answer
     assert all(a.grounded == (a.id is not None) for a in answer.answers)
     assert answer.prompt_tokens > 100 and answer.evidence  # the chains made it into the prompt
+
+
+@pytest.mark.parametrize("concurrency", [1, 3])
+def test_evaluate_stops_at_the_first_question_that_finds_the_llm_down(
+    trained: Retriever, tmp_path: Path, concurrency: int
+) -> None:
+    with ChatServer() as server:
+        pass  # closed when the block ends: nothing listens at server.url any more
+    asker = Asker(trained, AnswerSettings(evidence_k=5), _openai_reader(server))
+    log = tmp_path / "eval.jsonl"
+    with pytest.raises(LLMUnavailableError) as info:
+        evaluate(
+            asker, toy_examples(), log_path=log, hops_of=lambda e: 2, fingerprint="r", concurrency=concurrency
+        )
+    assert "eval stopped" in str(info.value) and str(log) in str(info.value)
+    assert info.value.hint and "re-run" in info.value.hint
+    assert not log.exists() or not log.read_text().strip()  # no question was logged as failed

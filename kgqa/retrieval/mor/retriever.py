@@ -17,6 +17,7 @@ from typing import Any, Protocol, runtime_checkable
 
 import torch
 
+from kgqa.checkpoint_file import load_checkpoint
 from kgqa.embed.protocol import Embedder
 from kgqa.errors import CheckpointError, EntityNotFoundError
 from kgqa.link import link
@@ -91,10 +92,12 @@ class MorModel:
         Raises:
             CheckpointError: missing file, another kind or version, or another embedder.
         """
-        ckpt = source if isinstance(source, Mapping) else read_checkpoint(Path(source))
+        ckpt = source if isinstance(source, Mapping) else load_checkpoint(Path(source))
         if ckpt.get("kind") != KIND or ckpt.get("format_version") != FORMAT_VERSION:
+            where = "the checkpoint" if isinstance(source, Mapping) else f"checkpoint {source}"
             raise CheckpointError(
-                f"not a MoR checkpoint (kind {ckpt.get('kind')!r}, version {ckpt.get('format_version')!r})",
+                f"{where} is not a MoR checkpoint "
+                f"(kind {ckpt.get('kind')!r}, version {ckpt.get('format_version')!r})",
                 hint="train one with 'kgqa train FILE --format stark'",
             )
         if embedder_model_id is not None and ckpt["embedder_model_id"] != embedder_model_id:
@@ -115,23 +118,6 @@ class MorModel:
             reranker=TrajectoryReranker.from_checkpoint(reranker) if reranker else None,
             embedder_model_id=str(ckpt["embedder_model_id"]),
         )
-
-
-def read_checkpoint(path: Path) -> dict[str, Any]:
-    """The raw dict of any kgqa checkpoint file (to tell a MoR one from a KGQA one by ``kind``).
-
-    Raises:
-        CheckpointError: the file is missing or unreadable.
-    """
-    if not path.is_file():
-        raise CheckpointError(f"checkpoint not found: {path}", hint="train one first with 'kgqa train'")
-    try:
-        ckpt = torch.load(path, map_location="cpu", weights_only=True)
-    except Exception as exc:  # torch raises several types for corrupt or unsafe files
-        raise CheckpointError(f"cannot read checkpoint {path}: {exc}") from exc
-    if not isinstance(ckpt, dict):
-        raise CheckpointError(f"checkpoint {path} is a {type(ckpt).__name__}, not a dict")
-    return ckpt
 
 
 @dataclass(frozen=True, slots=True)

@@ -92,6 +92,22 @@ def test_ingest_bad_line_fails_with_file_and_line(tmp_path: Path) -> None:
     assert f"{source}:2:" in err and "hint:" in err
 
 
+@pytest.mark.parametrize("on_error", ["fail", "skip"])
+def test_ingest_typed_csv_node_id_of_two_types_is_a_bad_line(tmp_path: Path, on_error: str) -> None:
+    nodes = tmp_path / "nodes.csv"
+    nodes.write_text("id,type,name\np1,paper,P\np1,author,Q\na1,author,A\n")
+    (tmp_path / "edges.csv").write_text("src,type,dst\na1,writes,p1\n")
+    code, out, err = _run(
+        "ingest", str(nodes), "--format", "typed-csv", "--data-dir", str(tmp_path / "d"), "--no-embed",
+        "--on-error", on_error, "--json",
+    )  # fmt: skip
+    if on_error == "fail":
+        assert code == 1 and f"{nodes}:3: node id 'p1' has type 'author'" in err and "hint:" in err
+    else:
+        report = json.loads(out)
+        assert code == 0 and report["load"]["bad_lines"] == 1
+
+
 def test_ingest_on_error_skip_reports_bad_lines(tmp_path: Path) -> None:
     source = tmp_path / "kb.txt"
     source.write_text("Jaws|directed_by|Steven Spielberg\nJaws|has_genre\nJaws|has_genre|Thriller\n")

@@ -322,3 +322,55 @@ def test_read_questions_stark_rejects_a_missing_column_and_a_bad_id_list(tmp_pat
     path.write_text('id,query,answer_ids\n1,q,"not a list"\n', encoding="utf-8")
     with pytest.raises(IngestError, match="JSON or Python list"):
         list(read_questions(path, "stark"))
+
+
+def test_read_questions_refuses_a_repeated_id_with_both_lines(tmp_path: Path) -> None:
+    again = ROG[0].replace("who did kim richards marry", "who directed cast away")
+    path = _write(tmp_path / "qa.jsonl", [ROG[0], ROG[1], again])
+    with pytest.raises(IngestError) as info:
+        list(read_questions(path, "rog-jsonl"))
+    message = str(info.value)
+    assert message.startswith(f"{path}:3: ") and "WebQTest-12" in message and "line 1" in message
+    assert info.value.hint
+
+
+def test_read_questions_stark_refuses_a_repeated_id_with_both_lines(tmp_path: Path) -> None:
+    path = tmp_path / "qa.csv"
+    path.write_text('id,query,answer_ids\n7,first,"[1]"\n8,other,"[2]"\n7,second,"[3]"\n', encoding="utf-8")
+    with pytest.raises(IngestError, match=r"qa.csv:4: .*'7'.*line 2"):
+        list(read_questions(path, "stark"))
+
+
+@pytest.mark.parametrize("damage", ["truncated", "corrupt", "not-gzip"])
+@pytest.mark.parametrize("fmt", ["metaqa", "stark"])
+def test_read_questions_refuses_a_broken_gz_file_before_any_question(
+    tmp_path: Path, damage: str, fmt: str
+) -> None:
+    import gzip
+
+    body = (
+        "".join(f"{METAQA[0]}\n" for _ in range(2000))
+        if fmt == "metaqa"
+        else "id,query,answer_ids\n" + "".join(f'{i},q {i},"[1]"\n' for i in range(2000))
+    ).encode()
+    packed = gzip.compress(body)
+    if damage == "truncated":
+        packed = packed[: len(packed) // 2]
+    elif damage == "corrupt":
+        middle = len(packed) // 2
+        flipped = bytes(b ^ 0xFF for b in packed[middle : middle + 64])
+        packed = packed[:middle] + flipped + packed[middle + 64 :]
+    else:
+        packed = body
+    path = tmp_path / "qa_train.txt.gz"
+    path.write_bytes(packed)
+    with pytest.raises(IngestError, match="truncated or corrupt") as info:
+        next(iter(read_questions(path, fmt)))
+    assert str(path) in str(info.value) and info.value.hint
+
+
+def test_read_questions_names_the_file_that_is_not_utf8(tmp_path: Path) -> None:
+    path = tmp_path / "qa.txt"
+    path.write_bytes(f"{METAQA[0]}\n".encode() + b"what \xff\xfe [x]\ty\n")
+    with pytest.raises(IngestError, match=r"qa.txt: .*not valid UTF-8"):
+        list(read_questions(path, "metaqa"))

@@ -575,3 +575,16 @@ def test_get_reader_streams_monotone_lines_without_bad_lines_for_fixtures(fmt: s
     collected = list(items)
     assert collected and not _bad(collected)
     assert _lines(collected) == sorted(_lines(collected))
+
+
+def test_read_typed_csv_node_id_repeated_with_another_type_is_a_bad_line(tmp_path: Path) -> None:
+    nodes = _write(tmp_path / "nodes.csv", "id,type,name\np1,paper,P\np1,author,Q\np1,paper,P again\n")
+    _write(tmp_path / "edges.csv", "src,type,dst\n")
+
+    items = list(read_typed_csv(nodes))
+
+    assert items == [
+        EntityRecord("p1", "P", 2, label="paper"),
+        BadLine(3, "node id 'p1' has type 'author' here but 'paper' on line 2"),
+        EntityRecord("p1", "P again", 4, label="paper"),
+    ]
