@@ -53,8 +53,8 @@ FILES: dict[str, list[tuple[str, Path, Path | None, str]]] = {
         )
         for h in (1, 2, 3)
     ],
-    # MetaQA's own paraphrases of the 1-hop questions (a probe: never trained or tuned on); its
-    # lines are the 1-hop file's, so its held-out part rewords the 1-hop held-out questions.
+    # MetaQA's own paraphrases of the 1-hop questions (a probe: never trained or tuned on); line
+    # for line the 1-hop file's (PARAPHRASE_OF), so its held-out part rewords 1-hop's.
     "metaqa-ntm": [
         (
             "1-hop NTM",
@@ -74,6 +74,9 @@ FILES: dict[str, list[tuple[str, Path, Path | None, str]]] = {
     "pql-3h": [("PQL-3H", SHARED_DATA / "pathquestion" / "PQL-3H.train.txt", None, "pathquestion")],
 }
 SIZES = {"tiny": 20, "small": 300, "full": None}
+#: Files whose line i rewords line i of another file: their held-out part is the lines that file's
+#: held-out part holds (a question's split follows its text, which a paraphrase changes).
+PARAPHRASE_OF = {"1-hop NTM": FILES["metaqa"][0]}
 
 
 def _throughput(retriever, repeat: int, *, hidden: int | None = None) -> dict[str, float]:  # type: ignore[no-untyped-def]
@@ -158,7 +161,7 @@ def main(
     """Evaluate retrieval and the extractive reader on the held-out part of each file
     (--no-gold-paths: gold-path recall and plan hit@1 against shortest paths instead)."""
 
-    from kgqa.eval.datasets import without_gold_paths
+    from kgqa.eval.datasets import read_questions, sample, without_gold_paths
     from kgqa.eval.run import MISS_CAUSES, MISS_RECALL_K, evaluate
     from kgqa.eval.session import select
     from kgqa.eval.splits import AUTO_HOPS, ORACLE_HOPS, hops_reader
@@ -179,7 +182,14 @@ def main(
         for name, path, lines, fmt in FILES[dataset]:
             if not path.exists():
                 raise click.ClickException(f"{path} is not available (benchmarks read ../shared/data)")
-            examples = select(settings, path, fmt, limit=SIZES[size], lines_file=lines, heldout=True)
+            if name in PARAPHRASE_OF:
+                _, original, original_lines, original_fmt = PARAPHRASE_OF[name]
+                held = select(
+                    settings, original, original_fmt, limit=None, lines_file=original_lines, heldout=True
+                )
+                examples = sample(list(read_questions(path, fmt, lines={e.line for e in held})), SIZES[size])
+            else:
+                examples = select(settings, path, fmt, limit=SIZES[size], lines_file=lines, heldout=True)
             if not gold_paths:
                 examples = without_gold_paths(examples)
             hops_of = hops_reader(ORACLE_HOPS if oracle_hops else AUTO_HOPS, settings.retrieval.hops)
