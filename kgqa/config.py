@@ -152,7 +152,9 @@ class AnswerSettings(_Section):
     flow_max_hops: int = Field(3, ge=1)
     flow_top_k: int = Field(40, ge=1)
     flow_nodes: int = Field(30, ge=2)
-    answers: int = Field(5, ge=1)
+    # How many answers `kgqa ask` prints ("... and N more" past it); a reader with a calibrated
+    # answer threshold returns the whole set, an older one this many.
+    max_answers: int = Field(10, ge=1)
 
 
 class ReaderSettings(_Section):

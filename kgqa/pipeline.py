@@ -181,7 +181,7 @@ class Asker:
         candidates = torch.zeros(sub.num_entities, dtype=torch.bool)
         candidates[list(evidence.entities())] = True
         extracted = self._extractive().extract_answers(
-            retrieval, top_n=self.answer.answers, candidates=candidates, probabilities=entity_scores
+            retrieval, top_n=self.answer.max_answers, candidates=candidates, probabilities=entity_scores
         )
         answers = tuple(AnswerEntity(a.name, a.id, a.score, True) for a in extracted)
         return Answer(

@@ -26,7 +26,7 @@ from torch import nn
 from tqdm import tqdm
 
 from kgqa.errors import ConfigError
-from kgqa.reasoning.extractive import EntityReader, ReaderConfig
+from kgqa.reasoning.extractive import EntityReader, ReaderConfig, calibrate_threshold
 from kgqa.retrieval.features import PreparedQuestion, to_batch
 from kgqa.retrieval.nn import MlpConfig
 from kgqa.retrieval.path_context import triple_probabilities, with_path_context
@@ -501,7 +501,8 @@ def train_reader(
     contexts: Mapping[int, PreparedQuestion] | None = None,
     plans: Mapping[int, Plans] | None = None,
 ) -> tuple[EntityReader, History]:
-    """Train the extractive reader's entity scorer on answer labels; early stopping on Hit@1.
+    """Train the extractive reader's entity scorer on answer labels; early stopping on Hit@1,
+    then its answer threshold chosen for the best mean F1 on ``val`` (whole answer sets).
 
     Its triple scores come from ``scorer`` refined by ``path_scorer``, and its plan columns from
     ``planner``, as at retrieval time. ``contexts`` (:func:`path_contexts` of ``scorer``) and
@@ -554,4 +555,12 @@ def train_reader(
         desc="extractive reader",
         progress=progress,
     )
+    model.eval()
+    with torch.inference_mode():
+        answer_sets = []
+        for ex in val:
+            if ex.answers.any():
+                mask = ex.prepared.subgraph.candidate_mask()
+                answer_sets.append((torch.sigmoid(logits_of(ex)).masked_fill(~mask, -1.0), ex.answers))
+    model.config = replace(model.config, answer_threshold=calibrate_threshold(answer_sets))
     return model, history

@@ -158,7 +158,7 @@ def ask(
         )
         emit_json({**answer.to_dict(), **saved})
         return
-    _render(answer)
+    _render(answer, loaded.settings.answer.max_answers)
     if answer.question_id:
         click.echo(f"\nsaved as {answer.question_id}; to see the evidence in Neo4j Browser paste:\n")
         click.echo(browser_cypher(answer.question_id, mapping))
@@ -210,7 +210,7 @@ def _ask_mor(
     click.echo("timings ms: " + ", ".join(f"{s}={v:.1f}" for s, v in result.timings_ms.items()), err=True)
 
 
-def _render(answer: Answer) -> None:
+def _render(answer: Answer, max_answers: int) -> None:
     click.echo("topics: " + ", ".join(f"{t.name} ({t.method}, {t.score:.2f})" for t in answer.topics))
     if answer.disambiguation is not None:
         click.echo(render_disambiguation(answer.disambiguation))
@@ -219,10 +219,12 @@ def _render(answer: Answer) -> None:
         click.echo(f"  {line.score:.3f}  {line.text}")
     if answer.abstained:
         click.echo(f"answer ({answer.reader}): not available (the reader abstained)")
-    for a in answer.answers:
+    for a in answer.answers[:max_answers]:
         score = "" if a.score is None else f"  p={a.score:.3f}"
         flag = "" if a.grounded else "  [UNGROUNDED: not among the retrieved entities]"
         click.echo(f"answer ({answer.reader}): {a.name}{score}{flag}")
+    if len(answer.answers) > max_answers:
+        click.echo(f"... and {len(answer.answers) - max_answers} more (--json lists all; answer.max_answers)")
     click.echo("timings ms: " + ", ".join(f"{s}={v:.1f}" for s, v in answer.timings_ms.items()), err=True)
 
 

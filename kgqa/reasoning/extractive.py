@@ -34,11 +34,16 @@ class ReaderConfig(MlpConfig):
 
     ``plan_dim`` is the width of the per-entity plan columns the reader takes
     (:func:`kgqa.retrieval.plans.plan_reach`, 2), 0 for a reader trained without a planner.
+
+    ``answer_threshold``: the probability from which an entity is an answer, chosen on the
+    validation questions for the best mean F1 (:func:`calibrate_threshold`), so a question gets
+    its whole answer set; ``None`` in checkpoints written before, which return a fixed number.
     """
 
     hidden: int = 256
     layers: int = 2
     plan_dim: int = 0
+    answer_threshold: float | None = None
 
 
 #: Columns of :func:`incident_score_features`.
@@ -239,7 +244,12 @@ class ExtractiveReader:
     ) -> list[ExtractedAnswer]:
         """Rank the candidate entities with the extractive reader; each with its best incident triples.
 
+        A reader with an ``answer_threshold`` returns every entity at or above it (at least the
+        best one, whatever its probability): the question's whole answer set. An older one returns
+        the ``top_n`` best.
+
         Args:
+            top_n: without a threshold, how many answers; with one, ignored.
             candidates: BoolTensor [N], the entities allowed as answers (e.g. those the evidence
                 shows); every entity when ``None``. Topics answer only under the walk rule
             (``Subgraph.candidate_mask``).
@@ -249,6 +259,9 @@ class ExtractiveReader:
         sub = retrieval.prepared.subgraph
         allowed = sub.candidate_mask() if candidates is None else candidates & sub.candidate_mask()
         probs = self.entity_probabilities(retrieval) if probabilities is None else probabilities
+        threshold = self.model.config.answer_threshold
+        if threshold is not None:
+            top_n = max(1, int((probs.masked_fill(~allowed, -1.0) >= threshold).sum()))
         best = torch.topk(probs.masked_fill(~allowed, -1.0), min(top_n, int(allowed.sum())))
         answers = []
         for entity, prob in zip(best.indices.tolist(), best.values.tolist(), strict=True):
@@ -265,3 +278,29 @@ class ExtractiveReader:
             )
         retrieval.timings_ms["read"] = (time.perf_counter() - started) * 1e3
         return answers
+
+
+#: Thresholds :func:`calibrate_threshold` chooses among.
+THRESHOLD_GRID = tuple(round(0.05 * i, 2) for i in range(1, 20))
+
+
+def answer_set_f1(probabilities: Tensor, gold: Tensor, threshold: float) -> float:
+    """F1 of the answer set a reader with ``threshold`` returns (every entity at or above it, at
+    least the best) against the ``gold`` BoolTensor [N]; ``probabilities`` [N] hold -1 where an
+    entity may not answer."""
+    chosen = probabilities >= threshold
+    chosen[int(torch.argmax(probabilities))] = True
+    right = int((chosen & gold).sum())
+    if right == 0:
+        return 0.0
+    precision, recall = right / int(chosen.sum()), right / int(gold.sum())
+    return 2 * precision * recall / (precision + recall)
+
+
+def calibrate_threshold(questions: list[tuple[Tensor, Tensor]]) -> float:
+    """The :data:`THRESHOLD_GRID` value with the best mean :func:`answer_set_f1` over
+    ``questions`` (probabilities, gold) pairs; the lower one on a tie, 0.5 without questions."""
+    if not questions:
+        return 0.5
+    mean_f1 = {t: sum(answer_set_f1(p, g, t) for p, g in questions) / len(questions) for t in THRESHOLD_GRID}
+    return max(THRESHOLD_GRID, key=lambda t: (mean_f1[t], -t))

@@ -5,16 +5,22 @@ from __future__ import annotations
 import dataclasses
 from pathlib import Path
 
+import pytest
 import torch
 from subgraphs import D, random_batch
 
 from kgqa.reasoning.extractive import (
+    THRESHOLD_GRID,
     EntityReader,
+    ExtractiveReader,
     ReaderConfig,
+    answer_set_f1,
+    calibrate_threshold,
     incident_relation_context,
     incident_score_features,
     path_features,
 )
+from kgqa.retrieval.retriever import Retriever
 from kgqa.retrieval.scorer import ScorerBatch, entity_inputs
 
 # 4 entities; triples 0->1 (0.9), 1->2 (0.2), 2->1 (0.5), 0->0 (0.4, a self-loop); entity 3 isolated.
@@ -149,3 +155,37 @@ def test_path_features_give_reach_its_log_and_inward_outward_scores() -> None:
     # Entity 1 is entered from the topic (0.5) and left towards 2 (0.1) and 3 (0.7).
     torch.testing.assert_close(feats[:, 2], torch.tensor([0.0, 0.5, 0.1, 0.7, 0.9, 0.0]))
     torch.testing.assert_close(feats[:, 3], torch.tensor([0.5, 0.7, 0.9, 0.0, 0.0, 0.0]))
+
+
+def test_answer_set_f1_counts_every_entity_at_the_threshold_and_always_the_best() -> None:
+    probabilities = torch.tensor([0.9, 0.6, 0.2, -1.0])  # -1: may not answer
+    gold = torch.tensor([True, True, False, False])
+    assert answer_set_f1(probabilities, gold, 0.5) == 1.0
+    assert answer_set_f1(probabilities, gold, 0.1) == pytest.approx(0.8)  # 2 of 3 right
+    assert answer_set_f1(probabilities, gold, 0.95) == pytest.approx(2 / 3)  # the best alone
+
+
+def test_calibrate_threshold_picks_the_cut_that_returns_whole_answer_sets() -> None:
+    many = (torch.tensor([0.8, 0.7, 0.65, 0.1]), torch.tensor([True, True, True, False]))
+    one = (torch.tensor([0.9, 0.3, 0.2, 0.1]), torch.tensor([True, False, False, False]))
+    threshold = calibrate_threshold([many, one])
+    assert 0.3 < threshold <= 0.65
+    assert calibrate_threshold([]) == 0.5
+
+
+def test_a_reader_with_a_threshold_returns_the_whole_answer_set(
+    trained: Retriever, extractive: ExtractiveReader
+) -> None:
+    assert extractive.model.config.answer_threshold in THRESHOLD_GRID  # training calibrated one
+    retrieval = trained.retrieve("what films did [Tom Hanks] act in")
+    probabilities = extractive.entity_probabilities(retrieval)
+    threshold = float(probabilities.sort(descending=True).values[2]) - 1e-6  # three at or above it
+
+    def reader(threshold: float | None) -> ExtractiveReader:
+        config = dataclasses.replace(extractive.model.config, answer_threshold=threshold)
+        model = EntityReader(config)
+        model.load_state_dict(extractive.model.state_dict())
+        return ExtractiveReader(model.eval(), extractive.tables)
+
+    assert len(reader(threshold).extract_answers(retrieval, top_n=1)) == 3  # top_n: only without one
+    assert len(reader(None).extract_answers(retrieval, top_n=1)) == 1
