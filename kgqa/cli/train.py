@@ -31,7 +31,7 @@ from kgqa.config import Settings
 @click.option(
     "--limit",
     type=int,
-    help="Use a fixed pseudo-random sample of N training (and N validation) questions per file.",
+    help="Use a fixed pseudo-random sample of N training (and N/3 validation) questions per file.",
 )
 @click.option("--epochs", type=int, default=8, show_default=True, help="Most epochs of each model.")
 @click.option(
