@@ -24,13 +24,22 @@ import re
 import unicodedata
 from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, Literal
 
 from rapidfuzz import process
 from rapidfuzz.distance import OSA
 
 from kgqa.embed.protocol import Embedder
 from kgqa.errors import EntityNotFoundError
+from kgqa.linking_words import (
+    RelationWords,
+    demonym_stem,
+    is_acronym_of,
+    is_demonym_of,
+    partial_name_quality,
+    popularity,
+    strip_possessive,
+)
 from kgqa.names import BRACKET as _BRACKET
 from kgqa.names import normalise_name
 from kgqa.store import queries
@@ -60,6 +69,12 @@ TYPO_EDITS = 1  # edits a misspelt word may be away from the name's word (one ty
 FULLTEXT_LIMIT = 200  # full-text hits re-scored per question (common words crowd out a misspelt name)
 CONTENDER_MARGIN = 0.15  # full-text and vector candidates this close to the top one are weighed by fit
 MAX_CONTENDERS = 3
+PRIOR_QUALITY_WEIGHT = 3.0  # match quality against log(1 + degree): a partial name needs ~5x the facts
+DEMONYM_QUALITY = 0.9  # a demonym's place ranks like a near miss of its name
+DEMONYM_ROWS = 20  # link_prefix rows per demonym stem
+ACRONYM_QUALITY = 0.9  # an acronym's name ranks like a near miss of it
+ACRONYM_LETTERS = range(2, 5)  # word lengths tried as acronyms ("uk" .. "nasa")
+ACRONYM_NEIGHBOURS = 30  # nearest entity embeddings searched for a name the acronym spells
 MIN_VECTOR_SCORE = 0.8  # Neo4j-scale similarity below which a vector neighbour is not a match (cos < 0.6:
 # with all-MiniLM-L6-v2, gibberish such as "zzzxqv qqqq" is within cos 0.59 of some short MetaQA name)
 
@@ -71,6 +86,8 @@ _CASE_ARTICLE = re.compile(r"^(?:the|a|an) ", re.I)
 _ARTICLES = frozenset({"the", "a", "an"})
 _MIN_WORDS_ALL_CAPS = 3  # from this many words on, a fully capitalised question carries no case cue
 _EXACT_ROWS_PER_NAME = 8  # link_exact row cap per looked-up n-gram (titles and tags repeat names)
+
+MatchKind = Literal["name", "typo", "partial", "demonym", "acronym"]
 
 EmbedderSource = Embedder | Callable[[], Embedder]
 """An embedder, or a zero-argument factory called only when the vector step runs."""
@@ -172,6 +189,7 @@ class _Span:
     name_like: bool  # some token is
     words: int  # tokens that are content words or name-like
     words_norm: tuple[str, ...]  # ``norm`` split into words
+    relational: bool = False  # most of its words are relation words ("official language")
 
 
 def link(
@@ -184,6 +202,7 @@ def link(
     max_ngram: int = 16,
     fulltext_limit: int = FULLTEXT_LIMIT,
     min_vector_score: float = MIN_VECTOR_SCORE,
+    relation_words: RelationWords | None = None,
 ) -> LinkResult:
     """Link a question to store entities.
 
@@ -197,6 +216,8 @@ def link(
         max_ngram: longest word n-gram tried by the exact step.
         fulltext_limit: full-text hits to fetch.
         min_vector_score: vector neighbours below this Neo4j-scale score ((1 + cos) / 2) are dropped.
+        relation_words: the words of the store's relation names; read from the store when None
+            (one query; pass :meth:`RelationWords.from_store` once to link many questions).
 
     Returns:
         The candidates of the first step that found any, best first.
@@ -215,7 +236,15 @@ def link(
         return LinkResult(_link_brackets(store, spans))
     tokens = _tokens(question)
     for step in (
-        lambda: _link_names(store, question, tokens, max_ngram=max_ngram, fulltext_limit=fulltext_limit),
+        lambda: _link_names(
+            store,
+            question,
+            tokens,
+            max_ngram=max_ngram,
+            fulltext_limit=fulltext_limit,
+            relation_words=relation_words,
+            embedder=embedder,
+        ),
         lambda: LinkResult(_link_fulltext(store, tokens, limit=fulltext_limit)),
         lambda: LinkResult(_link_vector(store, embedder, question, tokens, k=k, min_score=min_vector_score)),
     ):
@@ -323,7 +352,14 @@ def _link_brackets(store: GraphStore, spans: Sequence[str]) -> tuple[LinkedEntit
 
 
 def _link_names(
-    store: GraphStore, question: str, tokens: Sequence[_Token], *, max_ngram: int, fulltext_limit: int
+    store: GraphStore,
+    question: str,
+    tokens: Sequence[_Token],
+    *,
+    max_ngram: int,
+    fulltext_limit: int,
+    relation_words: RelationWords | None = None,
+    embedder: EmbedderSource | None = None,
 ) -> LinkResult:
     """Exact and fuzzy name matches, one group of entities per chosen mention, best mention first.
 
@@ -333,9 +369,16 @@ def _link_names(
     then ranked by :func:`_span_rank` and chosen without overlap, so a longer fuzzy match of a real
     name ("forest gump" -> Forrest Gump) beats a short exact one ("forest"), and a lone common noun
     ("director") is dropped when a named mention is present.
+
+    A question without capitals gets people's words as well (:func:`_people_matches`): partial
+    names, demonyms, acronyms (where ``embedder`` is a loaded model) and possessives; its
+    mentions made of relation words ("official language") rank as common nouns, and the
+    popularity prior (:func:`_prior`) orders the readings of a mention.
     """
     uncased = not any(t.capitalised for t in tokens)
-    spans = _ngrams(question, tokens, max_ngram=max_ngram)
+    if uncased and relation_words is None:
+        relation_words = RelationWords.from_store(store)
+    spans = _ngrams(question, tokens, max_ngram=max_ngram, relation_words=relation_words if uncased else None)
     rows_by_norm = _exact_rows(store, {s.norm for s in spans})
     matches = [
         _Match(span, row, 1.0, cue)
@@ -352,16 +395,22 @@ def _link_names(
     leftover = [i for i, t in enumerate(tokens) if t.content and i not in covered]
     if leftover:
         matches += _fuzzy_matches(store, tokens, spans, leftover, limit=fulltext_limit, uncased=uncased)
+    if uncased and relation_words is not None:
+        matches += _people_matches(store, tokens, spans, matches, relation_words, limit=fulltext_limit)
+        if isinstance(embedder, Embedder):  # a model already loaded; a factory is kept for the vector step
+            matches += _acronym_matches(store, embedder, tokens, spans, matches, relation_words)
     by_span: dict[tuple[int, int], list[_Match]] = {}
     for match in matches:
         by_span.setdefault((match.span.start, match.span.end), []).append(match)
     groups = [
-        sorted(group, key=lambda m: -m.quality)  # stable: exact rows keep their case order
+        sorted(group, key=(lambda m: -_prior(m)) if uncased else (lambda m: -m.quality))  # stable
         for group in by_span.values()
     ]
     chosen: list[list[_Match]] = []
     taken: set[int] = set()
-    for group in sorted(groups, key=lambda g: _span_rank(g[0], uncased)):
+    for group in sorted(
+        groups, key=lambda g: _uncased_span_rank(g[0]) if uncased else _span_rank(g[0], uncased)
+    ):
         span = group[0].span
         if taken.isdisjoint(range(span.start, span.end)):
             taken.update(range(span.start, span.end))
@@ -381,7 +430,13 @@ def _link_names(
             lone = _interleave([[_candidate(m) for m in group] for group in chosen])
             proper = _is_proper(lone[0].name)
             partial = () if proper else _link_fulltext(store, tokens, limit=fulltext_limit)
-            ranked = tuple(sorted(_unique((*lone, *partial)), key=_lone_word_rank))
+            if uncased:
+                firsts = {_candidate(g[0]).id: g[0] for g in chosen}
+                ranked = tuple(
+                    sorted(_unique((*lone, *partial)), key=lambda c: _uncased_lone_rank(c, firsts.get(c.id)))
+                )
+            else:
+                ranked = tuple(sorted(_unique((*lone, *partial)), key=_lone_word_rank))
             top = ranked[0]
             groups = [g for g in chosen if _candidate(g[0]) == top]
             if groups:
@@ -394,6 +449,149 @@ def _link_names(
     return LinkResult(
         _interleave([[_candidate(m) for m in group] for group in chosen]), ties=_twins(chosen[0])
     )
+
+
+def _people_matches(
+    store: GraphStore,
+    tokens: Sequence[_Token],
+    spans: Sequence[_Span],
+    matches: Sequence[_Match],
+    relation_words: RelationWords,
+    *,
+    limit: int,
+) -> list[_Match]:
+    """Partial names and demonyms of the question's words (:mod:`kgqa.linking_words`).
+
+    Partial names: full-text hits for the content words that are no relation words, each kept
+    with the longest question span that is a run of its name's words ("franklin" -> Benjamin
+    Franklin, "ben franklin" -> Benjamin Franklin), quality below an exact match's. Demonyms: for a
+    content word of 6+ letters no name matches exactly, the one-word names that start with its
+    stem (``link_prefix``) and read as its place ("jamaican" -> Jamaica), quality
+    ``DEMONYM_QUALITY``.
+    """
+    words = [
+        (i, t.text.strip(_EDGE_PUNCT).lower())
+        for i, t in enumerate(tokens)
+        if t.content and relation_words.share([t.word]) < 1.0
+    ]
+    found: list[_Match] = []
+    terms = [escape_lucene(strip_possessive(w) or w) for _, w in words if w]
+    if terms:
+        rows = store.run(
+            queries.get("link_fulltext"), {"query": " ".join(dict.fromkeys(terms)), "limit": limit}
+        )
+        by_last: dict[str, list[_Span]] = {}
+        for span in spans:
+            if span.words and not span.relational and not all(w.isdigit() for w in span.words_norm):
+                by_last.setdefault(span.words_norm[-1], []).append(span)
+        for row in rows:
+            name_words = normalise_name(row["name"] or row["id"]).split()
+            best: tuple[int, float, _Span] | None = None
+            for word in set(name_words):
+                for span in by_last.get(word, ()):
+                    quality = partial_name_quality(span.words_norm, name_words)
+                    if quality > 0 and (best is None or (len(span.words_norm), quality) > best[:2]):
+                        best = (len(span.words_norm), quality, span)
+            if best is not None:
+                found.append(_Match(best[2], row, best[1], (False,), "partial"))
+    exact = {(m.span.start, m.span.end) for m in matches if m.quality >= 1.0}
+    singles = {(s.start, s.norm): s for s in spans if s.end - s.start == 1}
+    for i, _ in words:
+        single = singles.get((i, tokens[i].word))
+        stem = demonym_stem(tokens[i].word)
+        if single is None or stem is None or (i, i + 1) in exact:
+            continue
+        rows = store.run(queries.get("link_prefix"), {"prefix": stem, "limit": DEMONYM_ROWS})
+        found += [
+            _Match(single, row, DEMONYM_QUALITY, (False,), "demonym")
+            for row in rows
+            if is_demonym_of(single.norm, row["name_norm"])
+        ]
+    return found
+
+
+def _acronym_matches(
+    store: GraphStore,
+    embedder: EmbedderSource,
+    tokens: Sequence[_Token],
+    spans: Sequence[_Span],
+    matches: Sequence[_Match],
+    relation_words: RelationWords,
+) -> list[_Match]:
+    """Names whose initials a short word spells, among the word's nearest entity embeddings
+    ("uk" -> United Kingdom, "jfk" -> John F. Kennedy), quality ``ACRONYM_QUALITY``.
+
+    Only words of ``ACRONYM_LETTERS`` letters that no proper name matches exactly are tried, so
+    the embedding model is loaded only for a question that has one.
+    """
+    proper = {
+        (m.span.start, m.span.end) for m in matches if m.quality >= 1.0 and _is_proper(m.row["name"] or "")
+    }
+    singles = {(s.start, s.norm): s for s in spans if s.end - s.start == 1}
+    wanted = []
+    for i, token in enumerate(tokens):
+        span = singles.get((i, token.word))
+        if (
+            span is not None
+            and token.content
+            and token.word.isalpha()
+            and len(token.word) in ACRONYM_LETTERS
+            and (i, i + 1) not in proper
+            and relation_words.share([token.word]) < 1.0
+        ):
+            wanted.append(span)
+    if not wanted:
+        return []
+    model = embedder if isinstance(embedder, Embedder) else embedder()
+    vectors = model.embed([s.norm for s in wanted])
+    found = []
+    for span, vector in zip(wanted, vectors, strict=True):
+        rows = store.run(queries.get("link_vector"), {"embedding": vector.tolist(), "k": ACRONYM_NEIGHBOURS})
+        found += [
+            _Match(span, row, ACRONYM_QUALITY, (False,), "acronym")
+            for row in rows
+            if is_acronym_of(span.norm, normalise_name(row["name"] or row["id"]))
+        ]
+    return found
+
+
+def _prior(match: _Match) -> float:
+    """How likely a reading of a mention is, in a question without capitals: the popularity
+    prior (log(1 + degree)) plus ``PRIOR_QUALITY_WEIGHT`` times the match quality, so a partial
+    name wins over an exact one when its entity is far better connected ("tupac": Tupac Shakur
+    over the book author record "Tupac")."""
+    return popularity(match.row.get("degree")) + PRIOR_QUALITY_WEIGHT * match.quality
+
+
+def _uncased_lone_rank(cand: LinkedEntity, match: _Match | None) -> tuple[bool, bool, bool, bool, float]:
+    """Order of lone-word candidates in a question without capitals: whole-name matches before
+    the full-text bag of words, mentions of relation words last ("capital" after "egypt"),
+    proper names before tags, typos after the rest ("write" is no typo of Writer where "tupac"
+    names Tupac Shakur), then the popularity prior (:func:`_prior`): "seattle" (51 facts)
+    before "washington" (7)."""
+    if match is None:
+        return (True, False, False, False, -cand.score)
+    proper = _is_proper(cand.name)
+    return (False, match.span.relational, not proper, match.kind in ("typo", "partial"), -_lone_length(match))
+
+
+def _uncased_span_rank(match: _Match) -> tuple[int, bool, bool, bool, float, int]:
+    """:func:`_span_rank` for a question without capitals: named mentions (several words, or
+    digits) by matched length first, then lone words and relation-word mentions as
+    :func:`_uncased_lone_rank` orders them."""
+    tier = _span_tier(match, True)
+    if tier < 2:
+        rank = _span_rank(match, True)
+        return (tier, False, False, False, rank[1], match.span.start)
+    proper = _is_proper(match.row["name"] or match.row["id"])
+    partial = match.kind in ("typo", "partial")
+    return (2, match.span.relational, not proper, partial, -_lone_length(match), match.span.start)
+
+
+def _lone_length(match: _Match) -> float:
+    """Matched length (normalised characters times quality) plus the popularity prior
+    (:func:`_prior`) as a tie-break."""
+    return len(match.span.norm) * match.quality + 0.01 * _prior(match)
 
 
 def _twins(group: Sequence[_Match]) -> tuple[LinkedEntity, ...]:
@@ -411,10 +609,11 @@ class _Match:
     row: dict[str, Any]
     quality: float
     cue: tuple[bool, ...]  # see _rank_rows: equal cues and quality = twins the text cannot separate
+    kind: MatchKind = "name"  # how the span names the row: whole name, typo, partial name, demonym
 
 
 def _candidate(match: _Match) -> LinkedEntity:
-    method = "exact" if match.quality >= 1.0 else "fuzzy"
+    method = "exact" if match.quality >= 1.0 else "fulltext" if match.kind == "partial" else "fuzzy"
     return _entity(match.row, SCORE_EXACT * match.quality, match.span.text, method)
 
 
@@ -454,7 +653,7 @@ def _fuzzy_matches(
         if best is not None:
             found[id(row)] = best
     ranked = _rank_rows([row for row in rows if id(row) in found], "", uncased=uncased)
-    return [_Match(found[id(row)][0], row, found[id(row)][1], cue) for row, cue in ranked]
+    return [_Match(found[id(row)][0], row, found[id(row)][1], cue, "typo") for row, cue in ranked]
 
 
 class _SpansByWords:
@@ -518,12 +717,17 @@ def _best_span(name_norm: str, spans: _SpansByWords, known: set[str]) -> tuple[_
     return best
 
 
-def _ngrams(question: str, tokens: Sequence[_Token], *, max_ngram: int) -> list[_Span]:
+def _ngrams(
+    question: str, tokens: Sequence[_Token], *, max_ngram: int, relation_words: RelationWords | None = None
+) -> list[_Span]:
     """All word n-grams (n = max_ngram..1) worth looking up.
 
     Skipped: n-grams with neither a content word nor a name-like token (only stop words and
     1-character tokens: "what is the", "a"), and n-grams that start with a lower-case article,
     whose normalised form equals that of the n-gram without it ("the Fury director" -> "Fury").
+    An n-gram ending in a possessive is looked up without it as well ("franklin's" -> "franklin").
+    With ``relation_words``, n-grams whose content words are mostly relation words are marked
+    ``relational``.
     """
     spans = []
     for n in range(min(max_ngram, len(tokens)), 0, -1):
@@ -536,21 +740,26 @@ def _ngrams(question: str, tokens: Sequence[_Token], *, max_ngram: int) -> list[
             last = window[-1]
             raw = question[window[0].start : last.start + len(last.text)]
             text = raw.strip(_EDGE_PUNCT) or raw
-            norm = normalise_name(text)
-            if norm:
-                capitalised = any(t.capitalised for t in window)
-                words = [t.content or t.name_like for t in window]
+            bare = strip_possessive(text)
+            for variant in (text,) if bare is None else (text, bare):
+                norm = normalise_name(variant)
+                if not norm:
+                    continue
+                words_norm = tuple(norm.split())
+                content = [w for w in words_norm if w not in STOP_WORDS and len(w) > 1]
+                relational = relation_words is not None and relation_words.share(content) >= 1.0
                 spans.append(
                     _Span(
                         i,
                         i + n,
                         raw,
-                        text,
+                        variant,
                         norm,
-                        capitalised,
+                        any(t.capitalised for t in window),
                         any(t.name_like for t in window),
-                        sum(words),
-                        tuple(norm.split()),
+                        sum(t.content or t.name_like for t in window),
+                        words_norm,
+                        relational,
                     )
                 )
     return spans
@@ -628,11 +837,14 @@ def _span_tier(match: _Match, uncased: bool) -> int:
     title "Movie Crazy" matched case-insensitively in "the movie Crazy Heart"); 1: a named
     mention: capitals or digits in the question, or several words ("tom hanks", "forest gump");
     2: the rest, lone lower-case words ("films", "director", "star"), which may still name an
-    entity ("jaws") but are weighed by fit when nothing named competes.
+    entity ("jaws") but are weighed by fit when nothing named competes, and, in a question
+    without capitals, mentions made mostly of relation words ("official language").
     """
     span = match.span
     if span.capitalised and _case_exact(match) and match.quality >= 1.0:
         return 0
+    if uncased and span.relational:
+        return 2
     return 1 if span.name_like or span.words > 1 else 2
 
 

@@ -101,6 +101,8 @@ CASES: dict[str, tuple[dict[str, Any], bool]] = {
     "mor_text_fulltext": ({"query": "shark", "limit": 5, "label": "Movie"}, False),
     "link_exact": ({"names_norm": ["tom hanks"], "limit": 5}, False),
     "link_fulltext": ({"query": "hanks", "limit": 5}, False),
+    "link_prefix": ({"prefix": "tom", "limit": 5}, False),
+    "link_relation_names": ({"limit": 100}, False),
     "link_vector": ({"embedding": VEC16, "k": 3}, False),
     "entities_get": ({"ids": ["Tom Hanks", "nobody"]}, False),
     "relation_types_list": ({}, False),

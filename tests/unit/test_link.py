@@ -137,7 +137,9 @@ def test_link_falls_back_to_fulltext_on_a_partial_name(toy_kg: KgliteStore) -> N
     result = link(toy_kg, _no_embedder, "which films are by spielberg")
     assert result.method == "fulltext"
     top = result.topics[0]
-    assert (top.id, top.score) == ("Steven Spielberg", pytest.approx(0.9))
+    # A partial name of a question without capitals scores by the share of the name it covers
+    # (kgqa.linking_words.partial_name_quality), below an exact match.
+    assert top.id == "Steven Spielberg" and 0 < top.score < 0.95
     assert all(0 < c.score <= 0.9 for c in result.candidates)
     assert len(result.topics) == 1
 

@@ -1,0 +1,197 @@
+"""People's words for entities, read off the graph: relation words, partial names, possessives,
+demonyms and acronyms.
+
+A question typed by a person rarely spells its topic as the graph names it: "what language do
+jamaican people speak?" (Jamaica), "where did franklin's brother work?" (Benjamin Franklin), "what
+countries make up the uk?" (United Kingdom). Nothing here is a word list written for a data set;
+each rule compares the question's words with the graph's own names:
+
+- relation words (:class:`RelationWords`): the words of the graph's relation type names
+  (``location.country.languages_spoken`` -> location, country, languages, spoken). A question
+  word among them ("language", "currency", "official language") describes the relation asked
+  for, so it is a weak topic even where an entity bears that name;
+- partial names (:func:`partial_name_quality`): the mention's words are a run of a longer name's
+  words ("franklin" -> Benjamin Franklin, "ben franklin" -> Benjamin Franklin);
+- possessives (:func:`strip_possessive`): "franklin's" is looked up as "franklin";
+- demonyms (:func:`demonym_stem`, :func:`is_demonym_of`): a word that extends a one-word name's
+  stem ("jamaican" -> Jamaica, "egyptian" -> Egypt, "brazilians" -> Brazil);
+- acronyms (:func:`is_acronym_of`): the initials of a name's words ("uk" -> United Kingdom).
+
+:mod:`kgqa.link` decides between the readings with the popularity prior (an entity's degree).
+"""
+
+from __future__ import annotations
+
+import math
+import re
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass
+
+from kgqa.store import queries
+from kgqa.store.protocol import GraphStore
+
+LARGE_SCHEMA = 100  # relation types from which a relation word must occur in two of them
+RELATION_NAMES_LIMIT = 100_000  # relation types read for their words (Freebase has ~10k)
+MAX_EXTRA_WORDS = 2  # words of a name a partial mention may leave out ("Henry VIII of England")
+MIN_PREFIX_LETTERS = 3  # "ben" stands for Benjamin; shorter is an initial, not a name
+MIN_DEMONYM_STEM = 4  # letters a demonym shares with its place at least ("egyp" in egyptian/Egypt)
+DEMONYM_SUFFIX_MAX = 4  # letters a demonym adds after the stem at most ("-ians" in brazilians)
+_WORD = re.compile(r"[a-z0-9]+")
+_IDENTIFIER = re.compile(r"^[A-Za-z0-9_.:/-]+$")
+_POSSESSIVE = re.compile(r"(?<=\w)(?:['\u2019]s|s['\u2019])$", re.I)
+_ACRONYM_SKIP = frozenset({"of", "the", "and", "a", "an", "for", "in", "on", "de"})
+
+
+@dataclass(frozen=True, slots=True)
+class RelationWords:
+    """Words of the graph's relation type names, lower case, in their naive singular form.
+
+    Attributes:
+        words: the words; a question word found here names a relation rather than a topic.
+    """
+
+    words: frozenset[str]
+
+    @classmethod
+    def from_store(cls, store: GraphStore, *, limit: int = RELATION_NAMES_LIMIT) -> RelationWords:
+        """Read every relation type's name (``link_relation_names``) and split it into words."""
+        rows = store.run(queries.get("link_relation_names"), {"limit": limit})
+        return cls.from_names(row.get("source_name") or row["name"] for row in rows)
+
+    @classmethod
+    def from_names(cls, names: Iterable[str]) -> RelationWords:
+        """Words of relation names such as ``location.country.languages_spoken`` or ``ACTED_IN``.
+
+        A name is split at white space and commas first, and only identifier-like pieces count
+        (mixed-case pieces such as "Duke" in a malformed "1st Duke of Richmond,people.person.parents"
+        are entity names that slipped into a relation column, not relation words). In a schema of
+        ``LARGE_SCHEMA`` types or more, a word must occur in two types: a word only one type uses
+        is that type's own ("australian" in ``location.australian_state.capital_city``), not a
+        word people use for relations.
+        """
+        types: dict[str, int] = {}
+        count = 0
+        for name in names:
+            count += 1
+            words: set[str] = set()
+            for piece in re.split(r"[\s,]+", name):
+                if not piece or not _IDENTIFIER.match(piece):
+                    continue
+                if piece != piece.lower() and piece != piece.upper():
+                    continue
+                words.update(
+                    _singular(w) for w in _WORD.findall(piece.lower()) if len(w) > 1 and not w.isdigit()
+                )
+            for word in words:
+                types[word] = types.get(word, 0) + 1
+        least = 2 if count >= LARGE_SCHEMA else 1
+        return cls(frozenset(w for w, n in types.items() if n >= least))
+
+    def share(self, words: Sequence[str]) -> float:
+        """Fraction of ``words`` (normalised question words) that are relation words, in [0, 1]."""
+        if not words:
+            return 0.0
+        return sum(_singular(w) in self.words for w in words) / len(words)
+
+
+def _singular(word: str) -> str:
+    """A naive singular: "languages" -> "language", "countries" -> "country"; short words kept."""
+    if len(word) > 4 and word.endswith("ies"):
+        return word[:-3] + "y"
+    if len(word) > 3 and word.endswith("s") and not word.endswith("ss"):
+        return word[:-1]
+    return word
+
+
+def strip_possessive(text: str) -> str | None:
+    """``text`` without a trailing possessive, or None when it has none.
+
+    ``"franklin's"`` -> ``"franklin"``, ``"the kennedys'"`` -> ``"the kennedy"``.
+    """
+    stripped = _POSSESSIVE.sub("", text)
+    return stripped if stripped != text else None
+
+
+def partial_name_quality(mention_words: Sequence[str], name_words: Sequence[str]) -> float:
+    """How well a mention names an entity by part of its name, in [0, 1); 0 when it does not.
+
+    The mention's words must be a contiguous run of the name's words, each equal, except that a
+    word followed by others may be a 3+-letter prefix ("ben franklin" -> benjamin franklin). The
+    last word must be equal: a surname or a head noun, never a prefix ("bill" is no "billy").
+    The quality is the share of the name's letters the mention covers, capped below 1 (an exact
+    match is 1): "franklin" -> Benjamin Franklin 0.53.
+    """
+    m, n = len(mention_words), len(name_words)
+    if not m or m > n or list(mention_words) == list(name_words):
+        return 0.0
+    if sum(w not in _ACRONYM_SKIP for w in name_words) - m > MAX_EXTRA_WORDS:
+        return 0.0
+    for start in range(n - m + 1):
+        window = name_words[start : start + m]
+        if window[-1] != mention_words[-1]:
+            continue
+        if all(
+            a == b or (len(a) >= MIN_PREFIX_LETTERS and b.startswith(a))
+            for a, b in zip(mention_words[:-1], window[:-1], strict=True)
+        ):
+            if not (m > 1 or _is_name_tail(name_words[start + m :]) or _is_name_tail(name_words[:start])):
+                continue
+            covered = sum(len(w) for w in mention_words)
+            return min(covered / sum(len(w) for w in name_words), 0.999)
+    return 0.0
+
+
+def _is_name_tail(words: Sequence[str]) -> bool:
+    """Whether the words a one-word mention leaves at one end of a name may go unsaid: none,
+    short words ("jr", "inc", "f c", "the") or an "of" phrase ("of england")."""
+    return not words or words[0] == "of" or all(len(w) <= 3 for w in words)
+
+
+def demonym_stem(word: str) -> str | None:
+    """The stem a demonym or adjective shares with its place's name, or None for a short word.
+
+    ``"jamaican"`` -> ``"jama"``, ``"portuguese"`` -> ``"portug"``: the word less up to
+    ``DEMONYM_SUFFIX_MAX`` letters, at least ``MIN_DEMONYM_STEM``.
+    """
+    if len(word) < MIN_DEMONYM_STEM + 2 or not word.isalpha():
+        return None
+    return word[: max(MIN_DEMONYM_STEM, len(word) - DEMONYM_SUFFIX_MAX)]
+
+
+def is_demonym_of(word: str, name_norm: str) -> bool:
+    """Whether ``word`` reads as a demonym or adjective of a one-word name.
+
+    The name must be one word, shorter than the word, that shares its first letters up to at
+    most two letters of the name: "jamaican" ~ jamaica, "egyptian" ~ egypt, "brazilians" ~
+    brazil, "portuguese" ~ portugal, "maltese" ~ malta; not "jamaican" ~ jamarcus, nor "george"
+    ~ georgia.
+    """
+    if " " in name_norm or len(name_norm) >= len(word):
+        return False
+    common = len(_common_prefix(word, name_norm))
+    return common >= MIN_DEMONYM_STEM and len(name_norm) - common <= 2 and len(word) - common <= 5
+
+
+def _common_prefix(a: str, b: str) -> str:
+    i = 0
+    while i < min(len(a), len(b)) and a[i] == b[i]:
+        i += 1
+    return a[:i]
+
+
+def is_acronym_of(word: str, name_norm: str) -> bool:
+    """Whether ``word`` (2+ letters) spells the initials of a name's words, with or without its
+    small words, or of the words before "of": "uk" ~ united kingdom, "usa" and "us" ~ united states
+    of america, "jfk" ~ john f kennedy."""
+    words = name_norm.split()
+    if len(word) < 2 or len(words) < 2 or not word.isalpha():
+        return False
+    every = "".join(w[0] for w in words)
+    content = "".join(w[0] for w in words if w not in _ACRONYM_SKIP)
+    head = "".join(w[0] for w in words[: words.index("of")]) if "of" in words[1:] else ""
+    return word in (every, content, head)
+
+
+def popularity(degree: int | None) -> float:
+    """The popularity prior of an entity: log(1 + degree), 0 for an unknown degree."""
+    return math.log1p(max(degree or 0, 0))

@@ -1,0 +1,107 @@
+"""People's words for entities (kgqa.linking_words and its use by kgqa.link), on an excerpt of the
+WebQSP-evidence KB (``tests/fixtures/webqsp_evidence_kb_excerpt.tsv``: 30 lines of
+``../shared/data/webqsp_evidence/kb.tsv.gz`` about Jamaica, Benjamin Franklin, Tupac Shakur,
+Egypt and the entities "Speak", "Language" and "Tupac")."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from kgqa.embed.protocol import Embedder
+from kgqa.link import link
+from kgqa.linking_words import (
+    RelationWords,
+    demonym_stem,
+    is_acronym_of,
+    is_demonym_of,
+    partial_name_quality,
+    strip_possessive,
+)
+from kgqa.store.kglite_store import KgliteStore
+from kgqa.types import TripleRecord
+
+EXCERPT = Path(__file__).resolve().parents[1] / "fixtures" / "webqsp_evidence_kb_excerpt.tsv"
+
+
+@pytest.fixture
+def wqsp_kg(kglite_store: KgliteStore, fake_embedder: Embedder) -> KgliteStore:
+    from ingest.embedding import embed_store
+    from ingest.loader import load
+
+    lines = EXCERPT.read_text(encoding="utf-8").splitlines()
+    records = [TripleRecord(*line.split("\t"), line=i + 1) for i, line in enumerate(lines)]
+    load(kglite_store, records, source="excerpt", fmt="test", source_key="excerpt")
+    embed_store(kglite_store, fake_embedder)
+    return kglite_store
+
+
+def test_relation_words_split_relation_names_and_skip_entity_names() -> None:
+    words = RelationWords.from_names(
+        ["location.country.languages_spoken", "ACTED_IN", "1st Duke of Richmond,people.person.parents"]
+    )
+    assert {"language", "country", "spoken", "acted", "people", "parent"} <= words.words
+    assert "duke" not in words.words and "richmond" not in words.words
+    assert words.share(["official", "languages"]) == 0.5
+
+
+def test_relation_words_of_a_large_schema_need_two_types() -> None:
+    names = [f"domain{i}.thing.name_{i}" for i in range(100)] + ["location.australian_state.capital"]
+    words = RelationWords.from_names(names)
+    assert "thing" in words.words and "australian" not in words.words
+
+
+def test_partial_name_quality_accepts_surnames_prefixes_and_suffixes() -> None:
+    assert partial_name_quality(["franklin"], ["benjamin", "franklin"]) == pytest.approx(0.5)
+    assert partial_name_quality(["ben", "franklin"], ["benjamin", "franklin"]) > 0
+    assert partial_name_quality(["nike"], ["nike", "inc"]) > 0
+    assert partial_name_quality(["luther"], ["martin", "luther", "king"]) == 0
+    assert partial_name_quality(["franklin"], ["franklin"]) == 0  # an exact match is no partial one
+
+
+def test_strip_possessive_drops_apostrophe_s() -> None:
+    assert strip_possessive("franklin's") == "franklin"
+    assert strip_possessive("franklin") is None
+
+
+def test_demonym_reads_adjectives_of_one_word_places() -> None:
+    assert demonym_stem("jamaican") == "jama"
+    assert is_demonym_of("jamaican", "jamaica") and is_demonym_of("egyptian", "egypt")
+    assert is_demonym_of("brazilians", "brazil")
+    assert not is_demonym_of("george", "georgia") and not is_demonym_of("jamaican", "jamaican dollar")
+
+
+def test_acronym_spells_initials_with_or_without_small_words() -> None:
+    assert is_acronym_of("uk", "united kingdom")
+    assert is_acronym_of("usa", "united states of america") and is_acronym_of(
+        "us", "united states of america"
+    )
+    assert is_acronym_of("jfk", "john f kennedy")
+    assert not is_acronym_of("uk", "ukraine")
+
+
+def test_link_demonym_names_its_country(wqsp_kg: KgliteStore, fake_embedder: Embedder) -> None:
+    assert link(wqsp_kg, fake_embedder, "what does jamaican people speak?").topics[0].id == "Jamaica"
+
+
+def test_link_partial_name_finds_the_full_name(wqsp_kg: KgliteStore, fake_embedder: Embedder) -> None:
+    assert link(wqsp_kg, fake_embedder, "where did franklin work?").topics[0].id == "Benjamin Franklin"
+
+
+def test_link_possessive_is_looked_up_without_apostrophe_s(
+    wqsp_kg: KgliteStore, fake_embedder: Embedder
+) -> None:
+    assert link(wqsp_kg, fake_embedder, "who was franklin's son?").topics[0].id == "Benjamin Franklin"
+
+
+def test_link_popularity_prior_prefers_the_better_connected_reading(
+    wqsp_kg: KgliteStore, fake_embedder: Embedder
+) -> None:
+    # "Tupac" (1 fact) is a name of its own; Tupac Shakur (12 facts) is the better reading.
+    assert link(wqsp_kg, fake_embedder, "what book did tupac write?").topics[0].id == "Tupac Shakur"
+
+
+def test_link_relation_words_are_no_topic(wqsp_kg: KgliteStore, fake_embedder: Embedder) -> None:
+    # "Language" is an entity, but the word names the relation (film.film.language).
+    assert link(wqsp_kg, fake_embedder, "what language do they use in egypt?").topics[0].id == "Egypt"
