@@ -22,6 +22,7 @@ from kgqa.checkpoint_file import load_checkpoint
 from kgqa.embed.protocol import Embedder
 from kgqa.errors import CheckpointError, ConfigError
 from kgqa.link import link, strip_brackets
+from kgqa.linking_words import RelationWords
 from kgqa.retrieval.disambiguation import Disambiguation, rank_topics
 from kgqa.retrieval.features import PreparedQuestion, SubgraphSettings, prepare
 from kgqa.retrieval.path_context import triple_probabilities
@@ -211,6 +212,7 @@ class Retriever:
         self.planner = planner.eval() if planner is not None else None
         self.subgraph = subgraph or SubgraphSettings()
         self.tables = (EntityTable(store, scorer.config.emb_dim), RelationTable(store))
+        self._relation_words: RelationWords | None = None
 
     @property
     def embedder(self) -> Embedder:
@@ -259,7 +261,15 @@ class Retriever:
         extra work that took.
         """
         started = time.perf_counter()
-        linked = link(self.store, lambda: self.embedder, question, topic_ids=topic_ids)
+        if self._relation_words is None:  # read once: every question without capitals needs them
+            self._relation_words = RelationWords.from_store(self.store)
+        linked = link(
+            self.store,
+            lambda: self.embedder,
+            question,
+            topic_ids=topic_ids,
+            relation_words=self._relation_words,
+        )
         link_ms = (time.perf_counter() - started) * 1e3
         settings = self.subgraph if hops is None else replace(self.subgraph, hops=hops)
         contenders = linked.contenders()
