@@ -19,14 +19,16 @@ from dataclasses import asdict, dataclass
 from typing import Any
 
 from kgqa.embed.protocol import Embedder
-from kgqa.errors import StoreMemoryError
+from kgqa.errors import StoreError, StoreMemoryError
 from kgqa.store import queries
 from kgqa.store.protocol import GraphStore, Statement
 from kgqa.store.schema import (
     check_embedding_meta,
+    count_entities,
     ensure_fulltext_indexes,
     ensure_lookup_indexes,
     ensure_vector_indexes,
+    mark_embedding_complete,
     record_embedding_meta,
     run_ddl,
 )
@@ -45,6 +47,7 @@ class EmbedReport:
     model_id: str
     dimension: int
     entities_embedded: int = 0
+    entities_skipped: int = 0
     relation_types_embedded: int = 0
     embed_seconds: float = 0.0
     index_seconds: float = 0.0
@@ -59,9 +62,12 @@ class EmbedReport:
         return data
 
 
-def entity_text(name: str, text: str | None) -> str:
-    """What an entity is embedded from: its name, plus its description where the source has one."""
-    return f"{name}: {text}" if text else name
+def entity_text(name: object, text: object, *, key: str = "") -> str:
+    """What an entity is embedded from: its name (``key`` when it has none), plus its description
+    where the source has one. A user's graph may hold numbers or lists there; they are embedded
+    as their text, never handed to the embedder as they are."""
+    head = key if name is None or name == "" else str(name)
+    return f"{head}: {text}" if text not in (None, "") else head
 
 
 def _embed_pages(
@@ -82,7 +88,18 @@ def _embed_pages(
     run keeps what it finished and the next run fetches only the rest.
     """
     done = 0
+    previous: set[Any] = set()
     while rows := store.run(queries.get(pending), {"model_id": embedder.model_id, "limit": FETCH_ROWS}):
+        fetched = {r[key] for r in rows}
+        if fetched & previous:  # a written row came back: writing cannot finish, stop instead of looping
+            again = sorted(map(str, fetched & previous))[:3]
+            raise StoreError(
+                f"{len(fetched & previous):,} rows of '{pending}' are still pending after their "
+                f"embeddings were written (e.g. {', '.join(again)}); stopping instead of looping",
+                hint="check that each id is unique and a string, and that nothing else rewrites the "
+                "embedding properties meanwhile; then re-run 'kgqa embed'",
+            )
+        previous = fetched
         rows.sort(key=lambda r: len(text_of(r)))
         for start in range(0, len(rows), page_size):
             page = rows[start : start + page_size]
@@ -137,6 +154,7 @@ def embed_store(
     else:
         check_embedding_meta(store, meta)
     record_embedding_meta(store, meta)
+    mark_embedding_complete(store, False)  # until every page is written: ask then counts what is left
     started = time.perf_counter()
     ensure_lookup_indexes(store)  # each page's writes find entities by id
     ensure_fulltext_indexes(store)
@@ -148,7 +166,7 @@ def embed_store(
         pending="embed_pending_entities",
         setter="embed_set_entities_vector" if store.backend == "neo4j" else "embed_set_entities",
         key="id",
-        text_of=lambda r: entity_text(r["name"] or r["id"], r["text"]),
+        text_of=lambda r: entity_text(r["name"], r["text"], key=r["id"]),
         page_size=page_size,
         on_page=on_page,
     )
@@ -158,11 +176,23 @@ def embed_store(
         pending="embed_pending_relation_types",
         setter="embed_set_relation_types",
         key="name",
-        text_of=lambda r: r["text"] or r["name"],
+        text_of=lambda r: str(r["text"] or r["name"]),
         page_size=page_size,
         on_page=None,
     )
     report.embed_seconds = time.perf_counter() - started
+    counts = count_entities(store, meta.model_id)
+    report.entities_skipped = counts.unkeyed
+    if counts.unkeyed:
+        mapping = store.mapping
+        log.warning(
+            "skipped %d :%s nodes without a string '%s' property (kgqa cannot key them)",
+            counts.unkeyed,
+            mapping.entity_label,
+            mapping.id_property,
+        )
+    if counts.pending == 0:
+        mark_embedding_complete(store, True)
     started = time.perf_counter()
     ensure_vector_indexes(store, meta)
     report.index_seconds += time.perf_counter() - started

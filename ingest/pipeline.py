@@ -17,7 +17,7 @@ from ingest.readers import get_reader, source_paths
 from kgqa.config import Settings
 from kgqa.store import open_store
 from kgqa.store.protocol import GraphStore
-from kgqa.store.schema import count_pending_entities
+from kgqa.store.schema import count_pending_entities, embedding_complete, mark_embedding_complete
 
 
 @dataclass(slots=True)
@@ -85,6 +85,8 @@ def ingest_source(
     paths = source_paths(fmt, source, **options)
     key = fingerprint(fmt, paths, {k: str(v) for k, v in options.items() if k != "edges"})
     with open_store(settings.store, create=True) as store:
+        was_complete = embedding_complete(store)
+        mark_embedding_complete(store, False)  # new entities wait for 'kgqa embed' (ask counts them)
         with _bar(progress, desc=f"loading {source.name}", unit="lines") as bar:
 
             def advance(line: int) -> None:
@@ -102,6 +104,8 @@ def ingest_source(
                 on_batch=advance,
                 slice_cap=settings.retrieval.max_per_node,
             )
+        if was_complete and report.writes.nodes_created == 0:
+            mark_embedding_complete(store, True)  # no new entity: still complete
         embedding = (
             _embed(store, settings, reembed=False, progress=progress) if settings.ingest.embed else None
         )

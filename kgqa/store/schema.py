@@ -7,6 +7,7 @@ different spaces.
 
 from __future__ import annotations
 
+from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
 from kgqa.errors import SchemaMismatchError
@@ -114,9 +115,42 @@ def check_embedding_meta(store: GraphStore, meta: EmbeddingMeta) -> EmbeddingMet
 
 
 def count_pending_entities(store: GraphStore, model_id: str) -> int:
-    """Entities without an embedding from ``model_id``."""
+    """Entities with a string id but no embedding from ``model_id`` (a scan of the entity label)."""
+    return count_entities(store, model_id).pending
+
+
+@dataclass(frozen=True, slots=True)
+class EntityCounts:
+    """What an embedding pass leaves: ``pending`` keyed entities without a vector from the model,
+    of ``keyed`` ones (a string id), and ``unkeyed`` ones (no id, or one that is not a string)
+    that kgqa skips."""
+
+    pending: int
+    keyed: int
+    unkeyed: int
+
+
+def count_entities(store: GraphStore, model_id: str) -> EntityCounts:
+    """Pending and unkeyed entities for ``model_id`` (one scan of the entity label)."""
     rows = store.run(queries.get("embed_count_pending_entities"), {"model_id": model_id})
-    return int(rows[0]["pending"]) if rows else 0
+    if not rows:
+        return EntityCounts(0, 0, 0)
+    row = rows[0]
+    return EntityCounts(int(row["pending"]), int(row["keyed"] or 0), int(row["unkeyed"] or 0))
+
+
+def embedding_complete(store: GraphStore) -> bool | None:
+    """The completion flag an embedding run leaves (None: a store from before the flag, or none)."""
+    rows = store.run(queries.get("meta_get"))
+    flag = rows[0].get("embedding_complete") if rows else None
+    return None if flag is None else bool(flag)
+
+
+def mark_embedding_complete(store: GraphStore, complete: bool) -> None:
+    """Record whether every keyed entity has a vector from the recorded model (no-op unembedded)."""
+    from kgqa.store.protocol import Statement
+
+    store.write([Statement(queries.get("meta_set_embedding_complete"), {"complete": complete})])
 
 
 def check_query_embedder(store: GraphStore, meta: EmbeddingMeta) -> None:
@@ -124,13 +158,18 @@ def check_query_embedder(store: GraphStore, meta: EmbeddingMeta) -> None:
 
     Vectors of two models are not comparable, so a store whose (re-)embedding stopped part way
     (a killed ``kgqa embed --reembed``) is refused rather than searched half in each space.
+    The check reads the completion flag the embedding run leaves in the meta node, so it costs
+    one lookup, not a scan of the entity label; only a store without the flag (embedded before
+    it existed) or one whose run did not finish is counted.
 
     Raises:
         SchemaMismatchError: another model, or entities still waiting for this one (the hint
             says how to finish or roll back).
     """
     recorded = check_embedding_meta(store, meta)
-    pending = count_pending_entities(store, meta.model_id) if recorded is not None else 0
+    if recorded is None or embedding_complete(store):
+        return
+    pending = count_pending_entities(store, meta.model_id)
     if pending:
         raise SchemaMismatchError(
             f"embedding the store with '{meta.model_id}' did not finish: {pending:,} entities have "

@@ -34,6 +34,7 @@ CASES: dict[str, tuple[dict[str, Any], bool]] = {
         {"model_id": "fake-hash-16", "dimension": 16, "similarity": "cosine", "schema_version": 1},
         True,
     ),
+    "meta_set_embedding_complete": ({"complete": True}, True),
     "ingest_entities": (
         {"rows": [{"id": "Q1", "name": "Quux", "name_norm": "quux", "text": "a test"}]},
         True,
@@ -71,7 +72,8 @@ CASES: dict[str, tuple[dict[str, Any], bool]] = {
         {"model_id": "fake-hash-16", "rows": [{"id": "Jaws", "embedding": VEC16}]},
         True,
     ),
-    "prepare_pending_names": ({"limit": 10}, False),
+    "prepare_pending_names": ({"after": "", "limit": 10}, False),
+    "prepare_unkeyed_sample": ({"limit": 3}, False),
     "prepare_set_names": ({"rows": [{"id": "Jaws", "name_norm": "jaws"}]}, True),
     "embed_pending_relation_types": ({"model_id": "fake-hash-16", "limit": 10}, False),
     "embed_set_relation_types": (

@@ -257,8 +257,10 @@ def graph(store: Any) -> dict[str, Any]:
 
 @covers("embed_count_pending_entities", "embed_pending_entities", "embed_pending_relation_types")
 def test_embed_pending_kernels_track_the_model(store: Any, graph: dict[str, Any]) -> None:
-    assert graph["pending_before"] == [{"pending": len(ENTITIES)}]
-    assert run(store, "embed_count_pending_entities", model_id=META.model_id) == [{"pending": 0}]
+    assert graph["pending_before"] == [{"pending": len(ENTITIES), "keyed": len(ENTITIES), "unkeyed": 0}]
+    assert run(store, "embed_count_pending_entities", model_id=META.model_id) == [
+        {"pending": 0, "keyed": len(ENTITIES), "unkeyed": 0}
+    ]
     assert run(store, "embed_pending_entities", model_id=META.model_id, limit=10) == []
     assert len(run(store, "embed_pending_entities", model_id="another-model", limit=10)) == len(ENTITIES)
     assert run(store, "embed_pending_relation_types", model_id=META.model_id, limit=10) == []
@@ -283,16 +285,19 @@ def test_index_list_reports_online_indexes_with_vector_options(store: Any, graph
     store.check_search_indexes(META)  # ONLINE right after creation: the adapter ran db.awaitIndexes
 
 
-@covers("ingest_progress_get", "meta_get")
+@covers("ingest_progress_get", "meta_get", "meta_set_embedding_complete")
 def test_progress_and_meta_round_trip(store: Any, graph: dict[str, Any]) -> None:
     [progress] = run(store, "ingest_progress_get", source_key="live-test")
     assert (progress["lines_done"], progress["complete"], progress["source"]) == (3, True, "memory")
+    write(store, ("meta_set_embedding_complete", {"complete": True}))
     [meta] = run(store, "meta_get")
     assert meta == {
         "model_id": META.model_id,
         "dimension": 4,
         "similarity": "cosine",
         "schema_version": SCHEMA_VERSION,
+        "embedding_complete": True,
+        "mapping": None,
     }
 
 
@@ -593,6 +598,21 @@ def test_prepare_embed_and_ask_on_a_mapped_graph(store: Any, graph: dict[str, An
         assert drawn and all(r["r"] is not None for r in drawn)
 
         assert prepare_store(mapped).names_normalised == 0  # a re-run writes nothing new
+
+
+@covers("prepare_unkeyed_sample")
+def test_entities_without_a_string_id_are_skipped_not_looped_on(store: Any, graph: dict[str, Any]) -> None:
+    """Blocker 1 of issue 29: an :Entity without id, or with a number id and no name, used to come
+    back as pending forever; now embed skips and counts them, and ask is not refused."""
+    cypher(store, "CREATE (:Entity {name: 'no id'}), (:Entity {id: 42}), (:Entity {id: 'odd-bare'})")
+    try:
+        assert [r["id"] for r in run(store, "prepare_unkeyed_sample", limit=5)] in ([None, 42], [42, None])
+        report = embed_store(store, LiveEmbedder())
+        assert report.entities_skipped == 2 and report.entities_embedded == 1  # 'odd-bare', by its id
+        schema.check_query_embedder(store, META)
+        assert collect_stats(store).unkeyed_entities == 2
+    finally:
+        cypher(store, "MATCH (e:Entity) WHERE e.id IS NULL OR e.id IN [42, 'odd-bare'] DETACH DELETE e")
 
 
 @covers("ingest_degrees_backfill", "subgraph_hop")

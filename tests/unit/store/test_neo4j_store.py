@@ -764,6 +764,8 @@ def test_embed_on_neo4j_ensures_lookups_writes_float32_vectors_then_builds_vecto
         "index_list": lambda: result(),  # a database without kgqa's indexes
         "meta_get": lambda: result(),
         "meta_set": lambda: result(),
+        "meta_set_embedding_complete": lambda: result(),
+        "embed_count_pending_entities": lambda: result([{"pending": 0, "keyed": 1, "unkeyed": 0}]),
         "entities_text_present": lambda: result([{"present": False}]),
         "embed_pending_entities": lambda: result(pending.pop(0)),
         "embed_set_entities_vector": lambda: result(properties_set=2),
