@@ -7,6 +7,6 @@
 // used by: kgqa.store.schema
 MATCH (e:Entity)
 WITH e, e.id IS :: STRING NOT NULL AS keyed
-RETURN count(CASE WHEN keyed AND (e.embedding IS NULL OR e.embedding_model <> $model_id) THEN 1 END) AS pending,
+RETURN count(CASE WHEN keyed AND (e.embedding IS NULL OR coalesce(e.embedding_model, '') <> $model_id) THEN 1 END) AS pending,
        count(CASE WHEN keyed THEN 1 END) AS keyed,
        count(CASE WHEN NOT keyed THEN 1 END) AS unkeyed

@@ -8,6 +8,6 @@
 //        as `unkeyed`). `name` and `text` are returned as stored (any type).
 // used by: ingest.embedding
 MATCH (e:Entity)
-WHERE e.id IS :: STRING NOT NULL AND (e.embedding IS NULL OR e.embedding_model <> $model_id)
+WHERE e.id IS :: STRING NOT NULL AND (e.embedding IS NULL OR coalesce(e.embedding_model, '') <> $model_id)
 RETURN e.id AS id, e.name AS name, e.text AS text
 LIMIT $limit

@@ -19,11 +19,12 @@ from dataclasses import asdict, dataclass
 from typing import Any
 
 from kgqa.embed.protocol import Embedder
-from kgqa.errors import StoreError, StoreMemoryError
+from kgqa.errors import ConfigError, StoreError, StoreMemoryError
 from kgqa.store import queries
 from kgqa.store.protocol import GraphStore, Statement
 from kgqa.store.schema import (
     check_embedding_meta,
+    check_mapping,
     count_entities,
     ensure_fulltext_indexes,
     ensure_lookup_indexes,
@@ -130,6 +131,47 @@ def _write_vectors(store: GraphStore, setter: str, model_id: str, rows: list[dic
         _write_vectors(store, setter, model_id, rows[half:])
 
 
+def _describe(value: Any) -> str:
+    if isinstance(value, list):
+        kinds = {type(v).__name__ for v in value[:8]}
+        return f"a list of {len(value)} {'/'.join(sorted(kinds)) or 'items'}"
+    return f"a {type(value).__name__} ({str(value)[:40]!r})"
+
+
+def check_embedding_property(store: GraphStore, dimension: int) -> None:
+    """Refuse to embed into a property that holds values kgqa did not write.
+
+    kgqa writes its vector into the mapped embedding property and its model next to it. A value
+    there without the model (strings, a user's own vectors of any size) would be overwritten, or,
+    when it is already a list, be taken for an embedding and searched; both are refused here.
+
+    Raises:
+        ConfigError: the property holds foreign values; the message shows what they are.
+    """
+    rows = store.run(queries.get("embed_foreign_vectors"), {"limit": 3})
+    if not rows:
+        return
+    mapping = store.mapping
+    seen = "; ".join(f"{r['id']!r}: {_describe(r['value'])}" for r in rows)
+    sizes = {len(r["value"]) for r in rows if isinstance(r["value"], list)}
+    numeric = all(
+        isinstance(r["value"], list) and all(isinstance(v, int | float) for v in r["value"]) for r in rows
+    )
+    what = (
+        f"{'/'.join(map(str, sorted(sizes)))}-dimensional vectors kgqa did not write "
+        f"(the embedder gives {dimension})"
+        if numeric
+        else "values that are not vectors"
+    )
+    raise ConfigError(
+        f"store.entity_embedding_property '{mapping.embedding_property}' of :{mapping.entity_label} holds "
+        f"{what}, e.g. {seen}",
+        hint="kgqa writes its own vectors there and never overwrites yours: unset "
+        "KGQA_STORE__ENTITY_EMBEDDING_PROPERTY (kgqa then writes 'kgqa_embedding') or name a property "
+        "your nodes do not have",
+    )
+
+
 def embed_store(
     store: GraphStore,
     embedder: Embedder,
@@ -153,6 +195,8 @@ def embed_store(
         run_ddl(store, "index_drop_vector_relation_type")
     else:
         check_embedding_meta(store, meta)
+    check_mapping(store, command="kgqa prepare --redo")
+    check_embedding_property(store, meta.dimension)
     record_embedding_meta(store, meta)
     mark_embedding_complete(store, False)  # until every page is written: ask then counts what is left
     started = time.perf_counter()

@@ -31,7 +31,13 @@ from kgqa.errors import ConfigError
 from kgqa.names import normalise_name, relation_text
 from kgqa.store import queries
 from kgqa.store.protocol import GraphStore, Statement
-from kgqa.store.schema import count_entities, ensure_constraints
+from kgqa.store.schema import (
+    check_mapping,
+    count_entities,
+    ensure_constraints,
+    record_mapping,
+    stored_mapping,
+)
 
 log = logging.getLogger(__name__)
 
@@ -46,6 +52,7 @@ class PrepareReport:
     entity_label: str
     names_normalised: int = 0
     entities_skipped: int = 0
+    redone_from: str | None = None
     relation_types: list[str] = field(default_factory=list)
     slices_built: int = 0
     seconds: float = 0.0
@@ -57,6 +64,7 @@ class PrepareReport:
             "entities_skipped": self.entities_skipped,
             "relation_types": self.relation_types,
             "slices_built": self.slices_built,
+            "redone_from": self.redone_from,
             "seconds": round(self.seconds, 3),
         }
 
@@ -115,6 +123,7 @@ def _check_keys(store: GraphStore, report: PrepareReport) -> None:
 def prepare_store(
     store: GraphStore,
     *,
+    redo: bool = False,
     slice_cap: int = RETRIEVAL_DEFAULTS.max_per_node,
     page_size: int = 10_000,
     on_page: Callable[[int], None] | None = None,
@@ -122,16 +131,27 @@ def prepare_store(
     """Indexes, normalised names, relation-type nodes and hub slices for the mapped graph in ``store``.
 
     Args:
+        redo: when the graph was prepared for another mapping, first remove what kgqa wrote for
+            it (ingest.unprepare); without it such a graph is refused.
         slice_cap: the per-node cap hub slices are built for (``retrieval.max_per_node``).
         page_size: entities normalised per transaction.
         on_page: called with the number of names normalised in each page (progress bars).
 
     Raises:
-        ConfigError: no entity has a string id (the mapped id property is missing or holds
+        ConfigError: the graph was prepared for another mapping (without ``redo``), or no
+            entity has a string id (the mapped id property is missing or holds
             other values); entities without one are skipped and counted when others have it.
     """
     started = time.perf_counter()
     report = PrepareReport(entity_label=store.mapping.entity_label)
+    previous = stored_mapping(store)
+    if redo and previous is not None and previous != store.mapping:
+        from ingest.unprepare import unprepare_store
+
+        unprepare_store(store)
+        report.redone_from = previous.to_json()
+    check_mapping(store)
+    record_mapping(store)  # first: an interrupted run is still undone by 'kgqa unprepare'
     ensure_constraints(store)
     _check_keys(store, report)
     report.names_normalised = _normalise_names(store, page_size, on_page)

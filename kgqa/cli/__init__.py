@@ -77,6 +77,7 @@ def _register() -> None:
     cli.add_command(ingest.ingest)
     cli.add_command(ingest.embed)
     cli.add_command(ingest.prepare)
+    cli.add_command(ingest.unprepare)
     cli.add_command(store.stats)
     cli.add_command(store.cypher)
     cli.add_command(config_cmd.config)

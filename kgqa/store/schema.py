@@ -10,8 +10,9 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
-from kgqa.errors import SchemaMismatchError
+from kgqa.errors import ConfigError, SchemaMismatchError
 from kgqa.store import queries
+from kgqa.store.mapping import GraphMapping
 from kgqa.types import SCHEMA_VERSION, EmbeddingMeta, IndexInfo, StoreInfo
 
 if TYPE_CHECKING:
@@ -153,6 +154,42 @@ def mark_embedding_complete(store: GraphStore, complete: bool) -> None:
     store.write([Statement(queries.get("meta_set_embedding_complete"), {"complete": complete})])
 
 
+def stored_mapping(store: GraphStore) -> GraphMapping | None:
+    """The schema mapping ``kgqa prepare`` last prepared the graph for (None: never prepared)."""
+    rows = store.run(queries.get("meta_get"))
+    text = rows[0].get("mapping") if rows else None
+    return GraphMapping.from_json(str(text)) if text else None
+
+
+def record_mapping(store: GraphStore) -> None:
+    """Record the store's mapping as the one the graph is prepared for."""
+    from kgqa.store.protocol import Statement
+
+    store.write([Statement(queries.get("meta_set_mapping"), {"mapping": store.mapping.to_json()})])
+
+
+def check_mapping(store: GraphStore, *, command: str = "kgqa prepare --redo") -> None:
+    """Refuse to work through a mapping other than the one the graph was prepared for.
+
+    Names, vectors and slices were written for the recorded mapping (its name property, its fact
+    types); read through another they link and expand wrongly, and a prepare over them would
+    leave the old ones in place.
+
+    Raises:
+        ConfigError: the configured mapping differs; the message lists what changed and the hint
+            gives ``command``, which redoes the preparation.
+    """
+    recorded = stored_mapping(store)
+    if recorded is None or recorded == store.mapping:
+        return
+    changes = "; ".join(recorded.differences(store.mapping))
+    raise ConfigError(
+        f"this graph was prepared for another schema mapping ({changes})",
+        hint=f"run '{command}' with the new mapping (it removes what kgqa wrote for the old one, as "
+        "'kgqa unprepare' does, then prepares again), or set the old values back",
+    )
+
+
 def check_query_embedder(store: GraphStore, meta: EmbeddingMeta) -> None:
     """For a command that embeds a query: the store is embedded with ``meta``'s model, completely.
 
@@ -165,7 +202,9 @@ def check_query_embedder(store: GraphStore, meta: EmbeddingMeta) -> None:
     Raises:
         SchemaMismatchError: another model, or entities still waiting for this one (the hint
             says how to finish or roll back).
+        ConfigError: the graph was prepared for another schema mapping (check_mapping).
     """
+    check_mapping(store)
     recorded = check_embedding_meta(store, meta)
     if recorded is None or embedding_complete(store):
         return

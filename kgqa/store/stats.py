@@ -75,10 +75,12 @@ def collect_stats(store: GraphStore) -> StoreStats:
     pass over the nodes (kglite's ``db.labels()`` lists a node's first label only).
     """
     labels = {r["label"]: int(r["count"]) for r in store.run(queries.get("stats_labels"))}
-    types = {
+    counted = {
         r["type"]: _count(store, "stats_relationship_type_count", {"rel_type": r["type"]})
         for r in store.run(queries.get("stats_relationship_types"))
     }
+    # a type whose last relationship was deleted stays in kglite's catalogue: not shown
+    types = {rel_type: count for rel_type, count in counted.items() if count}
     info = store.info()
     entity_label = store.mapping.entity_label
     embedded = unkeyed = None

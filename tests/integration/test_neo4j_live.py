@@ -36,6 +36,8 @@ from pydantic import SecretStr
 from ingest.embedding import embed_store
 from ingest.loader import load
 from ingest.prepare import prepare_store
+from ingest.prepare_plan import plan_prepare
+from ingest.unprepare import unprepare_store
 from kgqa.config import StoreSettings
 from kgqa.errors import MissingIndexError, QueryError, StoreUnavailableError
 from kgqa.names import normalise_name
@@ -242,6 +244,8 @@ def graph(store: Any) -> dict[str, Any]:
         "text": "who directed [The Matrix]",
         "asked_at": datetime.now(UTC).isoformat(),
         "answers": ["p1"],
+        "topic_ids": ["m1"],
+        "answer_ids": ["p1"],
         "evidence_heads": ["m1"],
         "evidence_types": ["DIRECTED_BY"],
         "evidence_tails": ["p1"],
@@ -333,9 +337,9 @@ def test_saved_question_shows_its_evidence(store: Any, graph: dict[str, Any]) ->
     assert run(store, "question_evidence", id="q1") == [
         {"rank": 0, "h_id": "m1", "rel_type": "DIRECTED_BY", "t_id": "p1"}
     ]
-    drawn = run(store, "question_browser", id="q1")
-    assert {r["r"]["type"] for r in drawn} == {"DIRECTED_BY"}
-    assert {r["link"]["type"] for r in drawn} == {"KGQA_TOPIC", "KGQA_ANSWER"}
+    [drawn] = run(store, "question_browser", id="q1")  # one row: Browser's row limit cuts nothing
+    assert [r["type"] for r in drawn["evidence"]] == ["DIRECTED_BY"]
+    assert {e["properties"]["id"] for e in drawn["entities"]} == {"m1", "p1"}
 
 
 @covers("relation_types_list", "stats_labels", "stats_relationship_types", "stats_relationship_type_count")
@@ -516,7 +520,9 @@ def test_saved_evidence_keys_survive_deletes_and_point_at_no_other_edge(
     )  # may reuse the id
     try:
         assert load_saved(store, "q-keys").evidence == ()  # gone, and nothing else drawn in its place
-        assert run(store, "question_browser", id="q-keys") == []
+        [drawn] = run(store, "question_browser", id="q-keys")
+        assert drawn["evidence"] == []  # topics and answers still drawn
+        assert {e["properties"]["id"] for e in drawn["entities"]} == {"m1", "p2"}
     finally:
         cypher(store, "MATCH (:Entity {id: 'm2'})-[r:DIRECTED_BY]->(:Entity {id: 'p1'}) DELETE r")
         cypher(store, "MATCH (a:Entity {id: 'm1'}), (b:Entity {id: 'p2'}) MERGE (a)-[:STARRED_ACTORS]->(b)")
@@ -594,8 +600,8 @@ def test_prepare_embed_and_ask_on_a_mapped_graph(store: Any, graph: dict[str, An
         assert saved.evidence == (("m1", "DIRECTED BY", "p1"),)
         query = saved.browser_cypher.split(";", 1)[1].strip().rstrip(";")  # what Browser runs after :param
         assert query == browser_cypher("q-mapped", MAPPING).split(";", 1)[1].strip().rstrip(";")
-        drawn = cypher(mapped, query, id="q-mapped")
-        assert drawn and all(r["r"] is not None for r in drawn)
+        [drawn] = cypher(mapped, query, id="q-mapped")
+        assert len(drawn["evidence"]) == 1 and len(drawn["entities"]) >= 2
 
         assert prepare_store(mapped).names_normalised == 0  # a re-run writes nothing new
 
@@ -708,6 +714,85 @@ def test_hub_slices_serve_the_rows_of_the_full_order(
         far=dropped,
     )
     assert not any(dropped in (h, t) for h, _, t in hop(store, "sl-T0", cap))
+
+
+# --- issue 29: a user's own graph, prepared, unprepared -------------------------------------------
+
+
+def _wipe(store: Any) -> None:
+    cypher(store, "MATCH (n) DETACH DELETE n")
+    for statement in CLEANUP_DDL:
+        cypher(store, statement)
+
+
+def _database_snapshot(store: Any) -> dict[str, Any]:
+    """Counts of labels and types, every node's labels and properties, the indexes and constraints."""
+    return {
+        "stats": {k: v for k, v in collect_stats(store).to_dict().items() if k != "store"},
+        "nodes": sorted(
+            repr((sorted(r["l"]), sorted(r["p"].items())))
+            for r in cypher(store, "MATCH (n) RETURN labels(n) AS l, properties(n) AS p")
+        ),
+        "indexes": sorted(r["name"] for r in cypher(store, "SHOW INDEXES YIELD name RETURN name")),
+        "constraints": sorted(r["name"] for r in cypher(store, "SHOW CONSTRAINTS YIELD name RETURN name")),
+    }
+
+
+@covers(
+    "prepare_estimate",
+    "meta_set_mapping",
+    "meta_delete",
+    "embed_foreign_vectors",
+    "unprepare_entities",
+    "unprepare_nodes",
+    "index_drop_entity_id",
+    "index_drop_entity_name_norm",
+    "index_drop_fulltext_entity",
+    "index_drop_fulltext_entity_text",
+    "schema_drop_constraint_relation_type_name",
+    "schema_drop_constraint_kgqa_question_id",
+)
+def test_dry_run_writes_nothing_and_unprepare_restores_the_database(
+    store: Any, graph: dict[str, Any]
+) -> None:
+    """``kgqa prepare --dry-run`` then ``prepare`` + ``embed`` + ``ask --save --link-entities`` then
+    ``kgqa unprepare``: labels, properties, indexes and constraints as before (property keys stay
+    in Neo4j's token store, which nothing can remove, so they are not compared)."""
+    from kgqa.store.neo4j_store import Neo4jStore
+
+    _wipe(store)
+    cypher(store, USER_GRAPH)
+    fields = MAPPING
+    settings = live_settings(
+        entity_label=fields.entity_label,
+        entity_id_property=fields.id_property,
+        entity_name_property=fields.name_property,
+        entity_text_property=fields.text_property,
+        fact_types=fields.fact_types,
+    )
+    with Neo4jStore.from_settings(settings) as mapped:
+        before = _database_snapshot(mapped)
+        plan = plan_prepare(mapped, model_id=META.model_id, dimension=META.dimension, slice_cap=1)
+        assert plan.keyed == 4 and plan.total_bytes > 0
+        after_dry_run = _database_snapshot(mapped)
+        assert after_dry_run == before
+
+        prepare_store(mapped, slice_cap=1)
+        embed_store(mapped, LiveEmbedder())
+        _save(
+            mapped,
+            "q-undo",
+            "who directed the matrix",
+            answers=["p1"],
+            evidence=[("m1", "DIRECTED BY", "p1")],
+            topic_ids=["m1"],
+            answer_ids=["p1"],
+            link_entities=True,
+        )
+        unprepare_store(mapped, page_size=2)
+        after = _database_snapshot(mapped)
+        assert after == before
+    _wipe(store)
 
 
 def test_every_kernel_ran_on_the_live_server() -> None:
