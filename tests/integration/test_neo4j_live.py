@@ -719,6 +719,78 @@ def test_hub_slices_serve_the_rows_of_the_full_order(
 # --- issue 29: a user's own graph, prepared, unprepared -------------------------------------------
 
 
+def test_plans_bind_both_ends_before_the_relationship(store: Any, graph: dict[str, Any]) -> None:
+    """Major 5: the evidence, Browser and slice queries seek both entities by index and match the
+    relationship between them with Expand(Into), never Expand(All) from a hub (EXPLAIN: nothing runs)."""
+    evidence = plan_operators(store, queries.get("question_evidence").body, id="q1")
+    assert {"NodeIndexSeek", "Expand(Into)"} <= evidence and "Expand(All)" not in evidence
+    browser = plan_operators(store, queries.get("question_browser").body, id="q1")
+    assert {"NodeIndexSeek", "Expand(Into)"} <= browser and "Expand(All)" not in browser
+    assert "NodeIndexSeek" in plan_operators(
+        store, queries.get("link_exact").body, names_norm=["the matrix"], limit=5
+    )
+    hop = store._prepare(queries.get("subgraph_hop"), HOP_PARAMS)[0].body
+    assert "Expand(Into)" in plan_operators(store, hop, **HOP_PARAMS)  # the slice branch
+
+
+HOP_PARAMS = {"frontier_ids": ["m1"], "max_degree": 100, "max_per_node": 10, "max_triples": 100}
+
+
+class CommitsThenDrops:
+    """A driver session whose first managed write commits and then loses the connection."""
+
+    dropped = False
+
+    def __init__(self, session: Any) -> None:
+        self.session = session
+
+    def __enter__(self) -> CommitsThenDrops:
+        self.session.__enter__()
+        return self
+
+    def __exit__(self, *exc: Any) -> Any:
+        return self.session.__exit__(*exc)
+
+    def execute_write(self, work: Any, *args: Any, **kwargs: Any) -> Any:
+        from neo4j.exceptions import IncompleteCommit
+
+        out = self.session.execute_write(work, *args, **kwargs)
+        if not CommitsThenDrops.dropped:
+            CommitsThenDrops.dropped = True
+            raise IncompleteCommit("the connection dropped after the commit (injected)")
+        return out
+
+    def __getattr__(self, name: str) -> Any:
+        return getattr(self.session, name)
+
+
+def test_an_incomplete_commit_of_a_committed_batch_is_not_run_again(
+    store: Any, graph: dict[str, Any], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Major 4: the batch committed, the driver says IncompleteCommit; the resume point is found
+    stored, so the blind CREATEs of ingest_triples_absent are not applied twice."""
+    triples = mixed_hub_triples(seed=9, prefix="ic-")
+    original = store._session
+    monkeypatch.setattr(store, "_session", lambda: CommitsThenDrops(original()))
+    load(store, as_records(triples), source="ic", fmt="test", source_key="ic-live", heavy_out_degree=1)
+    monkeypatch.setattr(store, "_session", original)
+    assert CommitsThenDrops.dropped
+    doubled = cypher(
+        store,
+        "MATCH (h:Entity)-[r]->(t:Entity) WHERE h.id STARTS WITH 'ic-' "
+        "WITH h, type(r) AS ty, t, count(*) AS n WHERE n > 1 RETURN count(*) AS doubled",
+    )
+    assert doubled == [{"doubled": 0}]
+    [count] = cypher(store, "MATCH (h:Entity)-[r]->() WHERE h.id STARTS WITH 'ic-' RETURN count(r) AS n")
+    assert count["n"] == len(set(triples))
+    wrong = cypher(
+        store,
+        "MATCH (e:Entity) WHERE e.id STARTS WITH 'ic-' AND e.kgqa_degree <> COUNT { (e)--() } "
+        "RETURN e.id AS id",
+    )
+    assert wrong == []
+
+
 def _wipe(store: Any) -> None:
     cypher(store, "MATCH (n) DETACH DELETE n")
     for statement in CLEANUP_DDL:
@@ -793,6 +865,39 @@ def test_dry_run_writes_nothing_and_unprepare_restores_the_database(
         after = _database_snapshot(mapped)
         assert after == before
     _wipe(store)
+
+
+def test_a_users_fulltext_index_on_the_name_is_reused_not_shadowed(store: Any) -> None:
+    """Major 3: a user's full-text index on (label, name) makes kgqa's CREATE ... IF NOT EXISTS a
+    no-op; kgqa then finds it by schema and queries it, and unprepare leaves it in place."""
+    from kgqa.store.neo4j_store import Neo4jStore
+
+    _wipe(store)
+    cypher(store, USER_GRAPH)
+    cypher(store, "CREATE FULLTEXT INDEX user_titles FOR (n:`Film Thing`) ON EACH [n.title]")
+    cypher(store, "CALL db.awaitIndex('user_titles', 300)")
+    fields = MAPPING
+    settings = live_settings(
+        entity_label=fields.entity_label,
+        entity_id_property=fields.id_property,
+        entity_name_property=fields.name_property,
+        entity_text_property=fields.text_property,
+        fact_types=fields.fact_types,
+    )
+    try:
+        with Neo4jStore.from_settings(settings) as mapped:
+            prepare_store(mapped)
+            embed_store(mapped, LiveEmbedder())
+            names = {r["name"] for r in cypher(mapped, "SHOW INDEXES YIELD name RETURN name")}
+            assert "user_titles" in names and "kgqa_entity_name" not in names
+            mapped.check_search_indexes(META)  # found by schema: no "run kgqa prepare"
+            assert [r["id"] for r in run(mapped, "link_fulltext", query="speed", limit=5)] == ["m2"]
+            unprepare_store(mapped)
+            names = {r["name"] for r in cypher(mapped, "SHOW INDEXES YIELD name RETURN name")}
+            assert "user_titles" in names and not any(n.startswith("kgqa_") for n in names)
+    finally:
+        cypher(store, "DROP INDEX user_titles IF EXISTS")
+        _wipe(store)
 
 
 def test_every_kernel_ran_on_the_live_server() -> None:
