@@ -93,6 +93,8 @@ BOLT_SCHEMES = ("bolt", "bolt+s", "bolt+ssc", "neo4j", "neo4j+s", "neo4j+ssc")
 DEFAULT_RETRY_WAIT = tenacity.wait_exponential(multiplier=0.5, max=8.0)
 """Between attempts: 0.5 s, 1 s, 2 s, 4 s, then 8 s at most."""
 
+# comments and string literals, left out when looking for a variable's uses
+_CODE_ONLY = re.compile(r"//[^\n]*|'(?:[^'\\]|\\.)*'")
 _DYNAMIC_BINDING = re.compile(r"\bWITH\s+\$(\w+)\s+AS\s+(\w+)\s*$", re.M)
 #: Kernels that scan a label (maintenance, not the ask path): run under the maintenance deadline.
 MAINTENANCE_KERNELS = frozenset(
@@ -133,6 +135,12 @@ def literal_dynamic_names(query: Query, params: Mapping[str, Any]) -> Query:
         value = params.get(param)
         if isinstance(value, str) and value:
             text = text.replace(f":$({var})", f":{quote(value)}")
+            binding = re.compile(rf"^\s*WITH\s+\${param}\s+AS\s+{var}\s*\n", re.M)
+            rest = binding.sub("", text, count=1)
+            if not re.search(rf"\b{var}\b", _CODE_ONLY.sub("", rest)):
+                # the binding is now unused: dropped, so a count by type is planned alone and
+                # read from the count store (a leading WITH keeps the planner from it)
+                text = rest
     return query if text == query.text else replace(query, text=text)
 
 

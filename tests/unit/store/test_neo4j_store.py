@@ -947,3 +947,12 @@ def test_servers_older_than_5_26_are_refused_at_open(bolt: Bolt, agent: str, ref
         assert bolt.driver.verify_connectivity.call_count == 1  # not retried
     else:
         open_store(bolt)
+
+
+def test_a_count_by_type_is_sent_alone_so_neo4j_reads_its_count_store() -> None:
+    from kgqa.store.neo4j_store import literal_dynamic_names
+
+    count = literal_dynamic_names(queries.get("stats_relationship_type_count"), {"rel_type": "STARRED"})
+    assert count.body == "MATCH ()-[r:`STARRED`]->()\nRETURN count(r) AS count"  # no leading WITH
+    triples = literal_dynamic_names(queries.get("ingest_triples"), {"rel_type": "R", "rows": []})
+    assert triples.body.startswith("WITH $rel_type AS rel_type")  # still used further down
