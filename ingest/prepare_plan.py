@@ -53,13 +53,16 @@ def neo4j_privileges(mapping: GraphMapping) -> tuple[str, ...]:
         f"GRANT MATCH {{*}} ON GRAPH db NODES {label}, {own} TO role",
         f"GRANT TRAVERSE ON GRAPH db RELATIONSHIPS {types} TO role",
         f"GRANT SET PROPERTY {{{written}}} ON GRAPH db NODES {label} TO role",
-        f"GRANT CREATE, DELETE ON GRAPH db NODES {own} TO role",
+        f"GRANT CREATE ON GRAPH db NODES {own} TO role",
+        f"GRANT DELETE ON GRAPH db NODES {own} TO role",
         f"GRANT SET PROPERTY {{*}} ON GRAPH db NODES {own} TO role",
-        "GRANT CREATE NEW NODE LABEL, CREATE NEW PROPERTY NAME ON DATABASE db TO role",
-        "GRANT INDEX MANAGEMENT, CONSTRAINT MANAGEMENT ON DATABASE db TO role",
-        "GRANT EXECUTE PROCEDURE db.create.setNodeVectorProperty, db.awaitIndex ON DBMS TO role",
-        "only for 'ask --save --link-entities': GRANT CREATE NEW RELATIONSHIP TYPE ON DATABASE db TO role; "
-        "GRANT CREATE, DELETE ON GRAPH db RELATIONSHIPS KGQA_TOPIC, KGQA_ANSWER TO role",
+        "GRANT CREATE NEW NODE LABEL ON DATABASE db TO role",
+        "GRANT CREATE NEW PROPERTY NAME ON DATABASE db TO role",
+        "GRANT INDEX MANAGEMENT ON DATABASE db TO role",
+        "GRANT CONSTRAINT MANAGEMENT ON DATABASE db TO role",
+        "GRANT EXECUTE PROCEDURE db.create.setNodeVectorProperty ON DBMS TO role  (PUBLIC has it by default)",
+        "only for 'ask --save --link-entities': GRANT CREATE NEW RELATIONSHIP TYPE ON DATABASE db TO role, "
+        "GRANT CREATE ON GRAPH db RELATIONSHIPS KGQA_TOPIC, KGQA_ANSWER TO role, and DELETE for unprepare",
     )
 
 
