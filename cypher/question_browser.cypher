@@ -13,6 +13,7 @@ CALL (q) {
   UNWIND range(0, size(q.evidence_types) - 1) AS i
   MATCH (h:Entity {id: q.evidence_heads[i]})
   MATCH (t:Entity {id: q.evidence_tails[i]})
+  WITH q, i, h, t
   MATCH (h)-[r]->(t)
   WHERE type(r) = q.evidence_types[i]
   RETURN collect(DISTINCT r) AS evidence, collect(DISTINCT h) + collect(DISTINCT t) AS endpoints
