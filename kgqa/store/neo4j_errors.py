@@ -160,6 +160,8 @@ def map_store_errors(query: Query | None = None, *, uri: str | None = None) -> I
         StoreUnavailableError: server unreachable, session expired, or a transient server error
             (all retryable).
         StoreMemoryError: the transaction ran out of server memory (not retryable as it is).
+        StoreError: a write sent to a follower or a read-only database (not retryable: the hint
+            names the routing URI).
         QueryError: syntax or other client/database errors for this kernel.
         MissingIndexError: a vector/full-text/range index the kernel needs is absent.
         StoreError: any other driver failure.
@@ -182,6 +184,14 @@ def map_store_errors(query: Query | None = None, *, uri: str | None = None) -> I
             line, col = _file_position(query, line, col)
         at = f"{query.path}:{line}:{col}: " if query and line else where
         raise QueryError(f"{at}Cypher syntax error: {exc}", query=name, line=line, col=col) from exc
+    except (exceptions.NotALeader, exceptions.ForbiddenOnReadOnlyDatabase) as exc:
+        # transient to the driver's own routing; through a direct bolt:// connection to a follower
+        # or a read-only database every retry meets the same server
+        raise StoreError(
+            f"{where}Neo4j at {server} cannot take this write ({exc.code}): {exc}",
+            hint="on a cluster or Aura use a routing URI (neo4j://host:7687 or neo4j+s://...) so writes "
+            "go to the leader; a read-only database takes no writes (kgqa ask without --save only reads)",
+        ) from exc
     except (exceptions.TransientError, exceptions.ServiceUnavailable, exceptions.SessionExpired) as exc:
         if _out_of_memory(exc):
             raise _memory_error(exc, where) from exc

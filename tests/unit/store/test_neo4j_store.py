@@ -956,3 +956,16 @@ def test_a_count_by_type_is_sent_alone_so_neo4j_reads_its_count_store() -> None:
     assert count.body == "MATCH ()-[r:`STARRED`]->()\nRETURN count(r) AS count"  # no leading WITH
     triples = literal_dynamic_names(queries.get("ingest_triples"), {"rel_type": "R", "rows": []})
     assert triples.body.startswith("WITH $rel_type AS rel_type")  # still used further down
+
+
+@pytest.mark.parametrize(
+    "code", ["Neo.ClientError.Cluster.NotALeader", "Neo.ClientError.General.ForbiddenOnReadOnlyDatabase"]
+)
+def test_a_write_to_a_follower_is_not_retried_and_names_the_routing_uri(
+    bolt: Bolt, store: Neo4jStore, code: str
+) -> None:
+    bolt.tx.run.side_effect = server_error(code, "No write operations are allowed on this database.")
+    with pytest.raises(StoreError, match="cannot take this write") as info:
+        store.write([Statement(queries.get("meta_set_embedding_complete"), {"complete": True})])
+    assert not isinstance(info.value, RetryableError) and "neo4j://" in (info.value.hint or "")
+    assert bolt.session.execute_write.call_count == 1
