@@ -209,7 +209,6 @@ def plan_prepare(
         f"{mapping.index_name('entity_id')}: RANGE :{label}({mapping.id_property})",
         f"{mapping.index_name('entity_name_norm')}: RANGE :{label}({mapping.name_norm_property})",
         f"{mapping.index_name('entity_name')}: FULLTEXT :{label}({mapping.name_property})",
-        f"{mapping.index_name('entity_text')}: FULLTEXT :{label}({mapping.text_property}), where texts exist",
         f"{mapping.index_name('relation_type_name')}: UNIQUE :KgqaRelationType(name)",
         "kgqa_question_id: UNIQUE :KgqaQuestion(id)",
     ]

@@ -81,10 +81,13 @@ def ensure_vector_indexes(store: GraphStore, meta: EmbeddingMeta) -> None:
 
 
 def ensure_fulltext_indexes(store: GraphStore) -> None:
-    """Create the full-text index over names and, where entities have texts, the one over texts."""
+    """Create the full-text index over names and, where entities have texts, the one over texts.
+
+    The text index serves MoR's text matching only, which a mapped graph cannot run yet, so a
+    mapped graph does not get it (nor the label scan that looks for texts)."""
     for name in FULLTEXT_INDEX_KERNELS:
         run_ddl(store, name)
-    if store.run(queries.get("entities_text_present"))[0]["present"]:
+    if store.mapping.is_default and store.run(queries.get("entities_text_present"))[0]["present"]:
         run_ddl(store, TEXT_INDEX_KERNEL)
 
 

@@ -69,7 +69,8 @@ def test_prepare_then_unprepare_leaves_stats_and_user_properties_as_before(
 
     report = unprepare_store(user_store, page_size=2)  # several pages
 
-    assert report.entity_label == "Film Thing" and report.schema_dropped >= 6
+    # 5 counted: kglite keeps its two vector indexes itself and reports no counter for their drop
+    assert report.entity_label == "Film Thing" and report.schema_dropped >= 5
     assert report.nodes_deleted == 2 + 1 + 1  # two relation types, the question, the meta node
     assert report.relationships_deleted == 2  # KGQA_TOPIC, KGQA_ANSWER
     assert _everything(user_store) == before
