@@ -949,13 +949,16 @@ def test_servers_older_than_5_26_are_refused_at_open(bolt: Bolt, agent: str, ref
         open_store(bolt)
 
 
-def test_a_count_by_type_is_sent_alone_so_neo4j_reads_its_count_store() -> None:
+def test_a_literal_type_leaves_no_unused_binding_and_expands_one_type() -> None:
     from kgqa.store.neo4j_store import literal_dynamic_names
 
     count = literal_dynamic_names(queries.get("stats_relationship_type_count"), {"rel_type": "STARRED"})
     assert count.body == "MATCH ()-[r:`STARRED`]->()\nRETURN count(r) AS count"  # no leading WITH
     triples = literal_dynamic_names(queries.get("ingest_triples"), {"rel_type": "R", "rows": []})
     assert triples.body.startswith("WITH $rel_type AS rel_type")  # still used further down
+    params = {"source_ids": ["m1"], "rel_type": "DIRECTED_BY", "label": "Person", "limit": 5}
+    typed = literal_dynamic_names(queries.get("typed_expand"), params)
+    assert "-[r:`DIRECTED_BY`]->" in typed.body and "type(r)" not in typed.body  # a typed expand
 
 
 @pytest.mark.parametrize(
