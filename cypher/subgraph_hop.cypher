@@ -17,8 +17,10 @@
 //          ids of its first `kgqa_slice_cap` triples in this order, by direction, built at
 //          `kgqa_slice_degree` relationships) for a cap of at least `$max_per_node` takes the
 //          second branch instead (the two conditions are exact complements): each far entity
-//          is found by its id and the relationships between the two are walked from the far
-//          entity's side in one direction, or, for the few far ids heavier on that side, from
+//          is found by its id first (an index seek; a WITH closes that match), so both ends
+//          are bound before the relationship is matched (Neo4j plans Expand(Into), never
+//          Expand(All) from the hub), and the relationships between the two are walked from
+//          the far entity's side in one direction, or, for the few far ids heavier on that side, from
 //          the entity's side (a walk with both ends bound checks the far end natively; a filter
 //          such as `far.id IN list` costs about ten times more per relationship). The work is bounded
 //          by the cap and the lighter ends, not the degree, and the rows are those of the full
@@ -44,20 +46,26 @@ CALL (f) {
   WHERE f.kgqa_slice_cap >= $max_per_node AND f.kgqa_slice_degree = coalesce(f.kgqa_degree, COUNT { (f)--() })
   CALL (f) {
     UNWIND f.kgqa_slice_heads AS far_id
-    MATCH (:Entity {id: far_id})-[r]->(f)
+    MATCH (far:Entity {id: far_id})
+    WITH f, far, far_id
+    MATCH (far)-[r]->(f)
     RETURN r, far_id
     UNION ALL
     UNWIND f.kgqa_slice_tails AS far_id
-    MATCH (:Entity {id: far_id})<-[r]-(f)
+    MATCH (far:Entity {id: far_id})
+    WITH f, far, far_id
+    MATCH (far)<-[r]-(f)
     RETURN r, far_id
     UNION ALL
     UNWIND f.kgqa_slice_heads_via_self AS far_id
     MATCH (far:Entity {id: far_id})
+    WITH f, far, far_id
     MATCH (f)<-[r]-(far)
     RETURN r, far_id
     UNION ALL
     UNWIND f.kgqa_slice_tails_via_self AS far_id
     MATCH (far:Entity {id: far_id})
+    WITH f, far, far_id
     MATCH (f)-[r]->(far)
     RETURN r, far_id
   }

@@ -3,8 +3,9 @@
 // returns: source_id: string, rel_eid: string, target_id: string
 // notes: typed_expand with the arrow reversed (see there).
 // used by: kgqa.retrieval.mor.traversal
+WITH $rel_type AS rel_type
 MATCH (s:Entity) WHERE s.id IN $source_ids
-MATCH (s)<-[r]-(n:Entity)
-WHERE type(r) = $rel_type AND n.type = $label
+MATCH (s)<-[r:$(rel_type)]-(n:Entity)
+WHERE n.type = $label
 RETURN s.id AS source_id, elementId(r) AS rel_eid, n.id AS target_id
 LIMIT $limit

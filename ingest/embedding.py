@@ -19,14 +19,17 @@ from dataclasses import asdict, dataclass
 from typing import Any
 
 from kgqa.embed.protocol import Embedder
-from kgqa.errors import StoreMemoryError
+from kgqa.errors import ConfigError, StoreError, StoreMemoryError
 from kgqa.store import queries
 from kgqa.store.protocol import GraphStore, Statement
 from kgqa.store.schema import (
     check_embedding_meta,
+    check_mapping,
+    count_entities,
     ensure_fulltext_indexes,
     ensure_lookup_indexes,
     ensure_vector_indexes,
+    mark_embedding_complete,
     record_embedding_meta,
     run_ddl,
 )
@@ -45,6 +48,7 @@ class EmbedReport:
     model_id: str
     dimension: int
     entities_embedded: int = 0
+    entities_skipped: int = 0
     relation_types_embedded: int = 0
     embed_seconds: float = 0.0
     index_seconds: float = 0.0
@@ -59,9 +63,12 @@ class EmbedReport:
         return data
 
 
-def entity_text(name: str, text: str | None) -> str:
-    """What an entity is embedded from: its name, plus its description where the source has one."""
-    return f"{name}: {text}" if text else name
+def entity_text(name: object, text: object, *, key: str = "") -> str:
+    """What an entity is embedded from: its name (``key`` when it has none), plus its description
+    where the source has one. A user's graph may hold numbers or lists there; they are embedded
+    as their text, never handed to the embedder as they are."""
+    head = key if name is None or name == "" else str(name)
+    return f"{head}: {text}" if text not in (None, "") else head
 
 
 def _embed_pages(
@@ -82,7 +89,18 @@ def _embed_pages(
     run keeps what it finished and the next run fetches only the rest.
     """
     done = 0
+    previous: set[Any] = set()
     while rows := store.run(queries.get(pending), {"model_id": embedder.model_id, "limit": FETCH_ROWS}):
+        fetched = {r[key] for r in rows}
+        if fetched & previous:  # a written row came back: writing cannot finish, stop instead of looping
+            again = sorted(map(str, fetched & previous))[:3]
+            raise StoreError(
+                f"{len(fetched & previous):,} rows of '{pending}' are still pending after their "
+                f"embeddings were written (e.g. {', '.join(again)}); stopping instead of looping",
+                hint="check that each id is unique and a string, and that nothing else rewrites the "
+                "embedding properties meanwhile; then re-run 'kgqa embed'",
+            )
+        previous = fetched
         rows.sort(key=lambda r: len(text_of(r)))
         for start in range(0, len(rows), page_size):
             page = rows[start : start + page_size]
@@ -113,6 +131,47 @@ def _write_vectors(store: GraphStore, setter: str, model_id: str, rows: list[dic
         _write_vectors(store, setter, model_id, rows[half:])
 
 
+def _describe(value: Any) -> str:
+    if isinstance(value, list):
+        kinds = {type(v).__name__ for v in value[:8]}
+        return f"a list of {len(value)} {'/'.join(sorted(kinds)) or 'items'}"
+    return f"a {type(value).__name__} ({str(value)[:40]!r})"
+
+
+def check_embedding_property(store: GraphStore, dimension: int) -> None:
+    """Refuse to embed into a property that holds values kgqa did not write.
+
+    kgqa writes its vector into the mapped embedding property and its model next to it. A value
+    there without the model (strings, a user's own vectors of any size) would be overwritten, or,
+    when it is already a list, be taken for an embedding and searched; both are refused here.
+
+    Raises:
+        ConfigError: the property holds foreign values; the message shows what they are.
+    """
+    rows = store.run(queries.get("embed_foreign_vectors"), {"limit": 3})
+    if not rows:
+        return
+    mapping = store.mapping
+    seen = "; ".join(f"{r['id']!r}: {_describe(r['value'])}" for r in rows)
+    sizes = {len(r["value"]) for r in rows if isinstance(r["value"], list)}
+    numeric = all(
+        isinstance(r["value"], list) and all(isinstance(v, int | float) for v in r["value"]) for r in rows
+    )
+    what = (
+        f"{'/'.join(map(str, sorted(sizes)))}-dimensional vectors kgqa did not write "
+        f"(the embedder gives {dimension})"
+        if numeric
+        else "values that are not vectors"
+    )
+    raise ConfigError(
+        f"store.entity_embedding_property '{mapping.embedding_property}' of :{mapping.entity_label} holds "
+        f"{what}, e.g. {seen}",
+        hint="kgqa writes its own vectors there and never overwrites yours: unset "
+        "KGQA_STORE__ENTITY_EMBEDDING_PROPERTY (kgqa then writes 'kgqa_embedding') or name a property "
+        "your nodes do not have",
+    )
+
+
 def embed_store(
     store: GraphStore,
     embedder: Embedder,
@@ -136,7 +195,10 @@ def embed_store(
         run_ddl(store, "index_drop_vector_relation_type")
     else:
         check_embedding_meta(store, meta)
+    check_mapping(store, command="kgqa prepare --redo")
+    check_embedding_property(store, meta.dimension)
     record_embedding_meta(store, meta)
+    mark_embedding_complete(store, False)  # until every page is written: ask then counts what is left
     started = time.perf_counter()
     ensure_lookup_indexes(store)  # each page's writes find entities by id
     ensure_fulltext_indexes(store)
@@ -148,7 +210,7 @@ def embed_store(
         pending="embed_pending_entities",
         setter="embed_set_entities_vector" if store.backend == "neo4j" else "embed_set_entities",
         key="id",
-        text_of=lambda r: entity_text(r["name"] or r["id"], r["text"]),
+        text_of=lambda r: entity_text(r["name"], r["text"], key=r["id"]),
         page_size=page_size,
         on_page=on_page,
     )
@@ -158,11 +220,23 @@ def embed_store(
         pending="embed_pending_relation_types",
         setter="embed_set_relation_types",
         key="name",
-        text_of=lambda r: r["text"] or r["name"],
+        text_of=lambda r: str(r["text"] or r["name"]),
         page_size=page_size,
         on_page=None,
     )
     report.embed_seconds = time.perf_counter() - started
+    counts = count_entities(store, meta.model_id)
+    report.entities_skipped = counts.unkeyed
+    if counts.unkeyed:
+        mapping = store.mapping
+        log.warning(
+            "skipped %d :%s nodes without a string '%s' property (kgqa cannot key them)",
+            counts.unkeyed,
+            mapping.entity_label,
+            mapping.id_property,
+        )
+    if counts.pending == 0:
+        mark_embedding_complete(store, True)
     started = time.perf_counter()
     ensure_vector_indexes(store, meta)
     report.index_seconds += time.perf_counter() - started

@@ -13,11 +13,21 @@ from tqdm import tqdm
 from ingest.embedding import EmbedReport, embed_store
 from ingest.loader import IngestReport, fingerprint, load
 from ingest.prepare import prepare_store
+from ingest.prepare_plan import PreparePlan, plan_prepare
 from ingest.readers import get_reader, source_paths
+from ingest.unprepare import UnprepareReport, unprepare_store
 from kgqa.config import Settings
-from kgqa.store import open_store
+from kgqa.errors import ConfigError
+from kgqa.store import graph_mapping, open_store
+from kgqa.store.mapping import GraphMapping
 from kgqa.store.protocol import GraphStore
-from kgqa.store.schema import count_pending_entities
+from kgqa.store.schema import (
+    count_pending_entities,
+    embedding_complete,
+    mark_embedding_complete,
+    read_embedding_meta,
+    stored_mapping,
+)
 
 
 @dataclass(slots=True)
@@ -77,6 +87,31 @@ def _embed(store: GraphStore, settings: Settings, *, reembed: bool, progress: bo
         return embed_store(store, embedder, reembed=reembed, on_page=bar.update)
 
 
+def refuse_mapped_store(store: GraphStore) -> None:
+    """``kgqa ingest`` writes kgqa's own graph model; refuse a store read through a user's mapping.
+
+    Ingest MERGEs ``:Entity {id}`` nodes, sets their name and text properties and writes
+    ``kgqa_degree`` on every node: on a user's graph it would overwrite their name and text
+    properties and touch every node.
+
+    Raises:
+        ConfigError: the configured mapping, or the one the graph was prepared for, is not kgqa's own.
+    """
+    mapping = store.mapping if not store.mapping.is_default else stored_mapping(store)
+    if mapping is not None and not mapping.is_default:
+        raise _mapped_ingest_error(mapping)
+
+
+def _mapped_ingest_error(mapping: GraphMapping) -> ConfigError:
+    return ConfigError(
+        f"kgqa ingest writes kgqa's own graph model, but this store maps a graph kgqa did not ingest "
+        f"(:{mapping.entity_label}, name property '{mapping.name_property}'): it would overwrite their "
+        "names and texts and write on every node",
+        hint="add facts to your graph with your own tools, then re-run 'kgqa prepare'; to build a kgqa "
+        "graph, point at another database or data dir and unset store.entity_* / store.fact_types",
+    )
+
+
 def ingest_source(
     settings: Settings, source: Path, fmt: str, *, options: dict[str, Any], force: bool, progress: bool
 ) -> IngestResult:
@@ -84,7 +119,13 @@ def ingest_source(
     items = get_reader(fmt, **options)(source)  # checks the path (file, not directory) before fingerprinting
     paths = source_paths(fmt, source, **options)
     key = fingerprint(fmt, paths, {k: str(v) for k, v in options.items() if k != "edges"})
+    configured = graph_mapping(settings.store)
+    if not configured.is_default:  # before opening: an embedded store would be created first
+        raise _mapped_ingest_error(configured)
     with open_store(settings.store, create=True) as store:
+        refuse_mapped_store(store)
+        was_complete = embedding_complete(store)
+        mark_embedding_complete(store, False)  # new entities wait for 'kgqa embed' (ask counts them)
         with _bar(progress, desc=f"loading {source.name}", unit="lines") as bar:
 
             def advance(line: int) -> None:
@@ -102,6 +143,8 @@ def ingest_source(
                 on_batch=advance,
                 slice_cap=settings.retrieval.max_per_node,
             )
+        if was_complete and report.writes.nodes_created == 0:
+            mark_embedding_complete(store, True)  # no new entity: still complete
         embedding = (
             _embed(store, settings, reembed=False, progress=progress) if settings.ingest.embed else None
         )
@@ -114,15 +157,48 @@ def embed_existing(settings: Settings, *, reembed: bool, progress: bool) -> Embe
         return _embed(store, settings, reembed=reembed, progress=progress)
 
 
-def prepare_existing(settings: Settings, *, embed: bool, progress: bool) -> dict[str, Any]:
+def prepare_existing(
+    settings: Settings, *, embed: bool, progress: bool, redo: bool = False
+) -> dict[str, Any]:
     """``kgqa prepare``: indexes, normalised names and relation types for a graph kgqa did not
     ingest (ingest.prepare), then, with ``embed``, what ``kgqa embed`` does."""
     with open_store(settings.store) as store:
         with _bar(progress, desc="normalise names", unit="ent") as bar:
             report = prepare_store(
-                store, slice_cap=settings.retrieval.max_per_node, on_page=bar.update
+                store, redo=redo, slice_cap=settings.retrieval.max_per_node, on_page=bar.update
             ).to_dict()
         report["embedding"] = (
             _embed(store, settings, reembed=False, progress=progress).to_dict() if embed else None
         )
     return report
+
+
+def plan_prepare_existing(settings: Settings, *, embed: bool) -> PreparePlan:
+    """``kgqa prepare --dry-run``: what prepare would write (ingest.prepare_plan); reads only.
+
+    The vector size is the one recorded for the configured model, else the embedder's own
+    (which loads it; not with ``embed`` off)."""
+    with open_store(settings.store) as store:
+        recorded = read_embedding_meta(store)
+        if not embed:
+            model_id, dimension = settings.embedder.model, 0
+        elif recorded is not None and recorded.model_id == settings.embedder.model:
+            model_id, dimension = recorded.model_id, recorded.dimension
+        else:
+            from kgqa.embed import make_embedder
+
+            embedder = make_embedder(settings.embedder)
+            model_id, dimension = embedder.model_id, embedder.dimension
+        return plan_prepare(
+            store,
+            model_id=model_id,
+            dimension=dimension,
+            slice_cap=settings.retrieval.max_per_node,
+            embed=embed,
+        )
+
+
+def unprepare_existing(settings: Settings, *, progress: bool) -> UnprepareReport:
+    """``kgqa unprepare``: remove what kgqa wrote into the user's graph (ingest.unprepare)."""
+    with open_store(settings.store) as store, _bar(progress, desc="unprepare", unit="pages") as bar:
+        return unprepare_store(store, on_page=bar.update)

@@ -57,6 +57,9 @@ class StoreSettings(_Section):
     neo4j_connection_timeout_s: float = Field(10.0, gt=0)  # one connection try, Bolt handshake included
     neo4j_retry_deadline_s: float = Field(30.0, gt=0)  # all tries of one call end within this
     neo4j_read_timeout_s: float = Field(120.0, gt=0)  # the server ends a read transaction after this
+    # maintenance reads (pending pages and counts, slices, stats, prepare estimates) scan a label
+    neo4j_maintenance_timeout_s: float = Field(3600.0, gt=0)
+    neo4j_index_wait_s: float = Field(3600.0, ge=0)  # wait this long for a created index to populate
     retry_attempts: int = Field(5, ge=1)
     entity_label: str = "Entity"
     entity_id_property: str = "id"

@@ -1,13 +1,16 @@
 """Question write-back (``kgqa ask --save``, KGQA and MoR answers) and ``kgqa show``: evidence a
 user can open in Browser.
 
-A saved answer becomes ``(:KgqaQuestion {id, text, asked_at, answers, evidence_heads,
-evidence_types, evidence_tails})`` with ``KGQA_TOPIC`` and ``KGQA_ANSWER`` relationships to its
-entities. Label and types carry kgqa's prefix so they cannot meet a user's own ``:Question``
-nodes. The evidence is saved as (head id, type, tail id) keys, not element ids: Neo4j reuses
-element ids after deletes and does not keep them across a store copy, so a Browser drawing from
-saved element ids could show other edges. ``cypher/question_browser.cypher`` matches the keys
-and draws the whole evidence subgraph. Everything is written in one transaction.
+A saved answer becomes ``(:KgqaQuestion {id, text, asked_at, answers, topic_ids, answer_ids,
+evidence_heads, evidence_types, evidence_tails})``: a node of its own that touches no entity, so
+saving never writes to a user's nodes. Only with ``link_entities`` (``ask --link-entities``) does
+it also get ``KGQA_TOPIC`` and ``KGQA_ANSWER`` relationships to its entities (``kgqa unprepare``
+removes them with the question). Label and types carry kgqa's prefix so they cannot meet a
+user's own ``:Question`` nodes. The evidence is saved as (head id, type, tail id) keys, not
+element ids: Neo4j reuses element ids after deletes and does not keep them across a store
+copy, so a Browser drawing from saved element ids could show other edges.
+``cypher/question_browser.cypher`` matches the keys and draws the whole evidence subgraph, the
+topics and the answers in one row. Everything is written in one transaction.
 """
 
 from __future__ import annotations
@@ -51,8 +54,11 @@ def new_question_id() -> str:
     return "q-" + uuid.uuid4().hex[:12]
 
 
-def save_answer(store: GraphStore, answer: Answer, *, question_id: str | None = None) -> Answer:
-    """Write ``answer`` as a Question node linked to its topics and grounded answers.
+def save_answer(
+    store: GraphStore, answer: Answer, *, question_id: str | None = None, link_entities: bool = False
+) -> Answer:
+    """Write ``answer`` as a Question node with its topics and grounded answers (as ids; linked by
+    relationships only with ``link_entities``).
 
     Returns:
         the answer with ``question_id`` set.
@@ -66,12 +72,18 @@ def save_answer(store: GraphStore, answer: Answer, *, question_id: str | None = 
         evidence=answer.evidence_keys(),
         topic_ids=[t.id for t in answer.topics],
         answer_ids=[a.id for a in answer.answers if a.id is not None],
+        link_entities=link_entities,
     )
     return replace(answer, question_id=qid)
 
 
 def save_mor_result(
-    store: GraphStore, question: str, result: MorResult, *, question_id: str | None = None
+    store: GraphStore,
+    question: str,
+    result: MorResult,
+    *,
+    question_id: str | None = None,
+    link_entities: bool = False,
 ) -> str:
     """Write a MoR answer like :func:`save_answer`: its answer nodes, the anchors its evidence
     trajectories start from as topics, and their relationships as evidence.
@@ -89,6 +101,7 @@ def save_mor_result(
         evidence=list(dict.fromkeys(k for t in trajectories for k in t.rel_keys)),
         topic_ids=list(dict.fromkeys(t.nodes[0] for t in trajectories if t.rels)),
         answer_ids=[n.id for n in result.nodes],
+        link_entities=link_entities,
     )
     return qid
 
@@ -102,8 +115,10 @@ def _save(
     evidence: list[tuple[str, str, str]],
     topic_ids: list[str],
     answer_ids: list[str],
+    link_entities: bool = False,
 ) -> None:
-    """The KgqaQuestion node and its KGQA_TOPIC and KGQA_ANSWER links, in one transaction."""
+    """The KgqaQuestion node and, with ``link_entities``, its KGQA_TOPIC and KGQA_ANSWER links, in
+    one transaction."""
     statements = [
         Statement(
             queries.get("question_save"),
@@ -112,14 +127,19 @@ def _save(
                 "text": text,
                 "asked_at": datetime.now(UTC).isoformat(timespec="seconds"),
                 "answers": answers,
+                "topic_ids": topic_ids,
+                "answer_ids": answer_ids,
                 "evidence_heads": [h for h, _, _ in evidence],
                 "evidence_types": [r for _, r, _ in evidence],
                 "evidence_tails": [t for _, _, t in evidence],
             },
-        ),
-        Statement(queries.get("question_link_topics"), {"id": qid, "entity_ids": topic_ids}),
-        Statement(queries.get("question_link_answers"), {"id": qid, "entity_ids": answer_ids}),
+        )
     ]
+    if link_entities:
+        statements += [
+            Statement(queries.get("question_link_topics"), {"id": qid, "entity_ids": topic_ids}),
+            Statement(queries.get("question_link_answers"), {"id": qid, "entity_ids": answer_ids}),
+        ]
     store.write(statements)
 
 

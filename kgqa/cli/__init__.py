@@ -68,6 +68,8 @@ def cli(ctx: click.Context, config_file: Path | None, debug: bool) -> None:
         format="%(levelname)s %(name)s: %(message)s",
         stream=sys.stderr,
     )
+    if not debug:  # the driver logs every server notification (deprecations, plan hints) as a warning
+        logging.getLogger("neo4j.notifications").setLevel(logging.ERROR)
     ctx.obj = CliState(config_file=config_file, debug=debug)
 
 
@@ -77,6 +79,7 @@ def _register() -> None:
     cli.add_command(ingest.ingest)
     cli.add_command(ingest.embed)
     cli.add_command(ingest.prepare)
+    cli.add_command(ingest.unprepare)
     cli.add_command(store.stats)
     cli.add_command(store.cypher)
     cli.add_command(config_cmd.config)

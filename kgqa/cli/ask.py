@@ -94,6 +94,12 @@ def answer_overrides(opts: dict[str, Any]) -> dict[str, dict[str, Any]]:
 @question_options
 @click.option("--save", is_flag=True, help="Write the question and its evidence to the store.")
 @click.option(
+    "--link-entities",
+    is_flag=True,
+    help="With --save: also link the saved question to its topic and answer nodes (KGQA_TOPIC / "
+    "KGQA_ANSWER relationships on your nodes; without it nothing on them is written).",
+)
+@click.option(
     "--mode",
     type=click.Choice(["auto", "kgqa", "mor"]),
     default="auto",
@@ -119,6 +125,7 @@ def ask(
     topics: tuple[str, ...],
     hops: int | None,
     save: bool,
+    link_entities: bool,
     mode: str,
     top_k: int,
     planner: str,
@@ -140,7 +147,15 @@ def ask(
     from kgqa.pipeline import is_mor_checkpoint, open_asker
 
     if mode == "mor" or (mode == "auto" and is_mor_checkpoint(loaded.settings)):
-        _ask_mor(loaded.settings, question, top_k=top_k, planner=planner, save=save, as_json=as_json)
+        _ask_mor(
+            loaded.settings,
+            question,
+            top_k=top_k,
+            planner=planner,
+            save=save,
+            link_entities=link_entities,
+            as_json=as_json,
+        )
         return
     from kgqa.saved_questions import browser_cypher, save_answer
     from kgqa.store import graph_mapping
@@ -149,7 +164,7 @@ def ask(
     with open_asker(loaded.settings) as asker:
         answer = asker.ask(question, topic_ids=topics, hops=hops)
         if save:
-            answer = save_answer(asker.retriever.store, answer)
+            answer = save_answer(asker.retriever.store, answer, link_entities=link_entities)
     if as_json:
         saved = (
             {"browser_cypher": browser_cypher(answer.question_id, mapping)}
@@ -165,7 +180,14 @@ def ask(
 
 
 def _ask_mor(
-    settings: Settings, question: str, *, top_k: int, planner: str, save: bool, as_json: bool
+    settings: Settings,
+    question: str,
+    *,
+    top_k: int,
+    planner: str,
+    save: bool,
+    link_entities: bool,
+    as_json: bool,
 ) -> None:
     """The MoR path: answers are typed nodes with their best trajectories as evidence."""
     from kgqa.pipeline import open_mor_retriever
@@ -176,7 +198,9 @@ def _ask_mor(
     mapping = graph_mapping(settings.store)
     with open_mor_retriever(settings, planner=planner) as retriever:
         result = retriever.retrieve(question, top_k=top_k)
-        qid = save_mor_result(retriever.store, question, result) if save else None
+        qid = (
+            save_mor_result(retriever.store, question, result, link_entities=link_entities) if save else None
+        )
         names = {
             r["id"]: r["name"]
             for r in node_rows(

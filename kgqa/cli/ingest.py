@@ -141,6 +141,16 @@ def embed(
 )
 @click.option("--no-embed", is_flag=True, help="Only indexes, names and relation types; embed later.")
 @click.option("--model", help="Embedding model (embedder.model).")
+@click.option(
+    "--dry-run",
+    is_flag=True,
+    help="Write nothing: show what would be written, where, its estimated size and the Neo4j privileges.",
+)
+@click.option(
+    "--redo",
+    is_flag=True,
+    help="The graph was prepared for another mapping: remove kgqa's writes for it first (as unprepare).",
+)
 @store_options
 @json_option
 @pass_state
@@ -153,6 +163,8 @@ def prepare(
     fact_types: str | None,
     no_embed: bool,
     model: str | None,
+    dry_run: bool,
+    redo: bool,
     backend: str | None,
     data_dir: str | None,
     as_json: bool,
@@ -165,6 +177,7 @@ def prepare(
     more fact relationships than retrieval.max_per_node: the far ids a hub topic's subgraph
     expands), then embeds what lacks an embedding (kgqa_embedding). Re-running writes only what is
     missing or stale; re-run it after changing the graph. Nothing else on your nodes changes.
+    --dry-run shows all of it first; 'kgqa unprepare' removes all of it.
     """
     mapped = {
         "entity_label": entity_label,
@@ -176,9 +189,18 @@ def prepare(
     loaded = resolve(
         state, {"store": {**store_overrides(backend, data_dir), **mapped}, "embedder": {"model": model}}
     )
+    if dry_run:
+        from ingest.pipeline import plan_prepare_existing
+
+        plan = plan_prepare_existing(loaded.settings, embed=not no_embed)
+        if as_json:
+            emit_json(plan.to_dict())
+        else:
+            click.echo(plan.render())
+        return
     from ingest.pipeline import prepare_existing
 
-    report = prepare_existing(loaded.settings, embed=not no_embed, progress=not as_json)
+    report = prepare_existing(loaded.settings, embed=not no_embed, progress=not as_json, redo=redo)
     if as_json:
         emit_json(report)
         return
@@ -187,6 +209,11 @@ def prepare(
         f"prepared :{report['entity_label']}: {report['names_normalised']:,} names normalised, "
         f"{len(types)} fact types ({', '.join(types[:8])}{', ...' if len(types) > 8 else ''}), "
         f"{report['slices_built']:,} hub slices in {report['seconds']:.1f}s"
+        + (
+            f"; {report['entities_skipped']:,} entities without a string id skipped"
+            if report["entities_skipped"]
+            else ""
+        )
     )
     embedded = report["embedding"]
     if embedded:
@@ -194,3 +221,35 @@ def prepare(
             f"embedded {embedded['entities_embedded']:,} entities and {embedded['relation_types_embedded']} "
             f"relation types with {embedded['model_id']}"
         )
+
+
+@click.command()
+@click.option(
+    "--entity-label", help="Label of entity nodes, if the store has no record of it (store.entity_label)."
+)
+@store_options
+@json_option
+@pass_state
+def unprepare(
+    state: CliState, entity_label: str | None, backend: str | None, data_dir: str | None, as_json: bool
+) -> None:
+    """Remove everything kgqa prepare, embed and ask --save wrote into your graph.
+
+    Removes the kgqa_* properties (names, vectors, hub slices) from your entity nodes, kgqa's
+    own nodes (KgqaRelationType, KgqaQuestion with their relationships, KgqaMeta) and kgqa's
+    indexes and constraints, in batches; an interrupted run resumes. The mapping is read from
+    the store (what prepare recorded), so the current configuration cannot make it miss anything.
+    """
+    store = {**store_overrides(backend, data_dir), "entity_label": entity_label}
+    loaded = resolve(state, {"store": store})
+    from ingest.pipeline import unprepare_existing
+
+    report = unprepare_existing(loaded.settings, progress=not as_json)
+    if as_json:
+        emit_json(report.to_dict())
+        return
+    click.echo(
+        f"unprepared :{report.entity_label}: {report.properties_removed:,} properties removed, "
+        f"{report.nodes_deleted:,} kgqa nodes and {report.relationships_deleted:,} relationships deleted, "
+        f"{report.schema_dropped} indexes/constraints dropped in {report.seconds:.1f}s"
+    )

@@ -39,6 +39,7 @@ with Neo4j's parser and runs each on the embedded store.
 from __future__ import annotations
 
 import functools
+import json
 import re
 from dataclasses import dataclass, replace
 
@@ -171,6 +172,53 @@ class GraphMapping:
             "name_norm": self.name_norm_property,
             "embedding_model": "embedding_model" if self.is_default else "kgqa_embedding_model",
         }.get(name, name)
+
+    def to_json(self) -> str:
+        """The mapping as the JSON ``kgqa prepare`` records in the store (its fingerprint)."""
+        return json.dumps(
+            {
+                "entity_label": self.entity_label,
+                "id_property": self.id_property,
+                "name_property": self.name_property,
+                "text_property": self.text_property,
+                "embedding_property": self.embedding_property,
+                "fact_types": list(self.fact_types),
+            },
+            sort_keys=True,
+        )
+
+    @classmethod
+    def from_json(cls, text: str) -> GraphMapping:
+        """The mapping ``to_json`` wrote.
+
+        Raises:
+            ConfigError: the text is not such a mapping (a store written by something else).
+        """
+        try:
+            data = json.loads(text)
+            return cls(**{**data, "fact_types": tuple(data["fact_types"])})
+        except (ValueError, TypeError, KeyError) as exc:
+            raise ConfigError(
+                f"the schema mapping recorded in the store is unreadable: {text[:200]!r}",
+                hint="the :KgqaMeta node was changed by hand; remove its 'mapping' property and re-run "
+                "'kgqa prepare'",
+            ) from exc
+
+    def differences(self, other: GraphMapping) -> list[str]:
+        """What changes from this mapping to ``other``, as ``key: old -> new`` lines."""
+        keys = {
+            "store.entity_label": "entity_label",
+            "store.entity_id_property": "id_property",
+            "store.entity_name_property": "name_property",
+            "store.entity_text_property": "text_property",
+            "store.entity_embedding_property": "embedding_property",
+            "store.fact_types": "fact_types",
+        }
+        return [
+            f"{key}: {getattr(self, attr)!r} -> {getattr(other, attr)!r}"
+            for key, attr in keys.items()
+            if getattr(self, attr) != getattr(other, attr)
+        ]
 
     def render(self, query: Query) -> Query:
         """``query`` with this mapping's names in place of kgqa's (unchanged for the default).

@@ -14,8 +14,16 @@ is what a server brings with it:
   do either).
 - every session shares one bookmark manager, so on a cluster or Aura a read sees the write
   before it; read transactions end server-side after ``store.neo4j_read_timeout_s``.
-- index and constraint DDL is followed by ``db.awaitIndexes``, so the first query after
-  ``kgqa ingest``/``embed``/``prepare`` never meets a POPULATING index.
+- a created index or constraint is awaited by its own name (kgqa.store.neo4j_indexes), up to
+  ``store.neo4j_index_wait_s``, so the first query after ``kgqa ingest``/``embed``/``prepare``
+  never meets a POPULATING index and no index of the user's (slow, or FAILED) is waited on;
+  kgqa's indexes are found by schema, and an equivalent index of the user's is reused.
+- maintenance reads (pending pages and counts, hub slices, stats, prepare estimates: label
+  scans) end after ``store.neo4j_maintenance_timeout_s``, not the ask path's read timeout.
+- a commit whose outcome is unknown (``IncompleteCommit``: the connection dropped while
+  committing) is re-checked, not re-run blindly: a write carrying an ingest resume point is
+  committed when the resume point is there; one that is not idempotent is otherwise refused.
+- servers older than 5.26 are refused at open, with the version they report.
 - a transaction that runs out of server memory is a ``StoreMemoryError``, not retried as it is
   (the same call fails again); callers that can, split it (ingest.loader halves its batch).
 - a pre-flight ``verify_connectivity()`` on open, so a wrong URI or password fails at once with a
@@ -36,7 +44,7 @@ from __future__ import annotations
 import contextlib
 import logging
 import re
-from collections.abc import Callable, Iterator, Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import fields, replace
 from typing import TYPE_CHECKING, Any, TypeVar
 from urllib.parse import urlsplit
@@ -49,20 +57,30 @@ from kgqa.errors import (
     QueryError,
     RetryableError,
     SchemaMismatchError,
-    StoreAuthError,
     StoreError,
-    StoreMemoryError,
     StoreUnavailableError,
 )
-from kgqa.store.mapping import INDEX_PREFIX, GraphMapping, quote
+from kgqa.store import queries
+from kgqa.store.mapping import GraphMapping, quote
+from kgqa.store.neo4j_errors import (
+    SEARCH_INDEXES,
+    check_server_version,
+    import_neo4j,
+    map_store_errors,
+)
+from kgqa.store.neo4j_indexes import (
+    apply_aliases,
+    await_index,
+    created_name,
+    index_aliases,
+    schema_of,
+)
 from kgqa.store.protocol import Statement
 from kgqa.store.queries import Query
 from kgqa.store.schema import read_store_info
 from kgqa.types import EmbeddingMeta, StoreInfo, WriteSummary
 
 if TYPE_CHECKING:
-    from types import ModuleType
-
     import neo4j
 
     from kgqa.config import StoreSettings
@@ -75,41 +93,33 @@ BOLT_SCHEMES = ("bolt", "bolt+s", "bolt+ssc", "neo4j", "neo4j+s", "neo4j+ssc")
 DEFAULT_RETRY_WAIT = tenacity.wait_exponential(multiplier=0.5, max=8.0)
 """Between attempts: 0.5 s, 1 s, 2 s, 4 s, then 8 s at most."""
 
-#: Indexes the ask path queries by name (``cypher/link_vector``, ``cypher/link_fulltext``) and the
-#: command that creates each.
-SEARCH_INDEXES = {"entity_embedding": "kgqa embed", "entity_name": "kgqa ingest"}
-
-_INDEX_NOT_FOUND = "Neo.ClientError.Schema.IndexNotFound"
-_PROCEDURE_FAILED = "Neo.ClientError.Procedure.ProcedureCallFailed"
-_DATABASE_NOT_FOUND = "Neo.ClientError.Database.DatabaseNotFound"
-_WRITE_IN_READ_MODE = "Neo.ClientError.Statement.AccessMode"
-# ProcedureCallFailed covers every failing procedure (a wrong query-vector size too), so only the
-# server's "no such ... index" wording makes it a missing index; no narrower code exists for it.
-_NO_SUCH_INDEX = re.compile(
-    r"no such (?:(vector|fulltext|text|range|point|lookup) )?(?:schema )?index\W*(\w+)?", re.I
-)
-_POSITION = re.compile(r"line (\d+), column (\d+)")
-# Neo.TransientError.General.MemoryPoolOutOfMemoryError, ...TransactionOutOfMemoryError, ...OutOfMemoryError
-_OUT_OF_MEMORY = re.compile(r"OutOfMemory|MemoryLimit")
-# `WITH $name AS name` binding a parameter that a later `:$(name)` applies as a label or type.
+# comments and string literals, left out when looking for a variable's uses
+_CODE_ONLY = re.compile(r"//[^\n]*|'(?:[^'\\]|\\.)*'")
 _DYNAMIC_BINDING = re.compile(r"\bWITH\s+\$(\w+)\s+AS\s+(\w+)\s*$", re.M)
-#: Seconds ``db.awaitIndexes`` waits after DDL before giving up (the index then populates on).
-AWAIT_INDEXES_S = 300
+#: Kernels that scan a label (maintenance, not the ask path): run under the maintenance deadline.
+MAINTENANCE_KERNELS = frozenset(
+    {
+        "embed_pending_entities",
+        "embed_count_pending_entities",
+        "embed_pending_relation_types",
+        "embed_foreign_vectors",
+        "entities_text_present",
+        "prepare_pending_names",
+        "prepare_estimate",
+        "prepare_unkeyed_sample",
+        "ingest_slices_pending",
+        "ingest_heavy_heads",
+        "stats_labels",
+        "stats_relationship_types",
+        "stats_relationship_type_count",
+    }
+)
+#: Write kernels a blind re-run would apply twice (they CREATE what a probe found absent).
+NOT_IDEMPOTENT = frozenset({"ingest_triples_absent"})
+_SHOW_INDEX = "SHOW INDEXES YIELD name, state, failureMessage WHERE name = $name RETURN state, failureMessage"
 _SCHEMA_STATEMENT = re.compile(
     r"^\s*(?:CREATE|DROP)\s+(?:OR\s+REPLACE\s+)?(?:[A-Z]+\s+)?(?:INDEX|CONSTRAINT)\b", re.I
 )
-
-
-def _import_neo4j() -> ModuleType:
-    """The driver module, or a ConfigError when the installation lacks it."""
-    try:
-        import neo4j
-    except ImportError as exc:
-        raise ConfigError(
-            "store.backend = 'neo4j' needs the neo4j Python driver, which is not installed",
-            hint='reinstall kgqa (it depends on "neo4j>=6"), or use the embedded store: KGQA_STORE=embedded',
-        ) from exc
-    return neo4j
 
 
 def literal_dynamic_names(query: Query, params: Mapping[str, Any]) -> Query:
@@ -125,148 +135,18 @@ def literal_dynamic_names(query: Query, params: Mapping[str, Any]) -> Query:
         value = params.get(param)
         if isinstance(value, str) and value:
             text = text.replace(f":$({var})", f":{quote(value)}")
+            binding = re.compile(rf"^\s*WITH\s+\${param}\s+AS\s+{var}\s*\n", re.M)
+            rest = binding.sub("", text, count=1)
+            if not re.search(rf"\b{var}\b", _CODE_ONLY.sub("", rest)):
+                # the binding is now unused: dropped, so a count by type is planned alone and
+                # read from the count store (a leading WITH keeps the planner from it)
+                text = rest
     return query if text == query.text else replace(query, text=text)
 
 
 def is_schema_statement(query: Query) -> bool:
     """True for index/constraint DDL, which Neo4j runs only outside data-write transactions."""
     return _SCHEMA_STATEMENT.match(query.body) is not None
-
-
-def _file_position(query: Query, line: int | None, col: int | None) -> tuple[int | None, int | None]:
-    """Map a position in ``query.body`` (what the server saw) to a position in the ``.cypher`` file.
-
-    The body drops the ``//`` header lines and surrounding whitespace, so a server's "line 2" is
-    not line 2 of the file a user opens.
-    """
-    if line is None:
-        return None, col
-    lines = enumerate(query.text.splitlines(), start=1)
-    kept = [(i, ln) for i, ln in lines if not ln.lstrip().startswith("//")]
-    while kept and not kept[0][1].strip():
-        kept.pop(0)
-    if not 1 <= line <= len(kept):
-        return line, col
-    file_line, text = kept[line - 1]
-    if line == 1 and col is not None:
-        col += len(text) - len(text.lstrip())
-    return file_line, col
-
-
-def _syntax_position(exc: neo4j.exceptions.Neo4jError) -> tuple[int | None, int | None]:
-    """Line/column of a syntax error: the GQL diagnostic record (5.26+), else the message."""
-    record = getattr(exc, "diagnostic_record", None)
-    position = record.get("_position") if isinstance(record, Mapping) else None
-    if isinstance(position, Mapping) and isinstance(position.get("line"), int):
-        col = position.get("column")
-        return int(position["line"]), int(col) if isinstance(col, int) else None
-    match = _POSITION.search(str(exc))
-    return (int(match.group(1)), int(match.group(2))) if match else (None, None)
-
-
-def _missing_index(exc: neo4j.exceptions.Neo4jError) -> MissingIndexError | None:
-    """A MissingIndexError when ``exc`` says an index does not exist, else None."""
-    match = _NO_SUCH_INDEX.search(str(exc))
-    if exc.code != _INDEX_NOT_FOUND and not (exc.code == _PROCEDURE_FAILED and match):
-        return None
-    kind = (match.group(1) or "").lower() if match else ""
-    name = match.group(2) if match else None
-    command = SEARCH_INDEXES.get((name or "").removeprefix(INDEX_PREFIX)) or (
-        "kgqa embed" if kind == "vector" else "kgqa ingest"
-    )
-    label = f"{kind} index '{name}'" if kind and name else f"index '{name}'" if name else "an index"
-    return MissingIndexError(
-        f"{label} does not exist in Neo4j: {exc}",
-        hint=f"run '{command}' against this database (it creates the index), then retry",
-    )
-
-
-def _out_of_memory(exc: Exception) -> bool:
-    return bool(_OUT_OF_MEMORY.search(str(getattr(exc, "code", None) or "")))
-
-
-def _memory_error(exc: Exception, where: str) -> StoreMemoryError:
-    return StoreMemoryError(
-        f"{where}Neo4j ran out of transaction memory ({getattr(exc, 'code', None)}): {exc}",
-        hint="write smaller batches (--batch-size / KGQA_INGEST__BATCH_SIZE), or raise the server's "
-        "db.memory.transaction.max / dbms.memory.transaction.total.max",
-    )
-
-
-@contextlib.contextmanager
-def map_store_errors(query: Query | None = None, *, uri: str | None = None) -> Iterator[None]:
-    """Translate neo4j driver exceptions into kgqa's, once, by class and ``.code``.
-
-    Messages use ``str(exc)``: on some 5.x drivers ``ServiceUnavailable.message`` raises or
-    hides "connection refused" behind a GQL status, and ``str`` is what every version fills.
-
-    Args:
-        query: the kernel being run, named in messages (file path, line/col for syntax errors).
-        uri: the server address, named in connection errors.
-
-    Raises:
-        StoreAuthError: credentials rejected.
-        StoreUnavailableError: server unreachable, session expired, or a transient server error
-            (all retryable).
-        StoreMemoryError: the transaction ran out of server memory (not retryable as it is).
-        QueryError: syntax or other client/database errors for this kernel.
-        MissingIndexError: a vector/full-text/range index the kernel needs is absent.
-        StoreError: any other driver failure.
-    """
-    exceptions = _import_neo4j().exceptions
-    where = f"{query.path}: " if query else ""
-    name = query.name if query else None
-    server = uri or "the configured URI"
-    try:
-        yield
-    except exceptions.AuthError as exc:
-        raise StoreAuthError(
-            f"Neo4j at {server} rejected the credentials: {exc}",
-            hint="check NEO4J_PASSWORD and the user (KGQA_STORE__NEO4J_USER, default 'neo4j'); with docker "
-            "compose the password is the one the neo4j-data volume was first created with",
-        ) from exc
-    except exceptions.CypherSyntaxError as exc:
-        line, col = _syntax_position(exc)
-        if query is not None:
-            line, col = _file_position(query, line, col)
-        at = f"{query.path}:{line}:{col}: " if query and line else where
-        raise QueryError(f"{at}Cypher syntax error: {exc}", query=name, line=line, col=col) from exc
-    except (exceptions.TransientError, exceptions.ServiceUnavailable, exceptions.SessionExpired) as exc:
-        if _out_of_memory(exc):
-            raise _memory_error(exc, where) from exc
-        if isinstance(exc, exceptions.TransientError):
-            message = f"{where}Neo4j reported a transient error ({exc.code}): {exc}"
-            hint = "usually passes on retry; if not, check server load and memory (docker compose logs neo4j)"
-        else:
-            message = f"{where}cannot reach Neo4j at {server} (expected a Bolt server): {exc}"
-            hint = (
-                "start it with 'docker compose up -d neo4j' (needs NEO4J_PASSWORD), or point "
-                "KGQA_STORE__NEO4J_URI at your server's Bolt port (bolt://host:7687, neo4j+s://... "
-                "for Aura; 7474 is Neo4j Browser's HTTP port); store.neo4j_connection_timeout_s "
-                "bounds each try"
-            )
-        raise StoreUnavailableError(message, hint=hint) from exc
-    except exceptions.ClientError as exc:
-        if _out_of_memory(exc):  # TransactionOutOfMemoryError was a client error before 5.x
-            raise _memory_error(exc, where) from exc
-        missing = _missing_index(exc)
-        if missing is not None:
-            raise missing from exc
-        if exc.code == _DATABASE_NOT_FOUND:
-            raise StoreError(
-                f"{where}Neo4j at {server} has no such database: {exc}",
-                hint="set KGQA_STORE__NEO4J_DATABASE (Community edition has only 'neo4j')",
-            ) from exc
-        write_hint = (
-            "this kernel writes: run it through store.write()" if exc.code == _WRITE_IN_READ_MODE else None
-        )
-        raise QueryError(
-            f"{where}Neo4j rejected the query ({exc.code}): {exc}", query=name, hint=write_hint
-        ) from exc
-    except exceptions.Neo4jError as exc:
-        raise QueryError(f"{where}Neo4j failed ({exc.code}): {exc}", query=name) from exc
-    except exceptions.DriverError as exc:
-        raise StoreError(f"{where}neo4j driver error at {server}: {exc}") from exc
 
 
 _SCALARS = (str, int, float, bool, type(None))
@@ -333,6 +213,8 @@ class Neo4jStore:
             seconds of the first one (an attempt may take up to ``attempt_timeout_s``).
         attempt_timeout_s: the longest one connection attempt may take, in seconds.
         read_timeout_s: the server ends a read transaction running longer than this.
+        maintenance_timeout_s: the same for maintenance reads (``MAINTENANCE_KERNELS``).
+        index_wait_s: how long a created index is waited on before the command goes on.
         mapping: the graph's labels and properties (kgqa.store.mapping); every kernel is
             rendered through it.
 
@@ -354,6 +236,8 @@ class Neo4jStore:
         retry_deadline_s: float = 30.0,
         attempt_timeout_s: float = 10.0,
         read_timeout_s: float = 120.0,
+        maintenance_timeout_s: float = 3600.0,
+        index_wait_s: float = 3600.0,
         mapping: GraphMapping | None = None,
     ) -> None:
         self.uri = uri
@@ -361,8 +245,11 @@ class Neo4jStore:
         self.mapping = mapping or GraphMapping()
         self._driver: neo4j.Driver | None = driver
         self._read_timeout_s = read_timeout_s
+        self._maintenance_timeout_s = maintenance_timeout_s
+        self._index_wait_s = index_wait_s
+        self._index_aliases: dict[str, str] = {}  # kgqa index name -> an equivalent user index
         # one causal chain for every session of this store: a read after a write sees it
-        self._bookmarks = _import_neo4j().GraphDatabase.bookmark_manager()
+        self._bookmarks = import_neo4j().GraphDatabase.bookmark_manager()
         self._retry_attempts = max(1, retry_attempts)
         self._retry_wait = retry_wait if retry_wait is not None else DEFAULT_RETRY_WAIT
         self._retry_deadline_s = retry_deadline_s
@@ -386,7 +273,7 @@ class Neo4jStore:
         """
         from kgqa.store import graph_mapping
 
-        driver_module = _import_neo4j()
+        driver_module = import_neo4j()
         if settings.neo4j_password is None:
             raise ConfigError(
                 f"store.backend = 'neo4j' but no password is set for {settings.neo4j_uri}",
@@ -431,6 +318,8 @@ class Neo4jStore:
             retry_deadline_s=settings.neo4j_retry_deadline_s,
             attempt_timeout_s=settings.neo4j_connection_timeout_s,
             read_timeout_s=settings.neo4j_read_timeout_s,
+            maintenance_timeout_s=settings.neo4j_maintenance_timeout_s,
+            index_wait_s=settings.neo4j_index_wait_s,
             mapping=graph_mapping(settings),
         )
 
@@ -484,13 +373,18 @@ class Neo4jStore:
     def _verify(self) -> None:
         with map_store_errors(uri=self.uri):
             self.driver.verify_connectivity()
+            agent = str(getattr(self.driver.get_server_info(), "agent", ""))
+        check_server_version(agent, self.uri)
 
     def _prepare(self, query: Query, params: Mapping[str, Any] | None) -> tuple[Query, dict[str, Any]]:
         """The kernel as this database runs it (mapped, dynamic names made literal) and its
         checked parameters."""
         given = dict(params or {})
         query.check_params(given)
-        return literal_dynamic_names(self.mapping.render(query), given), given
+        rendered = literal_dynamic_names(self.mapping.render(query), given)
+        if self._index_aliases and "queryNodes" in rendered.text:
+            rendered = replace(rendered, text=apply_aliases(rendered.text, self._index_aliases))
+        return rendered, given
 
     def run(self, query: Query, params: Mapping[str, Any] | None = None) -> list[dict[str, Any]]:
         """Run one read kernel in a read transaction and return its rows as plain dicts.
@@ -502,9 +396,10 @@ class Neo4jStore:
             StoreUnavailableError: the server is unreachable after retries.
         """
         query, values = self._prepare(query, params)
+        timeout = self._maintenance_timeout_s if query.name in MAINTENANCE_KERNELS else self._read_timeout_s
 
         # a managed transaction takes its timeout from the function (tx.run refuses a neo4j.Query)
-        @_import_neo4j().unit_of_work(timeout=self._read_timeout_s)
+        @import_neo4j().unit_of_work(timeout=timeout)
         def work(tx: neo4j.ManagedTransaction) -> list[dict[str, Any]]:
             # rows must be read inside the transaction: a Result is dead once it closes
             return [{key: _plain(value) for key, value in rec.items()} for rec in tx.run(query.body, values)]
@@ -544,12 +439,19 @@ class Neo4jStore:
         return self._retrying(lambda: self._write_transaction(prepared), what="write")
 
     def _auto_commit(self, query: Query, values: dict[str, Any]) -> list[WriteSummary]:
-        """A schema statement on its own; a created index is awaited before this returns, so
-        the next call never meets it POPULATING (a dropped one needs no wait)."""
+        """A schema statement on its own; the index it created (and only that one) is awaited
+        before this returns, so the next call never meets it POPULATING (a dropped one needs no
+        wait)."""
+        self._index_aliases = {}  # the schema changes: check_search_indexes resolves them again
         with map_store_errors(query, uri=self.uri), self._session() as session:
             summary = _summary(session.run(query.body, values).consume().counters)
-            if re.match(r"\s*CREATE\b", query.body, re.I):
-                session.run("CALL db.awaitIndexes($seconds)", {"seconds": AWAIT_INDEXES_S}).consume()
+            name = created_name(query.body)
+            if name is not None:
+
+                def show(index: str) -> list[dict[str, Any]]:
+                    return [dict(rec.items()) for rec in session.run(_SHOW_INDEX, {"name": index})]
+
+                await_index(show, name, deadline_s=self._index_wait_s)
             return [summary]
 
     def _write_transaction(self, prepared: list[tuple[Query, dict[str, Any]]]) -> list[WriteSummary]:
@@ -560,8 +462,44 @@ class Neo4jStore:
                     summaries.append(_summary(tx.run(query.body, values).consume().counters))
             return summaries
 
-        with map_store_errors(uri=self.uri), self._session() as session:
-            return session.execute_write(work)
+        incomplete = import_neo4j().exceptions.IncompleteCommit
+        try:
+            with map_store_errors(uri=self.uri), self._session() as session:
+                return session.execute_write(work)
+        except StoreUnavailableError as exc:
+            if not isinstance(exc.__cause__, incomplete):
+                raise
+            return self._after_incomplete_commit(prepared, exc)
+
+    def _after_incomplete_commit(
+        self, prepared: list[tuple[Query, dict[str, Any]]], exc: StoreUnavailableError
+    ) -> list[WriteSummary]:
+        """The connection dropped while committing: find out whether the commit happened.
+
+        A write that carries an ingest resume point committed exactly when the resume point is
+        stored; it is then done (its counters are unknown: zeros) and otherwise re-run. Other
+        writes are re-run when every statement is idempotent (MERGE/SET), else refused.
+        """
+        progress = next((v for q, v in prepared if q.name == "ingest_progress_set"), None)
+        if progress is not None:
+            rows = self.run(queries.get("ingest_progress_get"), {"source_key": progress["source_key"]})
+            stored = rows[0] if rows else {}
+            if (
+                stored.get("lines_done") == progress["lines_done"]
+                and stored.get("complete") == progress["complete"]
+            ):
+                log.warning("the commit's outcome was unknown; its resume point is stored, so it committed")
+                return [WriteSummary() for _ in prepared]
+            log.warning("the commit's outcome was unknown; its resume point is absent, so it is re-run")
+            raise exc
+        blind = [q.name for q, _ in prepared if q.name in NOT_IDEMPOTENT]
+        if not blind:
+            raise exc  # idempotent: re-running it changes nothing that committed
+        raise StoreError(
+            f"the connection to Neo4j at {self.uri} dropped while committing {', '.join(blind)}; whether it "
+            "committed is unknown and a re-run could apply it twice",
+            hint="re-run the command: kgqa ingest resumes from its last stored resume point",
+        ) from exc
 
     def info(self) -> StoreInfo:
         return read_store_info(self, backend=self.backend, location=f"{self.uri}/{self.database}")
@@ -574,21 +512,29 @@ class Neo4jStore:
         store never does. ``schema.check_embedding_meta`` checks the recorded model; this checks
         the indexes themselves.
 
+        Indexes are found by schema: where kgqa's own is absent but one of the user's has the same
+        type, label and property, that one is used (and the kernels are sent its name).
+
         Raises:
-            MissingIndexError: an index in ``SEARCH_INDEXES`` does not exist.
+            MissingIndexError: no index of a ``SEARCH_INDEXES`` schema exists.
             StoreError: an index is still populating or has failed.
             SchemaMismatchError: a vector index's dimension or similarity differs from ``meta``.
         """
-        indexes = {ix.name: ix for ix in self.info().indexes}
+        present = self.info().indexes
+        self._index_aliases = index_aliases(present, self.mapping)  # reuse a user's equivalent index
+        indexes = {ix.name: ix for ix in present}
         for kgqa_name, ingest_command in SEARCH_INDEXES.items():
             name = self.mapping.index_name(kgqa_name)
             command = ingest_command if self.mapping.is_default else "kgqa prepare"
-            index = indexes.get(name)
+            index = indexes.get(self._index_aliases.get(name, name))
             if index is None:
+                kind, labels, props = schema_of(self.mapping, kgqa_name)
                 raise MissingIndexError(
-                    f"index '{name}' does not exist in Neo4j at {self.uri}/{self.database}",
+                    f"no {kind} index on :{labels[0]}({props[0]}) (kgqa's is named '{name}') in Neo4j at "
+                    f"{self.uri}/{self.database}",
                     hint=f"run '{command}' against this database",
                 )
+            name = index.name
             if index.state.upper() != "ONLINE":
                 raise StoreError(
                     f"index '{name}' is {index.state}, not ONLINE, in Neo4j at {self.uri}/{self.database}",

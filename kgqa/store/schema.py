@@ -7,10 +7,12 @@ different spaces.
 
 from __future__ import annotations
 
+from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
-from kgqa.errors import SchemaMismatchError
+from kgqa.errors import ConfigError, SchemaMismatchError
 from kgqa.store import queries
+from kgqa.store.mapping import GraphMapping
 from kgqa.types import SCHEMA_VERSION, EmbeddingMeta, IndexInfo, StoreInfo
 
 if TYPE_CHECKING:
@@ -79,10 +81,13 @@ def ensure_vector_indexes(store: GraphStore, meta: EmbeddingMeta) -> None:
 
 
 def ensure_fulltext_indexes(store: GraphStore) -> None:
-    """Create the full-text index over names and, where entities have texts, the one over texts."""
+    """Create the full-text index over names and, where entities have texts, the one over texts.
+
+    The text index serves MoR's text matching only, which a mapped graph cannot run yet, so a
+    mapped graph does not get it (nor the label scan that looks for texts)."""
     for name in FULLTEXT_INDEX_KERNELS:
         run_ddl(store, name)
-    if store.run(queries.get("entities_text_present"))[0]["present"]:
+    if store.mapping.is_default and store.run(queries.get("entities_text_present"))[0]["present"]:
         run_ddl(store, TEXT_INDEX_KERNEL)
 
 
@@ -114,9 +119,78 @@ def check_embedding_meta(store: GraphStore, meta: EmbeddingMeta) -> EmbeddingMet
 
 
 def count_pending_entities(store: GraphStore, model_id: str) -> int:
-    """Entities without an embedding from ``model_id``."""
+    """Entities with a string id but no embedding from ``model_id`` (a scan of the entity label)."""
+    return count_entities(store, model_id).pending
+
+
+@dataclass(frozen=True, slots=True)
+class EntityCounts:
+    """What an embedding pass leaves: ``pending`` keyed entities without a vector from the model,
+    of ``keyed`` ones (a string id), and ``unkeyed`` ones (no id, or one that is not a string)
+    that kgqa skips."""
+
+    pending: int
+    keyed: int
+    unkeyed: int
+
+
+def count_entities(store: GraphStore, model_id: str) -> EntityCounts:
+    """Pending and unkeyed entities for ``model_id`` (one scan of the entity label)."""
     rows = store.run(queries.get("embed_count_pending_entities"), {"model_id": model_id})
-    return int(rows[0]["pending"]) if rows else 0
+    if not rows:
+        return EntityCounts(0, 0, 0)
+    row = rows[0]
+    return EntityCounts(int(row["pending"]), int(row["keyed"] or 0), int(row["unkeyed"] or 0))
+
+
+def embedding_complete(store: GraphStore) -> bool | None:
+    """The completion flag an embedding run leaves (None: a store from before the flag, or none)."""
+    rows = store.run(queries.get("meta_get"))
+    flag = rows[0].get("embedding_complete") if rows else None
+    return None if flag is None else bool(flag)
+
+
+def mark_embedding_complete(store: GraphStore, complete: bool) -> None:
+    """Record whether every keyed entity has a vector from the recorded model (no-op unembedded)."""
+    from kgqa.store.protocol import Statement
+
+    store.write([Statement(queries.get("meta_set_embedding_complete"), {"complete": complete})])
+
+
+def stored_mapping(store: GraphStore) -> GraphMapping | None:
+    """The schema mapping ``kgqa prepare`` last prepared the graph for (None: never prepared)."""
+    rows = store.run(queries.get("meta_get"))
+    text = rows[0].get("mapping") if rows else None
+    return GraphMapping.from_json(str(text)) if text else None
+
+
+def record_mapping(store: GraphStore) -> None:
+    """Record the store's mapping as the one the graph is prepared for."""
+    from kgqa.store.protocol import Statement
+
+    store.write([Statement(queries.get("meta_set_mapping"), {"mapping": store.mapping.to_json()})])
+
+
+def check_mapping(store: GraphStore, *, command: str = "kgqa prepare --redo") -> None:
+    """Refuse to work through a mapping other than the one the graph was prepared for.
+
+    Names, vectors and slices were written for the recorded mapping (its name property, its fact
+    types); read through another they link and expand wrongly, and a prepare over them would
+    leave the old ones in place.
+
+    Raises:
+        ConfigError: the configured mapping differs; the message lists what changed and the hint
+            gives ``command``, which redoes the preparation.
+    """
+    recorded = stored_mapping(store)
+    if recorded is None or recorded == store.mapping:
+        return
+    changes = "; ".join(recorded.differences(store.mapping))
+    raise ConfigError(
+        f"this graph was prepared for another schema mapping ({changes})",
+        hint=f"run '{command}' with the new mapping (it removes what kgqa wrote for the old one, as "
+        "'kgqa unprepare' does, then prepares again), or set the old values back",
+    )
 
 
 def check_query_embedder(store: GraphStore, meta: EmbeddingMeta) -> None:
@@ -124,13 +198,20 @@ def check_query_embedder(store: GraphStore, meta: EmbeddingMeta) -> None:
 
     Vectors of two models are not comparable, so a store whose (re-)embedding stopped part way
     (a killed ``kgqa embed --reembed``) is refused rather than searched half in each space.
+    The check reads the completion flag the embedding run leaves in the meta node, so it costs
+    one lookup, not a scan of the entity label; only a store without the flag (embedded before
+    it existed) or one whose run did not finish is counted.
 
     Raises:
         SchemaMismatchError: another model, or entities still waiting for this one (the hint
             says how to finish or roll back).
+        ConfigError: the graph was prepared for another schema mapping (check_mapping).
     """
+    check_mapping(store)
     recorded = check_embedding_meta(store, meta)
-    pending = count_pending_entities(store, meta.model_id) if recorded is not None else 0
+    if recorded is None or embedding_complete(store):
+        return
+    pending = count_pending_entities(store, meta.model_id)
     if pending:
         raise SchemaMismatchError(
             f"embedding the store with '{meta.model_id}' did not finish: {pending:,} entities have "

@@ -7,7 +7,7 @@ from typing import Any
 
 from kgqa.store import queries
 from kgqa.store.protocol import GraphStore
-from kgqa.store.schema import count_pending_entities
+from kgqa.store.schema import count_entities
 from kgqa.types import StoreInfo
 
 
@@ -18,6 +18,8 @@ class StoreStats:
     ``embedded_entities``: entities with an embedding from the recorded model (None when the
     store has none), so an ONLINE vector index is not mistaken for a fully embedded store.
     ``entity_label``: the label counted as entities (``Entity``, or the mapped one).
+    ``unkeyed_entities``: entities kgqa skips (no id, or one that is not a string; None when the
+    store has no embedding model).
     """
 
     info: StoreInfo
@@ -25,6 +27,7 @@ class StoreStats:
     relationship_types: dict[str, int]
     embedded_entities: int | None = None
     entity_label: str = "Entity"
+    unkeyed_entities: int | None = None
 
     def to_dict(self) -> dict[str, Any]:
         return {
@@ -32,6 +35,7 @@ class StoreStats:
             "labels": self.labels,
             "relationship_types": self.relationship_types,
             "embedded_entities": self.embedded_entities,
+            "unkeyed_entities": self.unkeyed_entities,
         }
 
     def render(self) -> str:
@@ -43,6 +47,11 @@ class StoreStats:
                 f"embedding model: {e.model_id} ({e.dimension} dims, {e.similarity}); "
                 f"{self.embedded_entities or 0:,} of {self.labels.get(self.entity_label, 0):,} "
                 "entities embedded"
+                + (
+                    f" ({self.unkeyed_entities:,} without a string id, skipped)"
+                    if self.unkeyed_entities
+                    else ""
+                )
             )
         else:
             lines.append("embedding model: none (run 'kgqa embed')")
@@ -66,16 +75,20 @@ def collect_stats(store: GraphStore) -> StoreStats:
     pass over the nodes (kglite's ``db.labels()`` lists a node's first label only).
     """
     labels = {r["label"]: int(r["count"]) for r in store.run(queries.get("stats_labels"))}
-    types = {
+    counted = {
         r["type"]: _count(store, "stats_relationship_type_count", {"rel_type": r["type"]})
         for r in store.run(queries.get("stats_relationship_types"))
     }
+    # a type whose last relationship was deleted stays in kglite's catalogue: not shown
+    types = {rel_type: count for rel_type, count in counted.items() if count}
     info = store.info()
     entity_label = store.mapping.entity_label
-    embedded = None
+    embedded = unkeyed = None
     if info.embedding is not None:
-        embedded = labels.get(entity_label, 0) - count_pending_entities(store, info.embedding.model_id)
-    return StoreStats(info, labels, types, embedded, entity_label)
+        counts = count_entities(store, info.embedding.model_id)
+        unkeyed = counts.unkeyed
+        embedded = labels.get(entity_label, 0) - counts.pending - counts.unkeyed
+    return StoreStats(info, labels, types, embedded, entity_label, unkeyed)
 
 
 def _count(store: GraphStore, kernel: str, params: dict[str, Any]) -> int:

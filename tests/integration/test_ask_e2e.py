@@ -64,11 +64,12 @@ def test_saved_answer_reads_back_with_its_evidence(trained: Retriever, extractiv
     assert list(back.evidence) == answer.evidence_keys()
     shown = [(t.head, t.relation, t.tail) for line in answer.evidence for t in line.triples]
     assert list(back.evidence) == list(dict.fromkeys(shown))  # toy ids equal names
-    # The Browser query is the bundled kernel, and it draws the evidence and the linked entities.
+    # The Browser query is the bundled kernel, and it draws the evidence and the topic/answer
+    # entities in one row (saving linked none: no --link-entities).
     assert back.browser_cypher == browser_cypher("q-test-1", trained.store.mapping)
     assert back.browser_cypher.startswith(':param id => "q-test-1";\n')
-    rows = trained.store.run(queries.get("question_browser"), {"id": "q-test-1"})
-    assert len(rows) >= len(back.evidence)
+    [row] = trained.store.run(queries.get("question_browser"), {"id": "q-test-1"})
+    assert len(row["evidence"]) == len(back.evidence) and row["entities"]
 
 
 def test_show_of_unknown_question_names_the_id(trained: Retriever) -> None:

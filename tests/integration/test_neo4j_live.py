@@ -36,6 +36,8 @@ from pydantic import SecretStr
 from ingest.embedding import embed_store
 from ingest.loader import load
 from ingest.prepare import prepare_store
+from ingest.prepare_plan import plan_prepare
+from ingest.unprepare import unprepare_store
 from kgqa.config import StoreSettings
 from kgqa.errors import MissingIndexError, QueryError, StoreUnavailableError
 from kgqa.names import normalise_name
@@ -242,6 +244,8 @@ def graph(store: Any) -> dict[str, Any]:
         "text": "who directed [The Matrix]",
         "asked_at": datetime.now(UTC).isoformat(),
         "answers": ["p1"],
+        "topic_ids": ["m1"],
+        "answer_ids": ["p1"],
         "evidence_heads": ["m1"],
         "evidence_types": ["DIRECTED_BY"],
         "evidence_tails": ["p1"],
@@ -257,8 +261,10 @@ def graph(store: Any) -> dict[str, Any]:
 
 @covers("embed_count_pending_entities", "embed_pending_entities", "embed_pending_relation_types")
 def test_embed_pending_kernels_track_the_model(store: Any, graph: dict[str, Any]) -> None:
-    assert graph["pending_before"] == [{"pending": len(ENTITIES)}]
-    assert run(store, "embed_count_pending_entities", model_id=META.model_id) == [{"pending": 0}]
+    assert graph["pending_before"] == [{"pending": len(ENTITIES), "keyed": len(ENTITIES), "unkeyed": 0}]
+    assert run(store, "embed_count_pending_entities", model_id=META.model_id) == [
+        {"pending": 0, "keyed": len(ENTITIES), "unkeyed": 0}
+    ]
     assert run(store, "embed_pending_entities", model_id=META.model_id, limit=10) == []
     assert len(run(store, "embed_pending_entities", model_id="another-model", limit=10)) == len(ENTITIES)
     assert run(store, "embed_pending_relation_types", model_id=META.model_id, limit=10) == []
@@ -283,16 +289,19 @@ def test_index_list_reports_online_indexes_with_vector_options(store: Any, graph
     store.check_search_indexes(META)  # ONLINE right after creation: the adapter ran db.awaitIndexes
 
 
-@covers("ingest_progress_get", "meta_get")
+@covers("ingest_progress_get", "meta_get", "meta_set_embedding_complete")
 def test_progress_and_meta_round_trip(store: Any, graph: dict[str, Any]) -> None:
     [progress] = run(store, "ingest_progress_get", source_key="live-test")
     assert (progress["lines_done"], progress["complete"], progress["source"]) == (3, True, "memory")
+    write(store, ("meta_set_embedding_complete", {"complete": True}))
     [meta] = run(store, "meta_get")
     assert meta == {
         "model_id": META.model_id,
         "dimension": 4,
         "similarity": "cosine",
         "schema_version": SCHEMA_VERSION,
+        "embedding_complete": True,
+        "mapping": None,
     }
 
 
@@ -328,9 +337,9 @@ def test_saved_question_shows_its_evidence(store: Any, graph: dict[str, Any]) ->
     assert run(store, "question_evidence", id="q1") == [
         {"rank": 0, "h_id": "m1", "rel_type": "DIRECTED_BY", "t_id": "p1"}
     ]
-    drawn = run(store, "question_browser", id="q1")
-    assert {r["r"]["type"] for r in drawn} == {"DIRECTED_BY"}
-    assert {r["link"]["type"] for r in drawn} == {"KGQA_TOPIC", "KGQA_ANSWER"}
+    [drawn] = run(store, "question_browser", id="q1")  # one row: Browser's row limit cuts nothing
+    assert [r["type"] for r in drawn["evidence"]] == ["DIRECTED_BY"]
+    assert {e["properties"]["id"] for e in drawn["entities"]} == {"m1", "p1"}
 
 
 @covers("relation_types_list", "stats_labels", "stats_relationship_types", "stats_relationship_type_count")
@@ -511,12 +520,30 @@ def test_saved_evidence_keys_survive_deletes_and_point_at_no_other_edge(
     )  # may reuse the id
     try:
         assert load_saved(store, "q-keys").evidence == ()  # gone, and nothing else drawn in its place
-        assert run(store, "question_browser", id="q-keys") == []
+        [drawn] = run(store, "question_browser", id="q-keys")
+        assert drawn["evidence"] == []  # topics and answers still drawn
+        assert {e["properties"]["id"] for e in drawn["entities"]} == {"m1", "p2"}
     finally:
         cypher(store, "MATCH (:Entity {id: 'm2'})-[r:DIRECTED_BY]->(:Entity {id: 'p1'}) DELETE r")
         cypher(store, "MATCH (a:Entity {id: 'm1'}), (b:Entity {id: 'p2'}) MERGE (a)-[:STARRED_ACTORS]->(b)")
     assert load_saved(store, "q-keys").evidence == (("m1", "STARRED_ACTORS", "p2"),)  # the same fact again
     cypher(store, "MATCH (q:KgqaQuestion {id: 'q-keys'}) DETACH DELETE q")
+
+
+@covers("prepare_unkeyed_sample")
+def test_entities_without_a_string_id_are_skipped_not_looped_on(store: Any, graph: dict[str, Any]) -> None:
+    """Blocker 1 of issue 29: an :Entity without id, or with a number id and no name, used to come
+    back as pending forever; now embed skips and counts them, and ask is not refused. (Before the
+    mapped-graph test: that one records its mapping in the shared :KgqaMeta node.)"""
+    cypher(store, "CREATE (:Entity {name: 'no id'}), (:Entity {id: 42}), (:Entity {id: 'odd-bare'})")
+    try:
+        assert [r["id"] for r in run(store, "prepare_unkeyed_sample", limit=5)] in ([None, 42], [42, None])
+        report = embed_store(store, LiveEmbedder())
+        assert report.entities_skipped == 2 and report.entities_embedded == 1  # 'odd-bare', by its id
+        schema.check_query_embedder(store, META)
+        assert collect_stats(store).unkeyed_entities == 2
+    finally:
+        cypher(store, "MATCH (e:Entity) WHERE e.id IS NULL OR e.id IN [42, 'odd-bare'] DETACH DELETE e")
 
 
 # --- item 1: a graph kgqa did not ingest, read through a schema mapping -------------------------
@@ -589,8 +616,8 @@ def test_prepare_embed_and_ask_on_a_mapped_graph(store: Any, graph: dict[str, An
         assert saved.evidence == (("m1", "DIRECTED BY", "p1"),)
         query = saved.browser_cypher.split(";", 1)[1].strip().rstrip(";")  # what Browser runs after :param
         assert query == browser_cypher("q-mapped", MAPPING).split(";", 1)[1].strip().rstrip(";")
-        drawn = cypher(mapped, query, id="q-mapped")
-        assert drawn and all(r["r"] is not None for r in drawn)
+        [drawn] = cypher(mapped, query, id="q-mapped")
+        assert len(drawn["evidence"]) == 1 and len(drawn["entities"]) >= 2
 
         assert prepare_store(mapped).names_normalised == 0  # a re-run writes nothing new
 
@@ -688,6 +715,191 @@ def test_hub_slices_serve_the_rows_of_the_full_order(
         far=dropped,
     )
     assert not any(dropped in (h, t) for h, _, t in hop(store, "sl-T0", cap))
+
+
+# --- issue 29: a user's own graph, prepared, unprepared -------------------------------------------
+
+
+def test_plans_bind_both_ends_before_the_relationship(store: Any, graph: dict[str, Any]) -> None:
+    """Major 5: the evidence, Browser and slice queries seek both entities by index and match the
+    relationship between them with Expand(Into), never Expand(All) from a hub (EXPLAIN: nothing runs)."""
+    seeks = {"NodeIndexSeek", "NodeUniqueIndexSeek"}  # the id is a uniqueness constraint here
+    evidence = plan_operators(store, queries.get("question_evidence").body, id="q1")
+    assert evidence & seeks and "Expand(Into)" in evidence and "Expand(All)" not in evidence
+    browser = plan_operators(store, queries.get("question_browser").body, id="q1")
+    assert browser & seeks and "Expand(Into)" in browser and "Expand(All)" not in browser
+    assert "NodeIndexSeek" in plan_operators(
+        store, queries.get("link_exact").body, names_norm=["the matrix"], limit=5
+    )
+    hop = store._prepare(queries.get("subgraph_hop"), HOP_PARAMS)[0].body
+    assert "Expand(Into)" in plan_operators(store, hop, **HOP_PARAMS)  # the slice branch
+
+
+HOP_PARAMS = {"frontier_ids": ["m1"], "max_degree": 100, "max_per_node": 10, "max_triples": 100}
+
+
+class CommitsThenDrops:
+    """A driver session whose first managed write commits and then loses the connection."""
+
+    dropped = False
+
+    def __init__(self, session: Any) -> None:
+        self.session = session
+
+    def __enter__(self) -> CommitsThenDrops:
+        self.session.__enter__()
+        return self
+
+    def __exit__(self, *exc: Any) -> Any:
+        return self.session.__exit__(*exc)
+
+    def execute_write(self, work: Any, *args: Any, **kwargs: Any) -> Any:
+        from neo4j.exceptions import IncompleteCommit
+
+        out = self.session.execute_write(work, *args, **kwargs)
+        if not CommitsThenDrops.dropped:
+            CommitsThenDrops.dropped = True
+            raise IncompleteCommit("the connection dropped after the commit (injected)")
+        return out
+
+    def __getattr__(self, name: str) -> Any:
+        return getattr(self.session, name)
+
+
+def test_an_incomplete_commit_of_a_committed_batch_is_not_run_again(
+    store: Any, graph: dict[str, Any], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Major 4: the batch committed, the driver says IncompleteCommit; the resume point is found
+    stored, so the blind CREATEs of ingest_triples_absent are not applied twice."""
+    triples = mixed_hub_triples(seed=9, prefix="ic-")
+    original = store._session
+    monkeypatch.setattr(store, "_session", lambda: CommitsThenDrops(original()))
+    load(store, as_records(triples), source="ic", fmt="test", source_key="ic-live", heavy_out_degree=1)
+    monkeypatch.setattr(store, "_session", original)
+    assert CommitsThenDrops.dropped
+    doubled = cypher(
+        store,
+        "MATCH (h:Entity)-[r]->(t:Entity) WHERE h.id STARTS WITH 'ic-' "
+        "WITH h, type(r) AS ty, t, count(*) AS n WHERE n > 1 RETURN count(*) AS doubled",
+    )
+    assert doubled == [{"doubled": 0}]
+    [count] = cypher(store, "MATCH (h:Entity)-[r]->() WHERE h.id STARTS WITH 'ic-' RETURN count(r) AS n")
+    assert count["n"] == len(set(triples))
+    wrong = cypher(
+        store,
+        "MATCH (e:Entity) WHERE e.id STARTS WITH 'ic-' AND e.kgqa_degree <> COUNT { (e)--() } "
+        "RETURN e.id AS id",
+    )
+    assert wrong == []
+
+
+def _wipe(store: Any) -> None:
+    cypher(store, "MATCH (n) DETACH DELETE n")
+    for statement in CLEANUP_DDL:
+        cypher(store, statement)
+
+
+def _database_snapshot(store: Any) -> dict[str, Any]:
+    """Counts of labels and types, every node's labels and properties, the indexes and constraints."""
+    return {
+        "stats": {k: v for k, v in collect_stats(store).to_dict().items() if k != "store"},
+        "nodes": sorted(
+            repr((sorted(r["l"]), sorted(r["p"].items())))
+            for r in cypher(store, "MATCH (n) RETURN labels(n) AS l, properties(n) AS p")
+        ),
+        "indexes": sorted(r["name"] for r in cypher(store, "SHOW INDEXES YIELD name RETURN name")),
+        "constraints": sorted(r["name"] for r in cypher(store, "SHOW CONSTRAINTS YIELD name RETURN name")),
+    }
+
+
+@covers(
+    "prepare_estimate",
+    "meta_set_mapping",
+    "meta_delete",
+    "embed_foreign_vectors",
+    "unprepare_entities",
+    "unprepare_nodes",
+    "index_drop_entity_id",
+    "index_drop_entity_name_norm",
+    "index_drop_fulltext_entity",
+    "index_drop_fulltext_entity_text",
+    "schema_drop_constraint_relation_type_name",
+    "schema_drop_constraint_kgqa_question_id",
+)
+def test_dry_run_writes_nothing_and_unprepare_restores_the_database(
+    store: Any, graph: dict[str, Any]
+) -> None:
+    """``kgqa prepare --dry-run`` then ``prepare`` + ``embed`` + ``ask --save --link-entities`` then
+    ``kgqa unprepare``: labels, properties, indexes and constraints as before (property keys stay
+    in Neo4j's token store, which nothing can remove, so they are not compared)."""
+    from kgqa.store.neo4j_store import Neo4jStore
+
+    _wipe(store)
+    cypher(store, USER_GRAPH)
+    fields = MAPPING
+    settings = live_settings(
+        entity_label=fields.entity_label,
+        entity_id_property=fields.id_property,
+        entity_name_property=fields.name_property,
+        entity_text_property=fields.text_property,
+        fact_types=fields.fact_types,
+    )
+    with Neo4jStore.from_settings(settings) as mapped:
+        before = _database_snapshot(mapped)
+        plan = plan_prepare(mapped, model_id=META.model_id, dimension=META.dimension, slice_cap=1)
+        assert plan.keyed == 4 and plan.total_bytes > 0
+        after_dry_run = _database_snapshot(mapped)
+        assert after_dry_run == before
+
+        prepare_store(mapped, slice_cap=1)
+        embed_store(mapped, LiveEmbedder())
+        _save(
+            mapped,
+            "q-undo",
+            "who directed the matrix",
+            answers=["p1"],
+            evidence=[("m1", "DIRECTED BY", "p1")],
+            topic_ids=["m1"],
+            answer_ids=["p1"],
+            link_entities=True,
+        )
+        unprepare_store(mapped, page_size=2)
+        after = _database_snapshot(mapped)
+        assert after == before
+    _wipe(store)
+
+
+def test_a_users_fulltext_index_on_the_name_is_reused_not_shadowed(store: Any) -> None:
+    """Major 3: a user's full-text index on (label, name) makes kgqa's CREATE ... IF NOT EXISTS a
+    no-op; kgqa then finds it by schema and queries it, and unprepare leaves it in place."""
+    from kgqa.store.neo4j_store import Neo4jStore
+
+    _wipe(store)
+    cypher(store, USER_GRAPH)
+    cypher(store, "CREATE FULLTEXT INDEX user_titles FOR (n:`Film Thing`) ON EACH [n.title]")
+    cypher(store, "CALL db.awaitIndex('user_titles', 300)")
+    fields = MAPPING
+    settings = live_settings(
+        entity_label=fields.entity_label,
+        entity_id_property=fields.id_property,
+        entity_name_property=fields.name_property,
+        entity_text_property=fields.text_property,
+        fact_types=fields.fact_types,
+    )
+    try:
+        with Neo4jStore.from_settings(settings) as mapped:
+            prepare_store(mapped)
+            embed_store(mapped, LiveEmbedder())
+            names = {r["name"] for r in cypher(mapped, "SHOW INDEXES YIELD name RETURN name")}
+            assert "user_titles" in names and "kgqa_entity_name" not in names
+            mapped.check_search_indexes(META)  # found by schema: no "run kgqa prepare"
+            assert [r["id"] for r in run(mapped, "link_fulltext", query="speed", limit=5)] == ["m2"]
+            unprepare_store(mapped)
+            names = {r["name"] for r in cypher(mapped, "SHOW INDEXES YIELD name RETURN name")}
+            assert "user_titles" in names and not any(n.startswith("kgqa_") for n in names)
+    finally:
+        cypher(store, "DROP INDEX user_titles IF EXISTS")
+        _wipe(store)
 
 
 def test_every_kernel_ran_on_the_live_server() -> None:

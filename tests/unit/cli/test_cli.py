@@ -428,6 +428,41 @@ def test_eval_of_an_empty_question_file_is_an_error_not_a_table_of_nan(tmp_path:
     assert not log.exists()
 
 
+def test_prepare_dry_run_then_prepare_then_unprepare_leaves_stats_as_before(tmp_path: Path) -> None:
+    from kgqa.store.kglite_store import KgliteStore
+    from tests.mapped_graph import USER_GRAPH
+
+    data = tmp_path / "user"
+    store = KgliteStore(data / "graph.kgl")
+    store.graph.cypher(USER_GRAPH)
+    store.close()
+    env = {
+        "KGQA_STORE__ENTITY_LABEL": "Film Thing",
+        "KGQA_STORE__ENTITY_ID_PROPERTY": "uid",
+        "KGQA_STORE__ENTITY_NAME_PROPERTY": "title",
+    }
+    code, before, err = _run("stats", "--data-dir", str(data), "--json", env=env)
+    assert code == 0, err
+    code, out, err = _run("prepare", "--data-dir", str(data), "--no-embed", "--dry-run", env=env)
+    assert code == 0, err
+    assert "would write (nothing is written by --dry-run)" in out and "GRANT" in out
+    assert _run("stats", "--data-dir", str(data), "--json", env=env)[1] == before
+    code, _, err = _run("prepare", "--data-dir", str(data), "--no-embed", env=env)
+    assert code == 0, err
+    code, out, err = _run("unprepare", "--data-dir", str(data), env=env)
+    assert code == 0 and "unprepared :Film Thing" in out, err
+    assert _run("stats", "--data-dir", str(data), "--json", env=env)[1] == before
+
+
+def test_ingest_on_a_mapped_store_is_refused_with_a_hint(tmp_path: Path) -> None:
+    source = tmp_path / "kb.tsv"
+    source.write_text("a\tr\tb\n")
+    env = {"KGQA_STORE__ENTITY_LABEL": "Film Thing"}
+    code, _, err = _run("ingest", str(source), "--format", "tsv", "--data-dir", str(tmp_path / "d"), env=env)
+    assert code == 1 and "kgqa ingest writes kgqa's own graph model" in err and "hint:" in err
+    assert not (tmp_path / "d" / "graph.kgl").exists()
+
+
 def test_prepare_maps_an_existing_graph_from_flags_and_environment(tmp_path: Path) -> None:
     from kgqa.store.kglite_store import KgliteStore
     from tests.mapped_graph import USER_GRAPH

@@ -48,6 +48,7 @@ from kgqa.store.protocol import GraphStore, Statement  # noqa: E402
 from kgqa.types import EmbeddingMeta, WriteSummary  # noqa: E402
 
 URI = "bolt://graph.example:7687"
+SHOW_INDEX = "SHOW INDEXES YIELD name, state, failureMessage WHERE name = $name RETURN state, failureMessage"
 ATTEMPTS = 3
 META_PARAMS = {"model_id": "m", "dimension": 4, "similarity": "cosine", "schema_version": 1}
 
@@ -281,6 +282,8 @@ def test_write_names_the_statement_that_failed_inside_the_transaction(bolt: Bolt
                 "text": "t",
                 "asked_at": "now",
                 "answers": "x",
+                "topic_ids": [],
+                "answer_ids": [],
                 "evidence_heads": [],
                 "evidence_types": [],
                 "evidence_tails": [],
@@ -302,7 +305,7 @@ def test_write_runs_a_single_schema_statement_as_auto_commit(bolt: Bolt, store: 
     sent = [c.args for c in bolt.session.run.call_args_list]
     assert sent == [
         (kernel.body, {"dimensions": 384, "similarity": "cosine"}),
-        ("CALL db.awaitIndexes($seconds)", {"seconds": 300}),  # the next query never meets POPULATING
+        (SHOW_INDEX, {"name": "entity_embedding"}),  # its own index only: never db.awaitIndexes
     ]
     bolt.session.execute_write.assert_not_called()
 
@@ -419,8 +422,37 @@ def test_errors_are_described_with_str_not_message(bolt: Bolt) -> None:
 def test_a_created_index_is_awaited_in_the_same_session(bolt: Bolt, store: Neo4jStore) -> None:
     bolt.session.run.return_value = result()
     store.write([Statement(queries.get("index_create_entity_name_norm"), {})])
-    assert bolt.session.run.call_args_list[-1].args[0].startswith("CALL db.awaitIndexes(")
+    assert bolt.session.run.call_args_list[-1].args == (SHOW_INDEX, {"name": "entity_name_norm"})
     assert bolt.driver.session.call_count == 1
+
+
+def test_a_created_index_is_polled_until_online_and_a_users_failed_index_is_ignored(
+    bolt: Bolt, store: Neo4jStore, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setattr("kgqa.store.neo4j_indexes.time.sleep", lambda s: None)
+    states = [[{"state": "POPULATING", "failureMessage": None}]] * 2 + [[{"state": "ONLINE"}]]
+    replies = iter([result(), *(result(r) for r in states)])
+    bolt.session.run.side_effect = lambda text, params=None: next(replies)
+    store.write([Statement(queries.get("index_create_fulltext_entity"), {})])
+    sent = [c.args for c in bolt.session.run.call_args_list]
+    assert sent[1:] == [(SHOW_INDEX, {"name": "entity_name"})] * 3  # ours by name; no other index is read
+    assert not any("awaitIndexes" in str(c) for c in sent)
+
+
+def test_await_index_raises_on_its_own_failed_index_and_gives_up_at_the_deadline() -> None:
+    from kgqa.store.neo4j_indexes import await_index
+
+    failed = [{"state": "FAILED", "failureMessage": "analyzer missing"}]
+    with pytest.raises(StoreError, match="FAILED to populate: analyzer missing") as info:
+        await_index(lambda name: failed, "kgqa_entity_name", deadline_s=10)
+    assert "DROP INDEX kgqa_entity_name" in (info.value.hint or "")
+    now = iter(range(100))
+    populating = [{"state": "POPULATING"}]
+    assert (
+        await_index(lambda n: populating, "x", deadline_s=5, sleep=lambda s: None, clock=lambda: next(now))
+        == "POPULATING"
+    )
+    assert await_index(lambda n: [], "x", deadline_s=5) == "ABSENT"  # IF NOT EXISTS met an equivalent
 
 
 # --- error translation -----------------------------------------------------------------------------
@@ -764,6 +796,9 @@ def test_embed_on_neo4j_ensures_lookups_writes_float32_vectors_then_builds_vecto
         "index_list": lambda: result(),  # a database without kgqa's indexes
         "meta_get": lambda: result(),
         "meta_set": lambda: result(),
+        "meta_set_embedding_complete": lambda: result(),
+        "embed_foreign_vectors": lambda: result(),
+        "embed_count_pending_entities": lambda: result([{"pending": 0, "keyed": 1, "unkeyed": 0}]),
         "entities_text_present": lambda: result([{"present": False}]),
         "embed_pending_entities": lambda: result(pending.pop(0)),
         "embed_set_entities_vector": lambda: result(properties_set=2),
@@ -786,15 +821,154 @@ def test_embed_on_neo4j_ensures_lookups_writes_float32_vectors_then_builds_vecto
     report = embed_store(store, fake_embedder)
 
     assert report.entities_embedded == 1
-    ddl = [s for s in sent if s.startswith(("schema_", "index_create_", "CALL db.awaitIndexes"))]
+    ddl = [s for s in sent if s.startswith(("schema_", "index_create_", "SHOW INDEXES"))]
     assert ddl[:4] == [
         "schema_constraint_entity_id",  # kgqa's own graph model: the id constraint
-        "CALL db.awaitIndexes",
+        SHOW_INDEX,
         "index_create_entity_name_norm",
-        "CALL db.awaitIndexes",
+        SHOW_INDEX,
     ]
     assert "embed_set_entities" not in sent  # the float64 list SET is the embedded store's
     vectors_written = sent.index("embed_set_entities_vector")
     assert sent.index("index_create_vector_entity") > vectors_written
     assert sent.index("index_create_vector_relation_type") > vectors_written
     assert sent.index("index_create_fulltext_entity") < vectors_written
+
+
+# --- issue 29: indexes by schema, unknown commits, maintenance deadline, server version ------------
+
+
+def test_a_users_fulltext_index_on_the_name_is_reused_and_its_name_sent(
+    bolt: Bolt, store: Neo4jStore
+) -> None:
+    users = {**FULLTEXT, "name": "my_titles"}  # the same schema as kgqa's entity_name, another name
+    answer_indexes(bolt, [VECTOR_384, users])
+    store.check_search_indexes(EmbeddingMeta("minilm", 384, "cosine"))  # not "run kgqa ingest"
+    sent: list[str] = []
+    bolt.tx.run.side_effect = lambda text, params=None: sent.append(text) or result()
+    store.run(queries.get("link_fulltext"), {"query": "matrix", "limit": 5})
+    assert "'my_titles'" in sent[0] and "'entity_name'" not in sent[0]
+
+
+def test_an_index_of_another_schema_is_not_taken_for_kgqas(bolt: Bolt, store: Neo4jStore) -> None:
+    other = {**FULLTEXT, "name": "my_titles", "properties": ["title"]}
+    answer_indexes(bolt, [VECTOR_384, other])
+    with pytest.raises(MissingIndexError, match=r"no FULLTEXT index on :Entity\(name\)"):
+        store.check_search_indexes(EmbeddingMeta("minilm", 384, "cosine"))
+
+
+def _progress_batch(lines_done: int) -> list[Statement]:
+    rows = [{"h": "a", "h_norm": "a", "t": "b", "t_norm": "b"}]
+    return [
+        Statement(queries.get("ingest_triples_absent"), {"rel_type": "R", "rows": rows}),
+        Statement(
+            queries.get("ingest_progress_set"),
+            {"source_key": "k", "source": "s", "lines_done": lines_done, "complete": False},
+        ),
+    ]
+
+
+@pytest.mark.parametrize(("stored", "reruns"), [(20, 0), (10, 1)], ids=["committed", "not-committed"])
+def test_an_unknown_commit_is_rechecked_by_its_resume_point(
+    bolt: Bolt, store: Neo4jStore, stored: int, reruns: int
+) -> None:
+    from neo4j.exceptions import IncompleteCommit
+
+    calls = {"write": 0}
+
+    def execute_write(fn: Any, *args: Any, **kwargs: Any) -> Any:
+        calls["write"] += 1
+        if calls["write"] == 1:
+            raise IncompleteCommit("connection lost while committing")
+        return fn(bolt.tx, *args, **kwargs)
+
+    bolt.session.execute_write.side_effect = execute_write
+    progress = [{"lines_done": stored, "complete": False, "source": "s"}]
+    get = queries.get("ingest_progress_get").body
+    bolt.tx.run.side_effect = lambda text, params=None: result(progress) if text == get else result()
+    summaries = store.write(_progress_batch(20))
+    assert calls["write"] == 1 + reruns  # committed: never re-run (the relationship is not doubled)
+    assert len(summaries) == 2
+
+
+def test_an_unknown_commit_of_a_blind_create_without_resume_point_is_refused(
+    bolt: Bolt, store: Neo4jStore
+) -> None:
+    from neo4j.exceptions import IncompleteCommit
+
+    bolt.session.execute_write.side_effect = IncompleteCommit("connection lost while committing")
+    with pytest.raises(StoreError, match="whether it committed is unknown") as info:
+        store.write(_progress_batch(20)[:1])
+    assert not isinstance(info.value, RetryableError)
+    assert bolt.session.execute_write.call_count == 1
+
+
+def test_an_unknown_commit_of_idempotent_writes_is_retried(bolt: Bolt, store: Neo4jStore) -> None:
+    from neo4j.exceptions import IncompleteCommit
+
+    outcomes: list[Any] = [IncompleteCommit("lost"), None]
+
+    def execute_write(fn: Any, *args: Any, **kwargs: Any) -> Any:
+        outcome = outcomes.pop(0)
+        if outcome is not None:
+            raise outcome
+        return fn(bolt.tx, *args, **kwargs)
+
+    bolt.session.execute_write.side_effect = execute_write
+    bolt.tx.run.side_effect = lambda text, params=None: result(properties_set=1)
+    store.write([Statement(queries.get("prepare_set_names"), {"rows": [{"id": "m1", "name_norm": "m"}]})])
+    assert bolt.session.execute_write.call_count == 2
+
+
+def test_maintenance_reads_get_their_own_deadline(bolt: Bolt) -> None:
+    store = Neo4jStore(
+        bolt.driver,
+        uri=URI,
+        database="kgqa",
+        read_timeout_s=120.0,
+        maintenance_timeout_s=5400.0,
+        retry_wait=tenacity.wait_none(),
+    )
+    store.run(queries.get("embed_count_pending_entities"), {"model_id": "m"})
+    assert bolt.session.execute_read.call_args.args[0].timeout == 5400.0
+    store.run(queries.get("entities_get"), {"ids": ["m1"]})
+    assert bolt.session.execute_read.call_args.args[0].timeout == 120.0
+
+
+@pytest.mark.parametrize(
+    ("agent", "refused"), [("Neo4j/5.25.1", True), ("Neo4j/5.26.0", False), ("Neo4j/2025.10.1", False)]
+)
+def test_servers_older_than_5_26_are_refused_at_open(bolt: Bolt, agent: str, refused: bool) -> None:
+    bolt.driver.get_server_info.return_value = MagicMock(agent=agent)
+    if refused:
+        with pytest.raises(StoreError, match="needs Neo4j 5.26 or later") as info:
+            open_store(bolt)
+        assert "upgrade" in (info.value.hint or "")
+        assert bolt.driver.verify_connectivity.call_count == 1  # not retried
+    else:
+        open_store(bolt)
+
+
+def test_a_literal_type_leaves_no_unused_binding_and_expands_one_type() -> None:
+    from kgqa.store.neo4j_store import literal_dynamic_names
+
+    count = literal_dynamic_names(queries.get("stats_relationship_type_count"), {"rel_type": "STARRED"})
+    assert count.body == "MATCH ()-[r:`STARRED`]->()\nRETURN count(r) AS count"  # no leading WITH
+    triples = literal_dynamic_names(queries.get("ingest_triples"), {"rel_type": "R", "rows": []})
+    assert triples.body.startswith("WITH $rel_type AS rel_type")  # still used further down
+    params = {"source_ids": ["m1"], "rel_type": "DIRECTED_BY", "label": "Person", "limit": 5}
+    typed = literal_dynamic_names(queries.get("typed_expand"), params)
+    assert "-[r:`DIRECTED_BY`]->" in typed.body and "type(r)" not in typed.body  # a typed expand
+
+
+@pytest.mark.parametrize(
+    "code", ["Neo.ClientError.Cluster.NotALeader", "Neo.ClientError.General.ForbiddenOnReadOnlyDatabase"]
+)
+def test_a_write_to_a_follower_is_not_retried_and_names_the_routing_uri(
+    bolt: Bolt, store: Neo4jStore, code: str
+) -> None:
+    bolt.tx.run.side_effect = server_error(code, "No write operations are allowed on this database.")
+    with pytest.raises(StoreError, match="cannot take this write") as info:
+        store.write([Statement(queries.get("meta_set_embedding_complete"), {"complete": True})])
+    assert not isinstance(info.value, RetryableError) and "neo4j://" in (info.value.hint or "")
+    assert bolt.session.execute_write.call_count == 1
