@@ -399,13 +399,15 @@ def _conjunction(
     graph: _Neighbourhoods, topic: str, rng: random.Random, used: Counter[str], sources: dict[str, str]
 ) -> tuple[tuple[Any, ...], GraphQuestion] | None:
     options = graph.options((topic,))
-    if not options:
+    first, ends = None, frozenset()
+    while options and first is None:
+        step = _pick(options, used, rng)
+        options.remove(step)
+        reached = graph.walk(topic, [step])
+        if reached is not None and len(reached[0]) > 1:  # one end leaves nothing to narrow down
+            first, ends = step, reached[0]
+    if first is None:
         return None
-    first = _pick(options, used, rng)
-    reached = graph.walk(topic, [first])
-    if reached is None:
-        return None
-    ends = reached[0]
     middle = rng.choice(sorted(ends))
     graph.fetch((middle,))
     pairs = [
