@@ -34,6 +34,7 @@ second run with the same key reads the file instead of walking the graph again.
 from __future__ import annotations
 
 import hashlib
+import itertools
 import json
 import math
 import random
@@ -191,10 +192,7 @@ def generate_questions(
                     return out
                 made = None
                 if rng.random() < CONJUNCTION_SHARE:
-                    made = next(
-                        (m for _ in range(TRIES) if (m := _conjunction(graph, topic, rng, used, sources))),
-                        None,
-                    )
+                    made = _conjunction(graph, topic, rng, sources)
                 if made is None:
                     made = _path_question(graph, topic, 1 + len(out) % MAX_STEPS, rng, used, sources)
                 if made is None or made[0] in seen:
@@ -281,10 +279,12 @@ class _Neighbourhoods:
                 else:
                     self.hubs.add(near)
 
-    def walk(self, topic: str, steps: Sequence[Step]) -> list[frozenset[str]] | None:
+    def walk(
+        self, topic: str, steps: Sequence[Step], *, last_cap: int = MAX_ANSWERS
+    ) -> list[frozenset[str]] | None:
         """The entities reached after each step by all walks of ``steps`` from ``topic`` that
-        never come back to it, or None where a walk crosses a hub, a frontier outgrows its cap
-        or a step reaches nothing."""
+        never come back to it, or None where a walk crosses a hub, a step reaches nothing, or
+        reaches more than :data:`MAX_FRONTIER` entities (``last_cap`` after the last step)."""
         frontier: frozenset[str] = frozenset((topic,))
         reached = []
         for i, step in enumerate(steps):
@@ -292,7 +292,7 @@ class _Neighbourhoods:
             if frontier & self.hubs:
                 return None
             nxt = {far for near in frontier for far in self.adj[near].get(step, ())} - {topic}
-            if not nxt or len(nxt) > (MAX_ANSWERS if i == len(steps) - 1 else MAX_FRONTIER):
+            if not nxt or len(nxt) > (last_cap if i == len(steps) - 1 else MAX_FRONTIER):
                 return None
             frontier = frozenset(nxt)
             reached.append(frontier)
@@ -396,51 +396,59 @@ def _path_record(
 
 
 def _conjunction(
-    graph: _Neighbourhoods, topic: str, rng: random.Random, used: Counter[str], sources: dict[str, str]
+    graph: _Neighbourhoods, middle: str, rng: random.Random, sources: dict[str, str]
 ) -> tuple[tuple[Any, ...], GraphQuestion] | None:
-    options = graph.options((topic,))
-    first, ends = None, frozenset()
-    while options and first is None:
-        step = _pick(options, used, rng)
-        options.remove(step)
-        reached = graph.walk(topic, [step])
-        if reached is not None and len(reached[0]) > 1:  # one end leaves nothing to narrow down
-            first, ends = step, reached[0]
-    if first is None:
-        return None
-    middle = rng.choice(sorted(ends))
+    """A two-topic question around ``middle``: two of its named neighbours become the topics, and
+    the answers are what one step back from each reaches alike (``middle`` among them), where
+    each step alone reaches more."""
     graph.fetch((middle,))
-    pairs = [
-        (step, far)
-        for step, fars in graph.adj.get(middle, {}).items()
-        for far in fars
-        if far not in (topic, middle)
-        and _named(graph.names.get(far))
-        and graph.degrees.get(far, WALK_MAX_DEGREE + 1) <= TOPIC_MAX_DEGREE
-    ]
-    if not pairs:
-        return None
-    back, other = rng.choice(sorted(pairs, key=lambda p: (p[0].relation, p[0].forward, p[1])))
-    second = Step(back.relation, not back.forward)
-    other_reached = graph.walk(other, [second])
-    if other_reached is None:
-        return None
-    answers = (ends & other_reached[0]) - {topic, other}
-    if (
-        not answers
-        or answers in (ends, other_reached[0])
-        or not all(_named(graph.names.get(a)) for a in answers)
-    ):
-        return None
-    topics, steps = (topic, other), (first, second)
+    pairs = sorted(
+        (
+            (step, far)
+            for step, fars in graph.adj.get(middle, {}).items()
+            for far in fars
+            if far != middle
+            and _named(graph.names.get(far))
+            and graph.degrees.get(far, WALK_MAX_DEGREE + 1) <= TOPIC_MAX_DEGREE
+        ),
+        key=lambda p: (p[0].relation, p[0].forward, p[1]),
+    )
+    rng.shuffle(pairs)
+    reached = []
+    for back, topic in pairs[: 2 * TRIES]:
+        step = Step(back.relation, not back.forward)
+        # Each step alone may reach more than MAX_ANSWERS: the other narrows it down.
+        walked = graph.walk(topic, [step], last_cap=MAX_FRONTIER)
+        if walked is not None and len(walked[0]) > 1:  # one end leaves nothing to narrow down
+            reached.append((topic, step, walked[0]))
+    for (topic, first, ends), (other, second, other_ends) in itertools.combinations(reached, 2):
+        answers = (ends & other_ends) - {topic, other}
+        if (
+            topic != other
+            and 0 < len(answers) <= MAX_ANSWERS
+            and answers not in (ends, other_ends)  # each topic must narrow the other down
+            and all(_named(graph.names.get(a)) for a in answers)
+        ):
+            return _conjunction_record(graph, (topic, other), (first, second), answers, rng, sources)
+    return None
+
+
+def _conjunction_record(
+    graph: _Neighbourhoods,
+    topics: tuple[str, str],
+    steps: tuple[Step, Step],
+    answers: frozenset[str],
+    rng: random.Random,
+    sources: dict[str, str],
+) -> tuple[tuple[Any, ...], GraphQuestion]:
     names = tuple(sources.get(s.relation, s.relation) for s in steps)
     words = [relation_words(n) for n in names]
     worded = word_conjunction(
         [graph.names[t] for t in topics], steps, words, _shared_type(graph, answers), rng
     )
     key = ("and", *sorted(zip(topics, steps, strict=True), key=lambda p: (p[0], _step_key(p[1]))))
-    paths = ((first,), (second,))
-    return key, _question(graph, topics, paths, tuple((n,) for n in names), frozenset(answers), worded)
+    paths = tuple((s,) for s in steps)
+    return key, _question(graph, topics, paths, tuple((n,) for n in names), answers, worded)
 
 
 def _question(
