@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from pathlib import Path
+from typing import Any
 
 import click
 
@@ -21,11 +22,22 @@ from kgqa.config import Settings
 
 
 @click.command()
-@click.argument(
-    "files", nargs=-1, required=True, type=click.Path(exists=True, dir_okay=False, path_type=Path)
+@click.argument("files", nargs=-1, type=click.Path(exists=True, dir_okay=False, path_type=Path))
+@click.option(
+    "--format", "fmt", type=click.Choice(QUESTION_FORMATS), help="Question file format (needed with FILES)."
 )
 @click.option(
-    "--format", "fmt", type=click.Choice(QUESTION_FORMATS), required=True, help="Question file format."
+    "--from-graph",
+    is_flag=True,
+    help="Also train on questions generated from the graph itself (no labels needed; FILES optional). "
+    "They are written to <data-dir>/from-graph/ and reused by a re-run.",
+)
+@click.option(
+    "--graph-questions",
+    type=click.IntRange(min=1),
+    default=2000,
+    show_default=True,
+    help="With --from-graph: how many questions to generate.",
 )
 @click.option("--out", type=click.Path(dir_okay=False, path_type=Path), help="Checkpoint to write.")
 @click.option(
@@ -106,7 +118,9 @@ from kgqa.config import Settings
 def train(
     state: CliState,
     files: tuple[Path, ...],
-    fmt: str,
+    fmt: str | None,
+    from_graph: bool,
+    graph_questions: int,
     out: Path | None,
     limit: int | None,
     epochs: int,
@@ -138,7 +152,17 @@ def train(
     With --format stark (text-rich typed graphs) it trains MoR instead: the typed planner on the
     files' metapath column and the trajectory reranker on their answers (--epochs, --patience,
     --seed apply; the checkpoint's kind tells 'kgqa ask' which path to take).
+
+    With --from-graph, questions generated from the graph (relation paths of 1 to 3 steps from
+    sampled entities, worded from the relation names, answers the ends of every walk) are
+    trained on too, or alone without FILES.
     """
+    if files and fmt is None:
+        raise click.UsageError("--format is required with question FILES")
+    if not files and not from_graph:
+        raise click.UsageError("give question FILES, --from-graph, or both")
+    if from_graph and fmt == "stark":
+        raise click.UsageError("--from-graph makes questions for relation paths, not for --format stark")
     loaded = resolve(state, {"store": store_overrides(backend, data_dir), "retrieval": {"checkpoint": out}})
     if fmt == "stark":
         _train_mor(loaded.settings, files, val_file, limit, val_fraction, epochs, patience, seed, as_json)
@@ -155,9 +179,14 @@ def train(
     if hops.isdigit():
         subgraph = replace(subgraph, hops=int(hops))
     cache_dir = example_cache or loaded.settings.store.data_dir / "example-cache"
+    sources = [(f, fmt) for f in files] if fmt else []
+    generated = None
+    if from_graph:
+        generated = _graph_questions(loaded.settings, graph_questions, seed, progress=not as_json)
+        sources.append((Path(generated["path"]), "rog-jsonl"))
     report = run_training(
         loaded.settings,
-        [(f, fmt) for f in files],
+        sources,
         loaded.settings.checkpoint_path,
         subgraph=subgraph,
         oracle_hops=oracle,
@@ -180,9 +209,13 @@ def train(
         reuse_scorers=reuse_scorers,
     )
     if as_json:
-        emit_json(report.to_dict())
+        emit_json({**report.to_dict(), **({"from_graph": generated} if generated else {})})
         return
     s, r = report.scorer_history, report.reader_history
+    if generated:
+        reused = " (reused)" if generated["cached"] else ""
+        counts = f"{generated['questions']} questions by steps {generated['by_length']}"
+        click.echo(f"from the graph{reused}: {counts} in {generated['path']}")
     click.echo(f"questions {report.questions}, examples {report.examples}")
     w = report.walk_rule
     rule = "may pass through and end at a topic" if w["topic_walks"] else "never back through a topic"
@@ -198,6 +231,17 @@ def train(
         click.echo(f"planner kinds by validation {report.planner_history['metric']}: {tried}")
     click.echo(f"extractive reader: best hit@1 {max(r['val_metric']):.4f} at epoch {r['best_epoch']}")
     click.echo(f"checkpoint: {report.out}  ({', '.join(f'{k} {v:.0f}s' for k, v in report.seconds.items())})")
+
+
+def _graph_questions(settings: Settings, count: int, seed: int, *, progress: bool) -> dict[str, Any]:
+    """Generate (or reuse) the questions of ``--from-graph``; their report as a dict."""
+    from kgqa.store import open_store
+    from retriever_training.from_graph import graph_questions_file
+
+    with open_store(settings.store) as store:
+        data_dir = settings.store.data_dir
+        report = graph_questions_file(store, data_dir, count=count, seed=seed, progress=progress)
+    return report.to_dict()
 
 
 def _train_mor(

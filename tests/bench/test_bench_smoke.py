@@ -91,3 +91,14 @@ def test_scale_bench_loads_and_queries_the_small_generated_graph(tmp_path: Path)
     [generated] = row["results"]
     assert generated["relationships"] > 190_000 and generated["hubs"] >= 1
     assert generated["hub"]["triples"] <= 5000  # the default max_triples bounds a hub topic
+
+
+@pytest.mark.slow
+def test_zero_label_bench_trains_from_the_graph_and_scores_the_slice(tmp_path: Path) -> None:
+    out = tmp_path / "zero_label.jsonl"
+    args = ("--dataset", "metaqa-slice", "--graph-questions", "60", "--epochs", "1")
+    stdout = _run_bench("zero_label", out, *args, "--data-dir", str(tmp_path / "d"))
+    assert "| slice | 0 |" in stdout
+    (row,) = [json.loads(line) for line in out.read_text().splitlines()]
+    (run,) = row["runs"]
+    assert row["git_sha"] and run["generated"]["questions"] == 60 and run["slice"]["n"] > 0

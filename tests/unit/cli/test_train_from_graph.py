@@ -1,0 +1,44 @@
+"""``kgqa train --from-graph``: FILES become optional, and the generated questions train a
+checkpoint with no labelled question at all."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+from click.testing import CliRunner
+
+from kgqa.cli import cli
+
+SLICE = Path(__file__).resolve().parents[3] / "examples" / "metaqa_movies"
+
+
+def _run(*args: str) -> tuple[int, str, str]:
+    result = CliRunner().invoke(cli, list(args), catch_exceptions=False)
+    return result.exit_code, result.stdout, result.stderr
+
+
+def test_train_asks_for_files_or_from_graph(tmp_path: Path) -> None:
+    code, _, err = _run("train", "--data-dir", str(tmp_path))
+    assert code == 2 and "--from-graph" in err
+    code, _, err = _run("train", str(SLICE / "questions.txt"), "--data-dir", str(tmp_path))
+    assert code == 2 and "--format" in err
+
+
+def test_train_from_graph_alone_writes_a_checkpoint_and_reuses_the_questions(tmp_path: Path) -> None:
+    data = str(tmp_path / "d")
+    code, _, err = _run("ingest", str(SLICE / "kb.txt"), "--format", "metaqa", "--data-dir", data)
+    assert code == 0, err
+    args = ("train", "--from-graph", "--graph-questions", "60", "--data-dir", data, "--epochs", "1")
+    code, out, err = _run(*args, "--hidden", "32", "--json")
+    assert code == 0, err
+    report = json.loads(out)
+    generated = report["from_graph"]
+    assert generated["questions"] == 60 and not generated["cached"]
+    assert set(generated["by_length"]) >= {"1", "2", "3"}
+    assert Path(generated["path"]).parent == Path(data) / "from-graph"
+    assert sum(report["questions"].values()) == 60
+    assert Path(report["out"]).is_file()
+    code, out, err = _run(*args, "--hidden", "32", "--no-planner", "--no-path-scorer")
+    assert code == 0, err
+    assert "from the graph (reused): 60 questions" in out
