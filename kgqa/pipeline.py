@@ -11,6 +11,7 @@ import time
 from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass, replace
+from pathlib import Path
 from typing import TYPE_CHECKING
 
 import torch
@@ -31,6 +32,7 @@ if TYPE_CHECKING:
     from kgqa.embed.protocol import Embedder
     from kgqa.reasoning.extractive import ExtractiveReader
     from kgqa.reasoning.llm_reader import LLMReader
+    from kgqa.reasoning.plan_reader import PlanReader
     from kgqa.retrieval.mor.retriever import MorRetriever
     from kgqa.store.protocol import GraphStore
     from kgqa.types import TokenBudget
@@ -64,6 +66,9 @@ def open_retriever(settings: Settings) -> Iterator[Retriever]:
     """A retriever over the configured store with the configured checkpoint; closes the store."""
     embedder = make_embedder(settings.embedder)
     with open_query_store(settings, embedder) as store:
+        if train_free(settings):
+            yield Retriever.train_free(store, embedder, subgraph=subgraph_settings(settings))
+            return
         yield Retriever.from_checkpoint(
             store,
             embedder,
@@ -71,6 +76,32 @@ def open_retriever(settings: Settings) -> Iterator[Retriever]:
             subgraph=subgraph_settings(settings),
             rescoring=settings.retrieval.rescoring,
         )
+
+
+#: Folder of a data dir that holds the questions ``kgqa train --from-graph`` made from the graph.
+GRAPH_QUESTIONS_DIR = "from-graph"
+
+
+def model_origin(settings: Settings) -> str:
+    """What answers on this store, in words, for ``kgqa ask``: nothing trained, or a checkpoint
+    trained on labelled questions, on questions made from the graph, or on both."""
+    if train_free(settings):
+        return "none: train-free (relation names matched with the question's words)"
+    from kgqa.checkpoint_file import load_checkpoint
+
+    sources = [Path(path) for path, _ in load_checkpoint(settings.checkpoint_path).get("sources", [])]
+    made = sum(source.parent.name == GRAPH_QUESTIONS_DIR for source in sources)
+    kinds = (["labelled questions"] if made < len(sources) else []) + (
+        ["questions made from the graph"] if made else []
+    )
+    return f"{settings.checkpoint_path}, trained on {' and '.join(kinds) or 'unrecorded questions'}"
+
+
+def train_free(settings: Settings) -> bool:
+    """Whether questions are answered with nothing trained: no checkpoint was named and the data
+    dir has none yet (a graph nobody labelled; :mod:`kgqa.retrieval.name_match`). A checkpoint
+    named and missing is an error, not this."""
+    return settings.retrieval.checkpoint is None and not settings.checkpoint_path.is_file()
 
 
 @dataclass(frozen=True, slots=True)
@@ -105,7 +136,7 @@ class Asker:
         answer: AnswerSettings,
         llm: LLMReader | None = None,
         *,
-        extractive: ExtractiveReader | None = None,
+        extractive: ExtractiveReader | PlanReader | None = None,
         reader_settings: ReaderSettings | None = None,
     ) -> None:
         self.retriever = retriever
@@ -116,7 +147,9 @@ class Asker:
 
     @property
     def reader_name(self) -> str:
-        return "extractive" if self.llm is None else f"llm:{self.llm.client.model_id}"
+        if self.llm is not None:
+            return f"llm:{self.llm.client.model_id}"
+        return "extractive" if self.retriever.trained else "train-free"
 
     def ask(self, question: str, *, topic_ids: Sequence[str] = (), hops: int | None = None) -> Answer:
         """Answer one question (topics are linked unless ``topic_ids`` are given)."""
@@ -154,7 +187,7 @@ class Asker:
             tokens=tokens,
         )
 
-    def _extractive(self) -> ExtractiveReader:
+    def _extractive(self) -> ExtractiveReader | PlanReader:
         if self.extractive is None:
             hint = "load the extractive reader of the checkpoint from 'kgqa train'"
             if self.llm is not None:
@@ -246,10 +279,14 @@ def open_asker(settings: Settings) -> Iterator[Asker]:
         yield Asker(retriever, answer, llm, extractive=extractive, reader_settings=settings.reader)
 
 
-def open_extractive_reader(settings: Settings, retriever: Retriever) -> ExtractiveReader:
-    """The extractive reader of the configured checkpoint, over ``retriever``'s tables."""
+def open_extractive_reader(settings: Settings, retriever: Retriever) -> ExtractiveReader | PlanReader:
+    """The extractive reader of the configured checkpoint, over ``retriever``'s tables, or the
+    train-free reader where ``retriever`` is train-free."""
     from kgqa.reasoning.extractive import ExtractiveReader
+    from kgqa.reasoning.plan_reader import PlanReader
 
+    if not retriever.trained:
+        return PlanReader()
     return ExtractiveReader.from_checkpoint(
         settings.checkpoint_path, retriever.tables, embedder_model_id=retriever.embedder.model_id
     )

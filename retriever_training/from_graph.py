@@ -51,6 +51,7 @@ from kgqa.atomic_write import atomic_write
 from kgqa.errors import ConfigError
 from kgqa.eval.datasets import rog_record
 from kgqa.names import RESERVED_LABELS
+from kgqa.pipeline import GRAPH_QUESTIONS_DIR
 from kgqa.store import queries
 from kgqa.store.protocol import GraphStore
 from kgqa.types import QAExample
@@ -150,7 +151,7 @@ def graph_questions_file(
     """
     head = {"kb": kb_fingerprint(store), "seed": seed, "count": count, "version": GENERATOR_VERSION}
     key = hashlib.sha256(json.dumps(head, sort_keys=True, default=str).encode()).hexdigest()[:24]
-    path = data_dir / "from-graph" / f"{key}.jsonl"
+    path = data_dir / GRAPH_QUESTIONS_DIR / f"{key}.jsonl"
     if path.is_file():
         return summarise(path, _read_records(path), cached=True)
     questions = generate_questions(store, count=count, seed=seed, progress=progress)

@@ -144,7 +144,7 @@ def ask(
       kgqa ask "Which genes are associated with both pain and ..." --checkpoint mor.pt --save
     """
     loaded = resolve(state, {"store": store_overrides(backend, data_dir), **answer_overrides(opts)})
-    from kgqa.pipeline import is_mor_checkpoint, open_asker
+    from kgqa.pipeline import is_mor_checkpoint, model_origin, open_asker
 
     if mode == "mor" or (mode == "auto" and is_mor_checkpoint(loaded.settings)):
         _ask_mor(
@@ -171,9 +171,14 @@ def ask(
             if save and answer.question_id
             else {}
         )
-        emit_json({**answer.to_dict(), **saved})
+        emit_json({**answer.to_dict(), "model": model_origin(loaded.settings), **saved})
         return
     _render(answer, loaded.settings.answer.max_answers)
+    click.echo(f"model: {model_origin(loaded.settings)}")
+    if answer.reader == "train-free":
+        from kgqa.reasoning.plan_reader import NOTICE
+
+        click.echo(f"note: {NOTICE}")
     if answer.question_id:
         click.echo(f"\nsaved as {answer.question_id}; to see the evidence in Neo4j Browser paste:\n")
         click.echo(browser_cypher(answer.question_id, mapping))

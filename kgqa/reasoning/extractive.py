@@ -262,22 +262,32 @@ class ExtractiveReader:
         threshold = self.model.config.answer_threshold
         if threshold is not None:
             top_n = max(1, int((probs.masked_fill(~allowed, -1.0) >= threshold).sum()))
-        best = torch.topk(probs.masked_fill(~allowed, -1.0), min(top_n, int(allowed.sum())))
-        answers = []
-        for entity, prob in zip(best.indices.tolist(), best.values.tolist(), strict=True):
-            incident = ((sub.head == entity) | (sub.tail == entity)).nonzero().flatten()
-            ranked = incident[torch.argsort(retrieval.scores[incident], descending=True)][:support]
-            entity_id = sub.entity_ids[entity]
-            answers.append(
-                ExtractedAnswer(
-                    entity_id,
-                    retrieval.names.get(entity_id, entity_id),
-                    prob,
-                    tuple(retrieval.triple(i) for i in ranked.tolist()),
-                )
-            )
+        answers = ranked_answers(retrieval, probs, allowed, top_n, support=support)
         retrieval.timings_ms["read"] = (time.perf_counter() - started) * 1e3
         return answers
+
+
+def ranked_answers(
+    retrieval: Retrieval, probabilities: Tensor, allowed: Tensor, count: int, *, support: int
+) -> list[ExtractedAnswer]:
+    """The ``count`` allowed entities of highest ``probabilities`` [N], best first, each with its
+    ``support`` best-scored incident triples."""
+    sub = retrieval.prepared.subgraph
+    best = torch.topk(probabilities.masked_fill(~allowed, -1.0), min(count, int(allowed.sum())))
+    answers = []
+    for entity, prob in zip(best.indices.tolist(), best.values.tolist(), strict=True):
+        incident = ((sub.head == entity) | (sub.tail == entity)).nonzero().flatten()
+        ranked = incident[torch.argsort(retrieval.scores[incident], descending=True)][:support]
+        entity_id = sub.entity_ids[entity]
+        answers.append(
+            ExtractedAnswer(
+                entity_id,
+                retrieval.names.get(entity_id, entity_id),
+                prob,
+                tuple(retrieval.triple(i) for i in ranked.tolist()),
+            )
+        )
+    return answers
 
 
 #: Thresholds :func:`calibrate_threshold` chooses among.

@@ -38,6 +38,7 @@ from torch import Tensor, nn
 from kgqa.errors import CheckpointError, ConfigError
 from kgqa.names import relationship_type
 from kgqa.retrieval.features import PreparedQuestion
+from kgqa.retrieval.name_match import NameMatchPlanner
 from kgqa.retrieval.nn import Checkpointable, MlpConfig, mlp_tail, scatter_max
 from kgqa.retrieval.plan_attention import AttentionPlanScorer
 from kgqa.retrieval.subgraph import Subgraph
@@ -502,7 +503,7 @@ def plan_guided_scores(probabilities: Tensor, ranked: RankedPlans, sub: Subgraph
 
 
 def rank_plans(
-    planner: Planner,
+    planner: Planner | NameMatchPlanner,
     prepared: PreparedQuestion,
     tables: tuple[EntityTable, RelationTable],
     plans: Plans | None = None,

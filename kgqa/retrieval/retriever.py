@@ -25,6 +25,7 @@ from kgqa.link import link, strip_brackets
 from kgqa.linking_words import RelationWords
 from kgqa.retrieval.disambiguation import Disambiguation, rank_topics
 from kgqa.retrieval.features import PreparedQuestion, SubgraphSettings, prepare
+from kgqa.retrieval.name_match import NameMatchPlanner
 from kgqa.retrieval.path_context import triple_probabilities
 from kgqa.retrieval.path_pooling import path_rescore
 from kgqa.retrieval.plan_attention import AttentionPlanScorer
@@ -197,21 +198,22 @@ class Retriever:
         self,
         store: GraphStore,
         embedder: Embedder | Callable[[], Embedder],
-        scorer: TripleScorer,
+        scorer: TripleScorer | None,
         *,
         path_scorer: TripleScorer | None = None,
-        planner: Planner | None = None,
+        planner: Planner | NameMatchPlanner | None = None,
         subgraph: SubgraphSettings | None = None,
         rescoring: Rescoring = "plan",
     ) -> None:
         self.store = store
         self.rescoring = rescoring
         self._embedder = embedder
-        self.scorer = scorer.eval()
+        self.scorer = scorer.eval() if scorer is not None else None
         self.path_scorer = path_scorer.eval() if path_scorer is not None else None
         self.planner = planner.eval() if planner is not None else None
         self.subgraph = subgraph or SubgraphSettings()
-        self.tables = (EntityTable(store, scorer.config.emb_dim), RelationTable(store))
+        width = scorer.config.emb_dim if scorer is not None else self.embedder.dimension
+        self.tables = (EntityTable(store, width), RelationTable(store))
         self._relation_words: RelationWords | None = None
 
     @property
@@ -251,6 +253,20 @@ class Retriever:
             subgraph=subgraph,
             rescoring=rescoring,
         )
+
+    @classmethod
+    def train_free(
+        cls, store: GraphStore, embedder: Embedder, *, subgraph: SubgraphSettings | None = None
+    ) -> Retriever:
+        """A retriever with nothing trained: plans ranked by their relation names' match with the
+        question's words (:class:`~kgqa.retrieval.name_match.NameMatchPlanner`), triples by the
+        likeliest plans' walks through them (walks come back through no topic)."""
+        return cls(store, embedder, None, planner=NameMatchPlanner(), subgraph=subgraph)
+
+    @property
+    def trained(self) -> bool:
+        """Whether a trained scorer ranks the triples (False on the train-free path)."""
+        return self.scorer is not None
 
     def retrieve(self, question: str, *, topic_ids: Sequence[str] = (), hops: int | None = None) -> Retrieval:
         """Score every candidate triple of ``question`` (topics linked unless given).
@@ -306,20 +322,28 @@ class Retriever:
         """Embed, extract, score, plan and rank for fixed topics."""
         started = time.perf_counter()
         text = strip_brackets(question)
-        # The planner also reads the text around the topic mention; without one, the question only.
-        texts = tuple(question_views(text, [t.mention or t.name for t in topics]) if self.planner else [text])
+        mentions = [t.mention or t.name for t in topics]
+        # A trained planner also reads the text around the topic mention; otherwise the question only.
+        trained_planner = self.planner is not None and not isinstance(self.planner, NameMatchPlanner)
+        texts = tuple(question_views(text, mentions) if trained_planner else [text])
         if texts not in views_cache:
             views_cache[texts] = embed_distinct(self.embedder, texts)
         views = views_cache[texts]
-        reads_tokens = isinstance(self.planner, AttentionPlanScorer)
-        tokens = question_token_states(self.embedder, text) if reads_tokens else None
+        tokens = None
+        if isinstance(self.planner, AttentionPlanScorer):
+            tokens = question_token_states(self.embedder, text)
+        elif isinstance(self.planner, NameMatchPlanner):
+            tokens = self.planner.word_vectors(self.embedder, text, mentions)
         embedded = time.perf_counter()
         prepared = prepare(
             self.store, views, [t.id for t in topics], self.tables, settings, question_tokens=tokens
         )
         scored_at = time.perf_counter()
         with torch.inference_mode():
-            probabilities = triple_probabilities(prepared, self.tables, self.scorer, self.path_scorer)
+            if self.scorer is None:
+                probabilities = torch.zeros(prepared.subgraph.num_triples)
+            else:
+                probabilities = triple_probabilities(prepared, self.tables, self.scorer, self.path_scorer)
         scored = time.perf_counter()
         timings = {
             "embed_question": (embedded - started) * 1e3,

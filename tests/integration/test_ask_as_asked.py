@@ -60,6 +60,22 @@ def _heads(relation: str, tail: str) -> set[str]:
 
 
 @pytest.mark.slow
+def test_without_a_checkpoint_ask_answers_train_free_and_says_so(untrained_dir: str) -> None:
+    asked = json.loads(_kgqa("ask", "who directed Cast Away", "--data-dir", untrained_dir, "--json"))
+    assert asked["answers"][0]["name"] == "Robert Zemeckis"
+    assert asked["reader"] == "train-free" and asked["model"].startswith("none: train-free")
+    films = {
+        a["name"]
+        for a in json.loads(
+            _kgqa("ask", "which films did robert zemeckis direct", "--data-dir", untrained_dir, "--json")
+        )["answers"]
+    }
+    assert films == _heads("directed_by", "Robert Zemeckis")  # the whole answer set
+    shown = _kgqa("ask", "who directed Cast Away", "--data-dir", untrained_dir)
+    assert "no trained model" in shown and "kgqa train --from-graph" in shown
+
+
+@pytest.mark.slow
 def test_a_one_hop_question_stops_after_one_hop(data_dir: str) -> None:
     assert _answers(data_dir, "who directed cast away")[0] == "Robert Zemeckis"
 

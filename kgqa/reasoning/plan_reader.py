@@ -1,0 +1,66 @@
+"""The train-free reader: answers are where the likeliest plan's walks end.
+
+Without a trained model (a graph nobody labelled, no ``kgqa train`` yet) there is no entity
+scorer, but the plans are ranked all the same (:mod:`kgqa.retrieval.name_match`), and a plan's
+walks from the topic end at exactly the entities it asks for. So an entity's score is the
+probability of the best plan ending there (:func:`~kgqa.retrieval.plans.plan_reach`), and the
+answer set is every entity the best-scored plan reaches.
+"""
+
+from __future__ import annotations
+
+import time
+
+from torch import Tensor
+
+from kgqa.reasoning.extractive import ExtractedAnswer, ranked_answers
+from kgqa.retrieval.retriever import Retrieval
+
+#: Entities within this share of the best score answer together (the best plan's ends tie exactly).
+TIE = 1e-6
+#: What ``kgqa ask`` says of an answer read this way.
+NOTICE = (
+    "no trained model: plans were matched to the question by their relation names; train one "
+    "with 'kgqa train QUESTIONS' or, without questions, 'kgqa train --from-graph'"
+)
+
+
+class PlanReader:
+    """Ranks a retrieval's entities by the best plan that ends at each; no weights."""
+
+    def entity_probabilities(self, retrieval: Retrieval) -> Tensor:
+        """FloatTensor [N] in [0, 1]: the probability of the likeliest plan ending at each entity
+        (0 where none does, and for entities that may not answer).
+
+        Raises:
+            ValueError: the retrieval ranked no plans (a retriever without a planner).
+        """
+        sub = retrieval.prepared.subgraph
+        if retrieval.plans is None:
+            raise ValueError("the train-free reader reads plans, and this retrieval ranked none")
+        best = retrieval.plans.reach(sub.num_entities)[:, 0]
+        return best.masked_fill(~sub.candidate_mask(), 0.0)
+
+    def extract_answers(
+        self,
+        retrieval: Retrieval,
+        *,
+        top_n: int = 5,
+        support: int = 3,
+        candidates: Tensor | None = None,
+        probabilities: Tensor | None = None,
+    ) -> list[ExtractedAnswer]:
+        """Every allowed entity tied with the best score (the best plan's ends: the whole answer
+        set; none where no plan reaches an allowed entity), each with its best incident triples;
+        arguments as :meth:`~kgqa.reasoning.extractive.ExtractiveReader.extract_answers`, where
+        ``top_n`` is for readers that return a fixed number."""
+        started = time.perf_counter()
+        sub = retrieval.prepared.subgraph
+        allowed = sub.candidate_mask() if candidates is None else candidates & sub.candidate_mask()
+        probs = self.entity_probabilities(retrieval) if probabilities is None else probabilities
+        shown = probs.masked_fill(~allowed, -1.0)
+        top = float(shown.max()) if shown.numel() else 0.0
+        count = int((shown >= top * (1 - TIE)).sum()) if top > 0 else 0
+        answers = ranked_answers(retrieval, probs, allowed & (probs > 0), count, support=support)
+        retrieval.timings_ms["read"] = (time.perf_counter() - started) * 1e3
+        return answers

@@ -1,0 +1,62 @@
+"""The train-free planner: content words, word matches, and the best distinct assignment."""
+
+from __future__ import annotations
+
+import itertools
+
+import pytest
+import torch
+
+from kgqa.retrieval.name_match import best_assignment, content_words, word_matches
+
+
+def _brute_force(matches: torch.Tensor, steps: torch.Tensor, cost: float) -> torch.Tensor:
+    out = []
+    for row in steps.tolist():
+        relations = [s // 2 for s in row if s >= 0]
+        words = list(range(matches.shape[1])) + [None] * len(relations)  # None: no word, match 0
+        best = float("-inf")
+        for choice in itertools.permutations(range(len(words)), len(relations)):
+            total = sum(
+                (0.0 if words[w] is None else float(matches[r, words[w]])) - cost
+                for r, w in zip(relations, choice, strict=True)
+            )
+            best = max(best, total)
+        out.append(best)
+    return torch.tensor(out)
+
+
+@pytest.mark.parametrize("num_words", [0, 1, 2, 5])
+def test_best_assignment_equals_brute_force_over_distinct_words(num_words: int) -> None:
+    generator = torch.Generator().manual_seed(num_words)
+    matches = torch.rand(4, num_words, generator=generator) - 0.3
+    steps = torch.randint(0, 8, (40, 3), generator=generator)
+    steps[:10, 1:] = -1
+    steps[10:20, 2] = -1
+    torch.testing.assert_close(best_assignment(matches, steps, 0.25), _brute_force(matches, steps, 0.25))
+
+
+def test_a_step_pays_for_itself_only_with_a_word_of_its_own() -> None:
+    # One word, "directed", matching relation 0: the 1-step plan beats the plan that walks
+    # relation 0 there and back, whose second step finds no word left.
+    matches = torch.tensor([[0.6], [0.0]])
+    one, two = best_assignment(matches, torch.tensor([[0, -1], [0, 1]]), 0.25).tolist()
+    assert one == pytest.approx(0.35) and two == pytest.approx(0.1) and one > two
+
+
+def test_word_matches_are_centred_per_word_over_the_relations() -> None:
+    relations = torch.tensor([[1.0, 0.0], [0.0, 1.0]])
+    words = torch.tensor([[1.0, 1.0], [1.0, 0.0]])  # a word equally near both, then one near the first
+    matches = word_matches(relations, words)
+    torch.testing.assert_close(matches[:, 0], torch.zeros(2))
+    assert matches[0, 1] > 0 > matches[1, 1]
+
+
+def test_content_words_drop_the_topic_and_function_words_but_keep_when_and_where() -> None:
+    assert content_words("who directed Cast Away", ["Cast Away"]) == ["directed"]
+    assert content_words("when was cast away released", ["Cast Away"]) == ["when", "released"]
+    assert content_words("where is the club that Alan_PULIDO plays for ?", ["Alan PULIDO"]) == [
+        "where",
+        "club",
+        "plays",
+    ]
