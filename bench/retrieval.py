@@ -174,6 +174,7 @@ def main(
         "dataset": dataset,
         "size": size,
         "gold_paths": gold_paths,
+        "train_free": not settings.checkpoint_path.is_file(),
         "hops": ORACLE_HOPS if oracle_hops else settings.retrieval.hops,
         **environment(device),
     }
@@ -224,16 +225,15 @@ def main(
             )
             stages = [s for s in summary.latency_ms if s != "retrieval_total"]
             record[name] = summary.to_dict()
-        widths = (None, 1024) if dataset == "metaqa" else ()
+        widths = (None, 1024) if dataset == "metaqa" and retriever.trained else ()
+        model = str(settings.checkpoint_path) if retriever.trained else "none (train-free: no checkpoint)"
         speeds = [_throughput(retriever, repeat, hidden=w) for w in widths]
     walked = (
         "ORACLE hop count per question from the file (ablation)"
         if oracle_hops
         else f"no hop count given (plans of 1..{settings.retrieval.hops} steps)"
     )
-    click.echo(
-        f"{dataset}: held-out questions ({size}), {walked}, retrieval checkpoint {settings.checkpoint_path}"
-    )
+    click.echo(f"{dataset}: held-out questions ({size}), {walked}, retrieval checkpoint {model}")
     click.echo(
         markdown_table(
             [

@@ -15,7 +15,7 @@ from kgqa.eval.datasets import file_stem, read_line_numbers, read_questions, sam
 from kgqa.eval.log import checkpoint_identity, fingerprint
 from kgqa.eval.run import EvalSummary, evaluate, evaluate_records
 from kgqa.eval.splits import SplitSettings, hops_reader
-from kgqa.pipeline import open_asker
+from kgqa.pipeline import open_asker, train_free
 from kgqa.types import QAExample
 
 
@@ -58,7 +58,11 @@ def select(
     examples = list(read_questions(path, fmt, lines=lines))
     if not examples:
         raise IngestError("no questions to evaluate: the file holds none", path=str(path))
-    if heldout:
+    if heldout and train_free(settings):
+        # Nothing was trained, so nothing was seen: the held-out part of the default split keeps
+        # train-free numbers comparable with those of a checkpoint trained by default.
+        examples = SplitSettings().parts(examples)["heldout"]
+    elif heldout:
         examples = heldout_part(examples, settings.checkpoint_path, path)
     selected = sample(examples, limit)
     if not selected:
