@@ -485,3 +485,17 @@ def test_prepare_maps_an_existing_graph_from_flags_and_environment(tmp_path: Pat
     assert "0 names normalised, 2 fact types (DIRECTED BY, STARRED)" in out
     code, _, err = _run("prepare", "--data-dir", str(data), "--entity-label", "KgqaQuestion", "--no-embed")
     assert code == 1 and "store.entity_label" in err
+
+
+@pytest.mark.parametrize(
+    "args",
+    [
+        ["ask", "who directed cast away", "--hops", "-1"],
+        ["ask", "who directed cast away", "--hops", "0"],
+        ["eval", "questions.txt", "--format", "metaqa", "--hops", "0"],
+        ["train", "questions.txt", "--format", "metaqa", "--hops", "two"],
+    ],
+)
+def test_a_hop_count_below_one_is_refused_before_anything_runs(args: list[str]) -> None:
+    result = CliRunner().invoke(cli, args)
+    assert result.exit_code == 2 and "Invalid value for '--hops'" in result.stderr
