@@ -77,10 +77,16 @@ def label_name(type_name: str) -> str:
 
 
 def relation_text(source_name: str) -> str:
-    """Readable text of a relation, for embedding.
+    """Readable text of a relation, for embedding: the words of its name.
 
-    ``people.person.nationality`` -> ``people person nationality``.
+    A Freebase-style name of three or more dotted parts (domain.type.property) is read without
+    its domain, which every relation of the domain shares and no question says:
+    ``location.country.languages_spoken`` -> ``country languages spoken``,
+    ``people.person.nationality`` -> ``person nationality``, ``directed_by`` -> ``directed by``.
     """
+    parts = source_name.split(".")
+    if len(parts) >= 3 and all(parts):
+        source_name = ".".join(parts[1:])
     return re.sub(r"[._/]+", " ", source_name).strip()
 
 
