@@ -327,6 +327,7 @@ def load_config(
     config_file: Path | None = None,
     environ: Mapping[str, str] | None = None,
     assignments: Mapping[str, Mapping[str, Any]] | None = None,
+    overrides_source: str = "cli",
 ) -> LoadedConfig:
     """Resolve settings from defaults, file, environment and CLI overrides.
 
@@ -336,6 +337,8 @@ def load_config(
         environ: the environment to read (``os.environ`` when omitted; tests pass a dict).
         assignments: ``{section: {key: value}}`` from ``--set`` (:func:`parse_assignments`):
             above the environment, below the flags named for a key.
+        overrides_source: what ``overrides`` are called in ``sources`` and errors (``cli``; the
+            Python API's arguments: ``argument``).
 
     Raises:
         ConfigError: unknown key, wrong type or unreadable file, naming the key and its source.
@@ -346,7 +349,7 @@ def load_config(
     layers: list[tuple[str, Mapping[str, Any]]] = []
     if path is not None:
         layers.append((f"file {path}", _read_file(path)))
-    layers += [("environment", _read_env(env)), ("--set", assignments or {}), ("cli", cli)]
+    layers += [("environment", _read_env(env)), ("--set", assignments or {}), (overrides_source, cli)]
     merged, sources = _merge(layers)
     try:
         settings = Settings.model_validate(merged)
