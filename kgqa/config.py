@@ -190,7 +190,7 @@ class RuntimeSettings(_Section):
     """Process resources: CPU threads of torch, OpenMP and the tokenizers (:mod:`kgqa.threads`).
 
     ``threads`` unset means ``OMP_NUM_THREADS`` where set, else every core this process may use;
-    with several jobs on one machine give each its share (README, "Several jobs on one machine").
+    with several jobs on one machine give each its share (docs/guide.md, "Several jobs on one machine").
     ``threads`` is what bulk embedding (ingest) runs on; commands that work one question at a
     time run on ``question_threads`` within it (why one: :mod:`kgqa.threads`).
     """
