@@ -1,7 +1,8 @@
 """Settings: the one place defaults live, and the one place the environment is read.
 
-Precedence, highest first: CLI flags > ``KGQA_<SECTION>__<KEY>`` environment variables >
-config file (``--config PATH``, else ``./kgqa.toml``, else the user config dir) > defaults.
+Precedence, highest first: CLI flags > ``--set section.key=value`` > ``KGQA_<SECTION>__<KEY>``
+environment variables > config file (``--config PATH``, else ``./kgqa.toml``, else the user
+config dir) > defaults.
 Three shorthands exist because users type them most: ``KGQA_STORE`` (= ``store.backend``),
 ``KGQA_DATA_DIR`` (= ``store.data_dir``) and ``KGQA_THREADS`` (= ``runtime.threads``).
 Secrets come only from the environment.
@@ -11,7 +12,7 @@ from __future__ import annotations
 
 import os
 import tomllib
-from collections.abc import Mapping
+from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Literal
@@ -189,7 +190,7 @@ class RuntimeSettings(_Section):
     """Process resources: CPU threads of torch, OpenMP and the tokenizers (:mod:`kgqa.threads`).
 
     ``threads`` unset means ``OMP_NUM_THREADS`` where set, else every core this process may use;
-    with several jobs on one machine give each its share (README, "Several jobs on one machine").
+    with several jobs on one machine give each its share (docs/guide.md, "Several jobs on one machine").
     ``threads`` is what bulk embedding (ingest) runs on; commands that work one question at a
     time run on ``question_threads`` within it (why one: :mod:`kgqa.threads`).
     """
@@ -283,11 +284,50 @@ def _merge(layers: list[tuple[str, Mapping[str, Any]]]) -> tuple[dict[str, Any],
     return merged, sources
 
 
+def parse_assignments(items: Iterable[str]) -> dict[str, dict[str, str]]:
+    """``section.key=value`` strings (``--set``) as ``{section: {key: value}}``.
+
+    Values stay strings and are converted to the key's type as environment values are
+    (``3`` -> int, ``true`` -> bool, ``a,b`` -> a list for ``store.fact_types``). A later
+    assignment of the same key wins.
+
+    Raises:
+        ConfigError: no ``=`` or no section, an unknown section or key (naming the known ones),
+            or a secret (those come only from the environment).
+    """
+    tree: dict[str, dict[str, str]] = {}
+    for item in items:
+        name, sep, value = item.partition("=")
+        section, dot, key = name.strip().partition(".")
+        if not sep or not dot or not section or not key:
+            raise ConfigError(f"'{item}' is not section.key=value", hint="for example --set retrieval.hops=2")
+        fields = Settings.model_fields
+        if section not in fields:
+            raise ConfigError(
+                f"unknown config section '{section}' in '{item}'", hint=f"sections: {', '.join(fields)}"
+            )
+        keys = type(getattr(Settings(), section)).model_fields
+        if key not in keys:
+            raise ConfigError(
+                f"unknown config key '{section}.{key}'", hint=f"keys of [{section}]: {', '.join(keys)}"
+            )
+        secret = next((env for env, at in SECRET_ENV.items() if at == (section, key)), None)
+        if secret is not None:
+            raise ConfigError(
+                f"{section}.{key} is a secret and comes only from the environment",
+                hint=f"export {secret} instead",
+            )
+        _set(tree, section, key, value)
+    return tree
+
+
 def load_config(
     overrides: Mapping[str, Mapping[str, Any]] | None = None,
     *,
     config_file: Path | None = None,
     environ: Mapping[str, str] | None = None,
+    assignments: Mapping[str, Mapping[str, Any]] | None = None,
+    overrides_source: str = "cli",
 ) -> LoadedConfig:
     """Resolve settings from defaults, file, environment and CLI overrides.
 
@@ -295,6 +335,10 @@ def load_config(
         overrides: ``{section: {key: value}}`` from CLI flags; ``None`` values are ignored.
         config_file: explicit ``--config``; otherwise ``default_config_file()``.
         environ: the environment to read (``os.environ`` when omitted; tests pass a dict).
+        assignments: ``{section: {key: value}}`` from ``--set`` (:func:`parse_assignments`):
+            above the environment, below the flags named for a key.
+        overrides_source: what ``overrides`` are called in ``sources`` and errors (``cli``; the
+            Python API's arguments: ``argument``).
 
     Raises:
         ConfigError: unknown key, wrong type or unreadable file, naming the key and its source.
@@ -305,7 +349,7 @@ def load_config(
     layers: list[tuple[str, Mapping[str, Any]]] = []
     if path is not None:
         layers.append((f"file {path}", _read_file(path)))
-    layers += [("environment", _read_env(env)), ("cli", cli)]
+    layers += [("environment", _read_env(env)), ("--set", assignments or {}), (overrides_source, cli)]
     merged, sources = _merge(layers)
     try:
         settings = Settings.model_validate(merged)

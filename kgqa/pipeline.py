@@ -222,7 +222,7 @@ class Asker:
             topics=retrieval.topics,
             answers=answers,
             abstained=not answers,
-            evidence=_lines(retrieval, evidence, evidence.items),
+            evidence=evidence_lines(retrieval, evidence, evidence.items),
             reader=self.reader_name,
         )
 
@@ -241,7 +241,7 @@ class Asker:
             topics=retrieval.topics,
             answers=ground(reading.answers, entity_names),
             abstained=reading.abstained,
-            evidence=_lines(retrieval, evidence, shown),
+            evidence=evidence_lines(retrieval, evidence, shown),
             reader=self.reader_name,
             raw_replies=tuple(reading.raw_replies),
             prompt_tokens=reading.prompt_tokens,
@@ -249,9 +249,10 @@ class Asker:
         )
 
 
-def _lines(
+def evidence_lines(
     retrieval: Retrieval, evidence: Evidence, items: Sequence[EvidenceItem]
 ) -> tuple[EvidenceLine, ...]:
+    """``items`` of ``evidence`` as the answer's evidence lines, each with the triples behind it."""
     return tuple(
         EvidenceLine(
             item.text, item.score, tuple(retrieval.triple(i) for i in evidence.subgraph_triples(item))

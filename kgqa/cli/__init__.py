@@ -60,8 +60,9 @@ class KgqaGroup(click.Group):
 def cli(ctx: click.Context, config_file: Path | None, debug: bool) -> None:
     """Question answering over knowledge graphs stored in a graph database.
 
-    Settings come from flags, then KGQA_<SECTION>__<KEY> environment variables (KGQA_STORE and
-    KGQA_DATA_DIR are shorthands), then the config file, then defaults.
+    Settings come from flags, then --set section.key=value, then KGQA_<SECTION>__<KEY>
+    environment variables (KGQA_STORE and KGQA_DATA_DIR are shorthands), then the config file,
+    then defaults. Python: import kgqa; kgqa.open(data_dir=...).ask(question).
     """
     logging.basicConfig(
         level=logging.DEBUG if debug else logging.WARNING,

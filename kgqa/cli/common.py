@@ -10,7 +10,8 @@ from typing import TYPE_CHECKING, Any, TypeVar
 import click
 
 from kgqa.cli import CliState
-from kgqa.config import LoadedConfig, load_config
+from kgqa.config import LoadedConfig, load_config, parse_assignments
+from kgqa.errors import ConfigError
 from kgqa.threads import command_threads, configure_threads
 
 if TYPE_CHECKING:
@@ -22,8 +23,34 @@ F = TypeVar("F", bound=Callable[..., Any])
 QUESTION_FORMATS = ["metaqa", "pathquestion", "wc2014", "rog-jsonl", "stark"]
 
 
+#: Where ``--set`` leaves its parsed assignments for :func:`resolve` (``click.Context.meta``).
+SET_META_KEY = "kgqa.set"
+
+
+def _parse_set(ctx: click.Context, param: click.Parameter, value: tuple[str, ...]) -> None:
+    try:
+        ctx.meta[SET_META_KEY] = parse_assignments(value)
+    except ConfigError as e:
+        raise click.BadParameter(f"{e}{f' ({e.hint})' if e.hint else ''}", ctx, param) from None
+
+
+def set_option(func: F) -> F:
+    """--set section.key=value (repeatable): any config key, for one run."""
+    return click.option(
+        "--set",
+        "assignments",
+        multiple=True,
+        metavar="SECTION.KEY=VALUE",
+        callback=_parse_set,
+        expose_value=False,
+        help="Set any config key for this run, e.g. --set retrieval.hops=2 --set answer.max_answers=20 "
+        "(repeatable; flags named for a key win; 'kgqa config show' lists the keys).",
+    )(func)
+
+
 def store_options(func: F) -> F:
-    """--store / --data-dir, the two settings nearly every command needs."""
+    """--store / --data-dir, the two settings nearly every command needs, and --set for the rest."""
+    func = set_option(func)
     func = click.option(
         "--data-dir",
         type=click.Path(file_okay=False),
@@ -99,13 +126,16 @@ def json_option(func: F) -> F:
 def resolve(
     state: CliState, overrides: Mapping[str, Mapping[str, Any]], *, bulk: bool = False
 ) -> LoadedConfig:
-    """Load settings with this command's flags as the highest-precedence layer.
+    """Load settings with this command's flags as the highest-precedence layer, its ``--set``
+    assignments next.
 
     Every command resolves its settings here first, so this also bounds the process's numeric
     thread pools before any model is loaded: to ``runtime.threads`` for a command that embeds
     in ``bulk`` (ingest), else to ``runtime.question_threads`` within it (:mod:`kgqa.threads`).
     """
-    loaded = load_config(overrides, config_file=state.config_file)
+    ctx = click.get_current_context(silent=True)
+    assignments = ctx.meta.get(SET_META_KEY) if ctx is not None else None
+    loaded = load_config(overrides, config_file=state.config_file, assignments=assignments)
     runtime = loaded.settings.runtime
     configure_threads(command_threads(runtime.threads, runtime.question_threads, bulk=bulk))
     return loaded

@@ -5,7 +5,7 @@ from __future__ import annotations
 import click
 
 from kgqa.cli import CliState, pass_state
-from kgqa.cli.common import emit_json, json_option, resolve
+from kgqa.cli.common import emit_json, json_option, resolve, set_option
 from kgqa.config import redacted
 
 
@@ -15,6 +15,7 @@ def config() -> None:
 
 
 @config.command("show")
+@set_option
 @json_option
 @pass_state
 def show(state: CliState, as_json: bool) -> None:

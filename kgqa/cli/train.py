@@ -147,7 +147,7 @@ def train(
 
     Weak labels are the triples on the gold relation path where the file names it (MetaQA
     qtype, PathQuestion/WC2014 paths, JSONL relation_paths), else on shortest topic -> answer paths.
-    Without gold paths, 'kgqa refine' writes refined ones first (README: your own KG).
+    Without gold paths, 'kgqa refine' writes refined ones first (docs/guide.md: your own KG).
 
     With --format stark (text-rich typed graphs) it trains MoR instead: the typed planner on the
     files' metapath column and the trajectory reranker on their answers (--epochs, --patience,

@@ -6,7 +6,7 @@ from pathlib import Path
 
 import pytest
 
-from kgqa.config import load_config, redacted
+from kgqa.config import load_config, parse_assignments, redacted
 from kgqa.errors import ConfigError
 
 
@@ -108,3 +108,39 @@ def test_max_per_node_comes_from_env_and_reaches_the_subgraph_settings() -> None
     loaded = load_config(environ={"KGQA_RETRIEVAL__MAX_PER_NODE": "25"})
     assert loaded.settings.retrieval.max_per_node == 25
     assert subgraph_settings(loaded.settings).max_per_node == 25
+
+
+def test_parse_assignments_nests_section_and_key_and_later_wins() -> None:
+    tree = parse_assignments(["retrieval.hops=2", "answer.max_answers=20", "retrieval.hops=1"])
+    assert tree == {"retrieval": {"hops": "1"}, "answer": {"max_answers": "20"}}
+
+
+@pytest.mark.parametrize(
+    ("item", "message"),
+    [
+        ("retrieval.hops", "section.key=value"),
+        ("hops=2", "section.key=value"),
+        ("retrieve.hops=2", "unknown config section 'retrieve'"),
+        ("retrieval.hop=2", "unknown config key 'retrieval.hop'"),
+        ("reader.api_key=sk", "OPENAI_API_KEY"),
+    ],
+)
+def test_parse_assignments_refuses_what_is_no_settable_key(item: str, message: str) -> None:
+    with pytest.raises(ConfigError) as caught:
+        parse_assignments([item])
+    assert message in f"{caught.value} {caught.value.hint}"
+
+
+def test_load_config_set_is_above_the_environment_and_below_flags() -> None:
+    env = {"KGQA_RETRIEVAL__HOPS": "1", "KGQA_RETRIEVAL__TOP_K": "7"}
+    assignments = parse_assignments(["retrieval.hops=2", "retrieval.top_k=9", "store.fact_types=A,B"])
+    loaded = load_config({"retrieval": {"top_k": 11}}, config_file=None, environ=env, assignments=assignments)
+    s = loaded.settings
+    assert s.retrieval.hops == 2 and loaded.sources["retrieval.hops"] == "--set"
+    assert s.retrieval.top_k == 11 and loaded.sources["retrieval.top_k"] == "cli"
+    assert s.store.fact_types == ("A", "B")
+
+
+def test_load_config_names_a_bad_set_value_and_its_source() -> None:
+    with pytest.raises(ConfigError, match=r"retrieval\.hops \(--set\)"):
+        load_config(config_file=None, environ={}, assignments=parse_assignments(["retrieval.hops=x"]))
