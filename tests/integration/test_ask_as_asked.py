@@ -27,22 +27,24 @@ def _kgqa(*args: str) -> str:
     return result.stdout
 
 
+def _loaded(tmp_path_factory: pytest.TempPathFactory) -> str:
+    data = str(tmp_path_factory.mktemp("asked") / "store")
+    _kgqa("ingest", str(SLICE / "kb.txt"), "--format", "metaqa", "--data-dir", data, "--json")
+    return data
+
+
+@pytest.fixture(scope="module")
+def untrained_dir(tmp_path_factory: pytest.TempPathFactory) -> str:
+    """The bundled slice, loaded; nothing trained on it."""
+    return _loaded(tmp_path_factory)
+
+
 @pytest.fixture(scope="module")
 def data_dir(tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
     """The bundled slice, trained with the quick start's recipe and no hop count."""
-    data = str(tmp_path_factory.mktemp("asked") / "store")
-    _kgqa("ingest", str(SLICE / "kb.txt"), "--format", "metaqa", "--data-dir", data, "--json")
-    _kgqa(
-        "train",
-        str(SLICE / "questions.txt"),
-        "--format",
-        "metaqa",
-        "--epochs",
-        "10",
-        "--data-dir",
-        data,
-        "--json",
-    )
+    data = _loaded(tmp_path_factory)
+    questions = str(SLICE / "questions.txt")
+    _kgqa("train", questions, "--format", "metaqa", "--epochs", "10", "--data-dir", data, "--json")
     yield data
 
 

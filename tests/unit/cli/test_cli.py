@@ -336,11 +336,16 @@ def test_train_retrieve_eval_on_the_bundled_slice(tmp_path: Path) -> None:
     assert "Paths:" in server.requests[0]["body"]["messages"][-1]["content"]
 
 
-def test_retrieve_without_checkpoint_explains_how_to_train(tmp_path: Path) -> None:
+def test_retrieve_with_a_named_missing_checkpoint_explains_how_to_train(tmp_path: Path) -> None:
     data = str(tmp_path / "d")
     _run("ingest", str(FIXTURES / "metaqa_kb_excerpt.txt"), "--format", "metaqa", "--data-dir", data)
-    code, _, err = _run("retrieve", "who directed [Cast Away]", "--data-dir", data)
-    assert code == 1 and "retriever.pt does not exist" in err and "kgqa train" in err
+    missing = str(tmp_path / "missing.pt")
+    code, _, err = _run("retrieve", "who directed [Cast Away]", "--data-dir", data, "--checkpoint", missing)
+    assert code == 1 and "missing.pt does not exist" in err and "kgqa train" in err
+    # With none named and none trained yet, the train-free path answers.
+    code, out, err = _run("retrieve", "who directed [Cast Away]", "--data-dir", data, "--json")
+    assert code == 0, err
+    assert json.loads(out)["triples"]
 
 
 def _kernel(tmp_path: Path, body: str) -> str:
