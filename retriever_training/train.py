@@ -514,7 +514,9 @@ def train_reader(
     model = EntityReader(replace(config, plan_dim=len(PLAN_FEATURES) if planner else 0))
     bce = nn.BCEWithLogitsLoss()
     examples = [*train, *val]
-    with torch.inference_mode():
+    # no_grad, not inference_mode: the reader's relation context multiplies these scores with
+    # weights that train, and autograd must keep them.
+    with torch.no_grad():
         if path_scorer is not None and contexts is not None:
             triple_probs = {
                 id(ex): torch.sigmoid(path_scorer(to_batch(contexts[id(ex)], tables))) for ex in examples
