@@ -96,6 +96,21 @@ def markdown_table(header: list[str], rows: list[list[Any]]) -> str:
     return "\n".join(lines)
 
 
+#: Held-out questions per file that ``--size`` names (:func:`heldout_size_option`).
+HELDOUT_SIZES = {"tiny": 20, "small": 300, "full": None}
+
+
+def heldout_size_option() -> Any:
+    """The ``--size tiny|small|full`` option of the benches that score held-out questions."""
+    return click.option(
+        "--size",
+        type=click.Choice(sorted(HELDOUT_SIZES)),
+        default="small",
+        show_default=True,
+        help="Held-out questions per file: tiny 20, small 300, full all.",
+    )
+
+
 def out_option(name: str) -> Any:
     """The ``--out FILE`` option every bench takes: where its JSONL record is appended
     (``bench/results/<name>.jsonl`` by default)."""

@@ -34,9 +34,11 @@ from pathlib import Path
 import click
 
 from bench.common import (
+    HELDOUT_SIZES,
     SHARED_DATA,
     append_jsonl,
     environment,
+    heldout_size_option,
     markdown_table,
     out_option,
     retriever_settings,
@@ -82,7 +84,6 @@ FILES: dict[str, list[tuple[str, Path, Path | None, str]]] = {
     "pql-2h": [("PQL-2H", SHARED_DATA / "pathquestion" / "PQL-2H.train.txt", None, "pathquestion")],
     "pql-3h": [("PQL-3H", SHARED_DATA / "pathquestion" / "PQL-3H.train.txt", None, "pathquestion")],
 }
-SIZES = {"tiny": 20, "small": 300, "full": None}
 #: Files whose line i rewords line i of another file: their held-out part is the lines that file's
 #: held-out part holds (a question's split follows its text, which a paraphrase changes).
 PARAPHRASE_OF = {"1-hop NTM": FILES["metaqa"][0]}
@@ -127,13 +128,7 @@ def _throughput(retriever, repeat: int, *, hidden: int | None = None) -> dict[st
 
 @click.command()
 @click.option("--dataset", type=click.Choice(sorted(FILES)), default="metaqa", show_default=True)
-@click.option(
-    "--size",
-    type=click.Choice(sorted(SIZES)),
-    default="small",
-    show_default=True,
-    help="Held-out questions per file: tiny 20, small 300, full all.",
-)
+@heldout_size_option()
 @click.option("--repeat", type=int, default=20, show_default=True, help="Repeats of the throughput timing.")
 @click.option("--device", default="cpu", show_default=True)
 @click.option(
@@ -205,9 +200,13 @@ def main(
                 held = select(
                     settings, original, original_fmt, limit=None, lines_file=original_lines, heldout=True
                 )
-                examples = sample(list(read_questions(path, fmt, lines={e.line for e in held})), SIZES[size])
+                examples = sample(
+                    list(read_questions(path, fmt, lines={e.line for e in held})), HELDOUT_SIZES[size]
+                )
             else:
-                examples = select(settings, path, fmt, limit=SIZES[size], lines_file=lines, heldout=True)
+                examples = select(
+                    settings, path, fmt, limit=HELDOUT_SIZES[size], lines_file=lines, heldout=True
+                )
             if not gold_paths:
                 examples = without_gold_paths(examples)
             hops_of = hops_reader(ORACLE_HOPS if oracle_hops else AUTO_HOPS, settings.retrieval.hops)

@@ -24,7 +24,16 @@ from typing import Any
 
 import click
 
-from bench.common import REPO, SHARED_DATA, append_jsonl, environment, markdown_table, out_option
+from bench.common import (
+    HELDOUT_SIZES,
+    REPO,
+    SHARED_DATA,
+    append_jsonl,
+    environment,
+    heldout_size_option,
+    markdown_table,
+    out_option,
+)
 
 #: dataset -> (KB file, KB format, [(split name, question file, lines file, question format)]).
 DATASETS: dict[str, tuple[Path, str, list[tuple[str, Path, Path | None, str]]]] = {
@@ -63,7 +72,6 @@ DATASETS: dict[str, tuple[Path, str, list[tuple[str, Path, Path | None, str]]]] 
         [("learn", SHARED_DATA / "webqsp_evidence" / "questions_learn.jsonl", None, "rog-jsonl")],
     ),
 }
-SIZES = {"tiny": 20, "small": 300, "full": None}
 
 
 def _train(settings: Any, checkpoint: Path, *, questions: int, seed: int, epochs: int) -> dict[str, Any]:
@@ -102,13 +110,7 @@ def _train(settings: Any, checkpoint: Path, *, questions: int, seed: int, epochs
 
 @click.command()
 @click.option("--dataset", type=click.Choice(sorted(DATASETS)), default="metaqa", show_default=True)
-@click.option(
-    "--size",
-    type=click.Choice(sorted(SIZES)),
-    default="small",
-    show_default=True,
-    help="Held-out questions scored per file: tiny 20, small 300, full all.",
-)
+@heldout_size_option()
 @click.option(
     "--repeat", type=click.IntRange(min=1), default=1, show_default=True, help="Training seeds (0..N-1)."
 )
@@ -172,7 +174,9 @@ def main(
         hops_of = hops_reader(AUTO_HOPS, settings.retrieval.hops)
         with open_asker(settings) as asker:
             for name, path, lines, fmt in files:
-                examples = select(settings, path, fmt, limit=SIZES[size], lines_file=lines, heldout=True)
+                examples = select(
+                    settings, path, fmt, limit=HELDOUT_SIZES[size], lines_file=lines, heldout=True
+                )
                 summary = evaluate(asker, examples, log_path=None, hops_of=hops_of)
                 run[name] = summary.to_dict()
                 rows.append(
