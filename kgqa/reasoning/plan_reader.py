@@ -50,13 +50,18 @@ class PlanReader:
         candidates: Tensor | None = None,
         probabilities: Tensor | None = None,
     ) -> list[ExtractedAnswer]:
-        """Every allowed entity tied with the best score (the best plan's ends: the whole answer
-        set; none where no plan reaches an allowed entity), each with its best incident triples;
-        arguments as :meth:`~kgqa.reasoning.extractive.ExtractiveReader.extract_answers`, where
-        ``top_n`` is for readers that return a fixed number."""
+        """Every entity tied with the best score (the best plan's ends: the whole answer set; none
+        where no plan reaches one), each with its best incident triples; arguments as
+        :meth:`~kgqa.reasoning.extractive.ExtractiveReader.extract_answers`, where ``top_n`` is
+        for readers that return a fixed number.
+
+        ``candidates`` (the entities the evidence shows) is not applied: the plan names its ends
+        whatever the evidence cap kept, and a country's players fill 100 evidence triples before
+        their clubs, the answers to "which club has a player from X", show.
+        """
         started = time.perf_counter()
         sub = retrieval.prepared.subgraph
-        allowed = sub.candidate_mask() if candidates is None else candidates & sub.candidate_mask()
+        allowed = sub.candidate_mask()
         probs = self.entity_probabilities(retrieval) if probabilities is None else probabilities
         shown = probs.masked_fill(~allowed, -1.0)
         top = float(shown.max()) if shown.numel() else 0.0
