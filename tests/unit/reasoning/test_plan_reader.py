@@ -1,0 +1,31 @@
+"""The train-free path on the toy KG: plans by relation names, answers at the best plan's ends."""
+
+from __future__ import annotations
+
+import torch
+from conftest import FakeEmbedder
+
+from kgqa.reasoning.plan_reader import PlanReader
+from kgqa.retrieval.retriever import Retriever
+from kgqa.store.kglite_store import KgliteStore
+
+
+def test_train_free_answers_are_every_end_of_the_best_plan(
+    toy_kg: KgliteStore, fake_embedder: FakeEmbedder
+) -> None:
+    retriever = Retriever.train_free(toy_kg, fake_embedder)
+    assert not retriever.trained
+    retrieval = retriever.retrieve("which films starred [Tom Hanks]")
+    assert retrieval.plans is not None
+    best = retrieval.plans.describe(retrieval.prepared.subgraph, 1)[0]
+    assert best["steps"] == ["<-STARRED_ACTORS"]  # one word for one step: no longer walk
+    answers = PlanReader().extract_answers(retrieval)
+    assert {a.name for a in answers} == {"Forrest Gump", "Cast Away", "The Terminal"}
+    assert all(a.support for a in answers)
+
+
+def test_train_free_answers_ignore_the_evidence_cap(toy_kg: KgliteStore, fake_embedder: FakeEmbedder) -> None:
+    retrieval = Retriever.train_free(toy_kg, fake_embedder).retrieve("which films starred [Tom Hanks]")
+    nothing_shown = torch.zeros(retrieval.prepared.subgraph.num_entities, dtype=torch.bool)
+    answers = PlanReader().extract_answers(retrieval, candidates=nothing_shown)
+    assert len(answers) == 3
