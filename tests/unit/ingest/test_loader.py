@@ -157,7 +157,7 @@ def test_relation_types_keep_the_verbatim_source_name(kglite_store: KgliteStore)
         (
             relationship_type("people.person.nationality"),
             "people.person.nationality",
-            "people person nationality",
+            "person nationality",  # the domain, shared by all its relations, dropped
         )
     ]
 
