@@ -21,4 +21,4 @@ echo "== train the triple scorer and extractive reader (about 20 seconds on one 
 [ -f kgqa-data/retriever.pt ] || kgqa train examples/metaqa_movies/questions.txt --format metaqa --epochs 10
 echo
 echo "== kgqa ask: which films did Robert Zemeckis direct? (evidence chains, best last; saved) =="
-kgqa ask "which films did Robert Zemeckis direct" --organisation chains --evidence-k 30 --save
+kgqa ask "which films did Robert Zemeckis direct" --set answer.organisation=chains --set answer.evidence_k=30 --save

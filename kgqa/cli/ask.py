@@ -9,6 +9,7 @@ import click
 from kgqa.cli import CliState, pass_state
 from kgqa.cli.common import (
     checkpoint_option,
+    config_flag,
     emit_json,
     json_option,
     question_options,
@@ -32,35 +33,21 @@ def answer_options(func: Any) -> Any:
             type=click.Choice(["extractive", "llm"]),
             help="Who answers (reader.kind, default extractive).",
         ),
-        click.option(
-            "--llm-backend",
-            type=click.Choice(["openai", "transformers", "vllm"]),
-            help="LLM backend (reader.backend, default openai).",
+        config_flag(
+            "--llm-backend", key="reader.backend", type=click.Choice(["openai", "transformers", "vllm"])
         ),
         click.option("--model", help="LLM model: served name (openai) or path / package (reader.model)."),
         click.option("--base-url", help="OpenAI-compatible endpoint (reader.base_url).", metavar="URL"),
-        click.option(
-            "--organisation",
-            type=click.Choice(["triples", "chains", "paths"]),
-            help="Evidence form: plain triples, ReG chains, PathRAG flow paths (answer.organisation).",
+        config_flag(
+            "--organisation", key="answer.organisation", type=click.Choice(["triples", "chains", "paths"])
         ),
-        click.option(
-            "--pooling",
-            type=click.Choice(["none", "dijkstra", "bfs", "random_walk"]),
-            help="Path pooling kernel for reselection (answer.pooling, default dijkstra).",
+        config_flag(
+            "--pooling", key="answer.pooling", type=click.Choice(["none", "dijkstra", "bfs", "random_walk"])
         ),
-        click.option("--evidence-k", type=int, help="Triples kept after reselection (answer.evidence_k)."),
-        click.option(
-            "--evidence-tokens",
-            type=int,
-            help="Token budget of plan-guided chains (answer.evidence_tokens; default: what the "
-            "reader's context leaves).",
-        ),
-        click.option(
-            "--chain-selection",
-            type=click.Choice(["plans", "ranked"]),
-            help="Chains along the planner's paths to likely answers, or grown from the top-k' "
-            "triples (answer.chain_selection, default plans).",
+        config_flag("--evidence-k", key="answer.evidence_k", type=int),
+        config_flag("--evidence-tokens", key="answer.evidence_tokens", type=int),
+        config_flag(
+            "--chain-selection", key="answer.chain_selection", type=click.Choice(["plans", "ranked"])
         ),
         checkpoint_option,
     ]
@@ -96,21 +83,24 @@ def answer_overrides(opts: dict[str, Any]) -> dict[str, dict[str, Any]]:
 @click.option(
     "--link-entities",
     is_flag=True,
+    hidden=True,  # docs/neo4j.md
     help="With --save: also link the saved question to its topic and answer nodes (KGQA_TOPIC / "
     "KGQA_ANSWER relationships on your nodes; without it nothing on them is written).",
 )
 @click.option(
     "--mode",
     type=click.Choice(["auto", "kgqa", "mor"]),
+    hidden=True,  # the checkpoint's kind decides; docs/guide.md (text-rich graphs)
     default="auto",
     show_default=True,
     help="KGQA (named entities, relation paths) or MoR (text-rich typed graphs); auto: the "
     "checkpoint's kind decides (a 'kgqa train --format stark' checkpoint is MoR).",
 )
-@click.option("--top-k", type=int, default=5, show_default=True, help="MoR: answers shown.")
+@click.option("--top-k", type=int, default=5, hidden=True, help="MoR: answers shown.")
 @click.option(
     "--planner",
     type=click.Choice(["trained", "llm"]),
+    hidden=True,
     default="trained",
     show_default=True,
     help="MoR: who plans; llm uses the reader backend (--llm-backend, --base-url, --model).",

@@ -62,14 +62,15 @@ def store_options(func: F) -> F:
     return func
 
 
+def config_flag(*decls: str, key: str, **kwargs: Any) -> Callable[[F], F]:
+    """A flag kept from before ``--set`` for one config ``key``: hidden from ``--help``, still
+    working, and warning that ``--set KEY=VALUE`` replaces it (a release of grace, then gone)."""
+    return click.option(*decls, hidden=True, deprecated=f"use --set {key}=VALUE", **kwargs)
+
+
 def question_options(func: F) -> F:
-    """--topic / --hops for commands that take one question."""
-    func = click.option(
-        "--hops",
-        type=click.IntRange(min=1),
-        help="Longest relation path walked from the topic (retrieval.hops, default 3); the planner "
-        "chooses the question's own length up to it.",
-    )(func)
+    """--topic for commands that take one question (and --hops, kept hidden: retrieval.hops)."""
+    func = config_flag("--hops", key="retrieval.hops", type=click.IntRange(min=1))(func)
     func = click.option(
         "--topic", "topics", multiple=True, help="Topic entity id (skips linking); repeatable."
     )(func)
