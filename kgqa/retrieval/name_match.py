@@ -44,6 +44,16 @@ _FUNCTION_WORDS = frozenset(
 _WORD = re.compile(r"[^\W\d_][\w'-]*")
 
 
+def find_mention(question: str, mentions: Sequence[str]) -> re.Match[str] | None:
+    """Where in ``question`` the first of ``mentions`` that occurs in it stands, regardless of
+    case (a question typed in lower case still names its topic), or None."""
+    for mention in mentions:
+        found = re.search(re.escape(mention), question, flags=re.IGNORECASE) if mention else None
+        if found is not None:
+            return found
+    return None
+
+
 def content_words(question: str, mentions: Sequence[str]) -> list[str]:
     """The question's words outside the first topic mention found, lower case, in order, without
     function words and words of two letters or fewer.
@@ -52,11 +62,9 @@ def content_words(question: str, mentions: Sequence[str]) -> list[str]:
     ['directed']
     """
     text = question.replace("_", " ")  # ids such as Alan_PULIDO are mentioned either way
-    for mention in (m.replace("_", " ") for m in mentions):
-        found = re.search(re.escape(mention), text, flags=re.IGNORECASE) if mention else None
-        if found is not None:
-            text = f"{text[: found.start()]} {text[found.end() :]}"
-            break
+    found = find_mention(text, [m.replace("_", " ") for m in mentions])
+    if found is not None:
+        text = f"{text[: found.start()]} {text[found.end() :]}"
     words = (w.lower().strip("'-") for w in _WORD.findall(text))
     return [w for w in words if len(w) > 2 and w not in _FUNCTION_WORDS]
 

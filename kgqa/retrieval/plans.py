@@ -38,7 +38,7 @@ from torch import Tensor, nn
 from kgqa.errors import CheckpointError, ConfigError
 from kgqa.names import relationship_type
 from kgqa.retrieval.features import PreparedQuestion
-from kgqa.retrieval.name_match import NameMatchPlanner
+from kgqa.retrieval.name_match import NameMatchPlanner, find_mention
 from kgqa.retrieval.nn import Checkpointable, MlpConfig, mlp_tail, scatter_max
 from kgqa.retrieval.plan_attention import AttentionPlanScorer
 from kgqa.retrieval.subgraph import Subgraph
@@ -67,12 +67,11 @@ def question_views(question: str, mentions: Sequence[str]) -> list[str]:
     question for both when no mention is found), then :func:`walk_mentions` of the two sides
     (all ``"."`` without a mention). The mention is found regardless of case: a question typed
     in lower case still splits at its topic's name."""
-    for mention in mentions:
-        found = re.search(re.escape(mention), question, flags=re.IGNORECASE) if mention else None
-        if found is not None:
-            before, after = question[: found.start()].strip(), question[found.end() :].strip()
-            return [question, before or ".", after or ".", *walk_mentions(before, after)]
-    return [question, question, question, *["."] * STEP_MENTIONS]
+    found = find_mention(question, mentions)
+    if found is None:
+        return [question, question, question, *["."] * STEP_MENTIONS]
+    before, after = question[: found.start()].strip(), question[found.end() :].strip()
+    return [question, before or ".", after or ".", *walk_mentions(before, after)]
 
 
 def walk_mentions(before: str, after: str) -> list[str]:
