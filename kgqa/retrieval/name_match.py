@@ -3,15 +3,19 @@
 On a graph nobody labelled there is no trained planner, but relation names are words too
 ("directed_by", "plays_in_club", "location.country.languages_spoken"), and the embedding model
 already puts "directed" near "directed by" and "club" near "plays in club". So each step of a
-plan is matched with a word of the question outside the topic mention, each word at most once,
-and a plan scores the sum over its steps of (match - :data:`STEP_COST`): a step pays for itself
-only where the question has a word for it, which is what decides the plan's length ("who directed
-cast away" has one such word, "where is the club X plays for" two).
+plan is matched with a run of the question's words outside the topic mention (adjacent content
+words, "release years": one thing named, so one step), each run at most once, a run matching a
+relation as its best word does, and a plan scores the sum over its steps of (match -
+:data:`STEP_COST`): a step pays for itself only where the question has a word for it, which is
+what decides the plan's length ("who directed cast away" has one such word, "where is the club X
+plays for" two).
 
 Matches are centred per word over the subgraph's relations: a word such as "film" is about as
 close to every MetaQA relation and should decide none. Function words carry no relation
 (``_FUNCTION_WORDS``, a general English closed-class list), except "when" and "where", which do
-(a date, a place). :data:`STEP_COST` was chosen on the training parts of MetaQA 1-hop and
+(a date, a place). Runs keep "release years" from paying for two steps (there and back over
+RELEASE_YEAR), but also make "share writers" one step where MetaQA means two (measured in
+docs/decisions.md). :data:`STEP_COST` was chosen on the training parts of MetaQA 1-hop and
 WorldCup2014 WC-P2 (docs/decisions.md); nothing here reads a benchmark.
 """
 
@@ -55,18 +59,29 @@ def find_mention(question: str, mentions: Sequence[str]) -> re.Match[str] | None
 
 
 def content_words(question: str, mentions: Sequence[str]) -> list[str]:
-    """The question's words outside the first topic mention found, lower case, in order, without
-    function words and words of two letters or fewer.
+    """The question's runs of adjacent content words outside the first topic mention found, lower
+    case, in order: words of three letters or more that are not function words, joined by a space
+    while no function word or mention stands between them.
 
-    >>> content_words("Who directed Cast Away?", ["Cast Away"])
-    ['directed']
+    >>> content_words("What were the release years of the films Tom Hanks acted in?", ["Tom Hanks"])
+    ['release years', 'films', 'acted']
     """
     text = question.replace("_", " ")  # ids such as Alan_PULIDO are mentioned either way
     found = find_mention(text, [m.replace("_", " ") for m in mentions])
-    if found is not None:
-        text = f"{text[: found.start()]} {text[found.end() :]}"
-    words = (w.lower().strip("'-") for w in _WORD.findall(text))
-    return [w for w in words if len(w) > 2 and w not in _FUNCTION_WORDS]
+    pieces = [text] if found is None else [text[: found.start()], text[found.end() :]]
+    phrases: list[str] = []
+    for piece in pieces:
+        run: list[str] = []
+        for word in (w.lower().strip("'-") for w in _WORD.findall(piece)):
+            if len(word) > 2 and word not in _FUNCTION_WORDS:
+                run.append(word)
+                continue
+            if run:
+                phrases.append(" ".join(run))
+            run = []
+        if run:
+            phrases.append(" ".join(run))
+    return phrases
 
 
 @dataclass(frozen=True, slots=True)
@@ -92,11 +107,18 @@ class NameMatchPlanner:
 
     @staticmethod
     def word_vectors(embedder: Embedder, question: str, mentions: Sequence[str]) -> Tensor:
-        """FloatTensor [W, d]: the embeddings of ``question``'s :func:`content_words` (W may be 0)."""
-        words = content_words(question, mentions)
-        if not words:
-            return torch.zeros(0, embedder.dimension)
-        return embedder.embed(list(dict.fromkeys(words)))
+        """FloatTensor [U, K, d]: the embeddings of the words of ``question``'s :func:`content_words`
+        runs, one row per run, zero-padded to the longest run's K words (U may be 0)."""
+        runs = [run.split() for run in dict.fromkeys(content_words(question, mentions))]
+        if not runs:
+            return torch.zeros(0, 1, embedder.dimension)
+        words = list(dict.fromkeys(w for run in runs for w in run))
+        vectors = embedder.embed(words)
+        row = {w: i for i, w in enumerate(words)}
+        units = torch.zeros(len(runs), max(len(run) for run in runs), embedder.dimension)
+        for u, run in enumerate(runs):
+            units[u, : len(run)] = vectors[[row[w] for w in run]]
+        return units
 
     def plan_logits(self, prepared: PreparedQuestion, relation_emb: Tensor, steps: Tensor) -> Tensor:
         """Logits [P]: :data:`SHARPNESS` x the best sum over a plan's steps of (its relation's
@@ -110,12 +132,16 @@ class NameMatchPlanner:
 
 
 def word_matches(relation_emb: Tensor, word_emb: Tensor) -> Tensor:
-    """FloatTensor [R, W]: cosine of each relation's name with each word, minus that word's mean
-    over the R relations."""
+    """FloatTensor [R, U]: per relation and run of words, the best over the run's words of the
+    cosine of the relation's name with the word, minus that word's mean over the R relations.
+
+    ``word_emb``: [U, K, d], runs zero-padded (a padding word matches 0, as no word does)."""
     names = torch.nn.functional.normalize(relation_emb, dim=-1)
     words = torch.nn.functional.normalize(word_emb, dim=-1)
-    cosines = names @ words.T
-    return cosines - cosines.mean(dim=0, keepdim=True) if cosines.numel() else cosines
+    cosines = torch.einsum("rd,ukd->ruk", names, words)
+    if not cosines.numel():
+        return cosines.new_zeros(names.shape[0], word_emb.shape[0])
+    return (cosines - cosines.mean(dim=0, keepdim=True)).max(dim=2).values
 
 
 def best_assignment(matches: Tensor, steps: Tensor, cost: float) -> Tensor:
