@@ -59,16 +59,20 @@ def find_mention(question: str, mentions: Sequence[str]) -> re.Match[str] | None
 
 
 def content_words(question: str, mentions: Sequence[str]) -> list[str]:
-    """The question's runs of adjacent content words outside the first topic mention found, lower
-    case, in order: words of three letters or more that are not function words, joined by a space
+    """The question's runs of adjacent content words outside the topics' mentions, lower case, in
+    order: words of three letters or more that are not function words, joined by a space
     while no function word or mention stands between them.
 
     >>> content_words("What were the release years of the films Tom Hanks acted in?", ["Tom Hanks"])
     ['release years', 'films', 'acted']
     """
-    text = question.replace("_", " ")  # ids such as Alan_PULIDO are mentioned either way
-    found = find_mention(text, [m.replace("_", " ") for m in mentions])
-    pieces = [text] if found is None else [text[: found.start()], text[found.end() :]]
+    pieces = [question.replace("_", " ")]  # ids such as Alan_PULIDO are mentioned either way
+    for mention in mentions:  # every topic's mention: "for country Germany" names no relation
+        for i, piece in enumerate(pieces):
+            found = find_mention(piece, [mention.replace("_", " ")])
+            if found is not None:
+                pieces[i : i + 1] = [piece[: found.start()], piece[found.end() :]]
+                break
     phrases: list[str] = []
     for piece in pieces:
         run: list[str] = []

@@ -29,3 +29,12 @@ def test_train_free_answers_ignore_the_evidence_cap(toy_kg: KgliteStore, fake_em
     nothing_shown = torch.zeros(retrieval.prepared.subgraph.num_entities, dtype=torch.bool)
     answers = PlanReader().extract_answers(retrieval, candidates=nothing_shown)
     assert len(answers) == 3
+
+
+def test_train_free_answers_of_two_topics_touch_both(
+    toy_kg: KgliteStore, fake_embedder: FakeEmbedder
+) -> None:
+    question = "which films starred [Tom Hanks] directed by [Robert Zemeckis]"
+    retrieval = Retriever.train_free(toy_kg, fake_embedder).retrieve(question)
+    answers = PlanReader().extract_answers(retrieval)
+    assert {a.name for a in answers} == {"Forrest Gump", "Cast Away"}  # not The Terminal (Spielberg)

@@ -78,3 +78,8 @@ def test_a_run_of_words_matches_as_its_best_word_per_relation_and_names_one_step
 def test_content_words_join_adjacent_words_into_one_run() -> None:
     question = "what were the release years of the films Tom Hanks acted in"
     assert content_words(question, ["Tom Hanks"]) == ["release years", "films", "acted"]
+
+
+def test_content_words_leave_out_every_topic_mention() -> None:
+    question = "who plays at position Forward for country Germany"
+    assert content_words(question, ["Germany", "Forward"]) == ["plays", "position", "country"]
