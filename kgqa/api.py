@@ -314,10 +314,10 @@ def train(
     data_dir: PathLike | None = None,
     out: PathLike | None = None,
     from_graph: bool = False,
-    graph_questions: int = 2000,
+    graph_questions: int | None = None,
     limit: int | None = None,
     epochs: int | None = None,
-    seed: int = 0,
+    seed: int | None = None,
     progress: bool = False,
     config_file: PathLike | None = None,
     **sections: Mapping[str, Any],
@@ -331,11 +331,12 @@ def train(
         out: the checkpoint to write (default ``<data_dir>/retriever.pt``, which :func:`open`
             then uses).
         from_graph: also train on questions generated from the graph (no labels needed).
-        graph_questions: with ``from_graph``, how many to generate.
+        graph_questions: with ``from_graph``, how many to generate (``train.graph_questions``).
         limit: a fixed pseudo-random sample of N training (and N/3 validation) questions per file.
-        epochs: most epochs of each model (default 8).
-        seed: sampling, split and initialisation seed.
-        **sections: any config key by section, e.g. ``retrieval={"hops": 2}``.
+        epochs: most epochs of each model (``train.epochs``, default 8).
+        seed: sampling, split and initialisation seed (``train.seed``).
+        **sections: any config key by section, e.g. ``retrieval={"hops": 2}``,
+            ``train={"planner_kind": "auto"}`` (the ``[train]`` keys: ``kgqa config show``).
 
     Returns:
         The training report (``.to_dict()``): questions per part, validation metrics, seconds.
@@ -359,24 +360,29 @@ def train(
         )
     if not paths and not from_graph:
         raise ConfigError("nothing to train on", hint="pass question files, from_graph=True, or both")
+    named = {"graph_questions": graph_questions, "epochs": epochs, "seed": seed}
+    train_keys = {**sections.get("train", {}), **{k: v for k, v in named.items() if v is not None}}
+    sections = {**sections, "train": train_keys}
     resolved = settings(data_dir=data_dir, checkpoint=out, config_file=config_file, sections=sections)
+    t = resolved.train
     sources = [(p, format) for p in paths if format is not None]
     if from_graph:
         with open_store(resolved.store) as store:
             made = graph_questions_file(
-                store, resolved.store.data_dir, count=graph_questions, seed=seed, progress=progress
+                store, resolved.store.data_dir, count=t.graph_questions, seed=t.seed, progress=progress
             )
         sources.append((Path(made.path), "rog-jsonl"))
-    defaults = TrainSettings()
     return run_training(
         resolved,
         sources,
         resolved.checkpoint_path,
         subgraph=subgraph_settings(resolved),
-        oracle_hops=False,
-        split=SplitSettings(seed=seed),
-        train_settings=TrainSettings(epochs=defaults.epochs if epochs is None else epochs, seed=seed),
+        oracle_hops=resolved.questions.oracle_hops,
+        split=SplitSettings.from_config(t),
+        train_settings=TrainSettings.from_config(t),
         limit=limit,
         progress=progress,
-        cache_dir=resolved.store.data_dir / "example-cache",
+        gold_paths=resolved.questions.gold_paths,
+        cache_dir=resolved.example_cache_dir,
+        reuse_scorers=t.reuse_scorers,
     )

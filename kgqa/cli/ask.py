@@ -2,12 +2,14 @@
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 
 import click
 
 from kgqa.cli import CliState, pass_state
 from kgqa.cli.common import (
+    F,
     checkpoint_option,
     config_flag,
     emit_json,
@@ -24,20 +26,31 @@ if TYPE_CHECKING:
     from kgqa.config import Settings
 
 
-def answer_options(func: Any) -> Any:
-    """Reader, pooling and organisation flags shared by ``ask`` and ``eval``."""
+def answer_options(*, reader_flags: bool = True) -> Callable[[F], F]:
+    """Reader, pooling and organisation flags shared by ``ask`` and ``eval``.
+
+    ``reader_flags``: show ``--reader``, ``--model`` and ``--base-url`` in ``--help`` (``ask``,
+    where people try an LLM one question at a time); ``eval`` keeps them hidden, as flags for
+    the ``reader.*`` keys its ``--set`` reaches, to stay a command one can hold in one's head.
+    """
+
+    def reader_option(decl: str, key: str, help: str, **kwargs: Any) -> Callable[[F], F]:
+        if reader_flags:
+            return click.option(decl, help=f"{help} ({key}).", **kwargs)
+        return config_flag(decl, key=key, **kwargs)
+
     options = [
-        click.option(
+        reader_option(
             "--reader",
-            "reader_kind",
+            "reader.kind",
+            "Who answers: extractive (default) or llm",
             type=click.Choice(["extractive", "llm"]),
-            help="Who answers (reader.kind, default extractive).",
         ),
         config_flag(
             "--llm-backend", key="reader.backend", type=click.Choice(["openai", "transformers", "vllm"])
         ),
-        click.option("--model", help="LLM model: served name (openai) or path / package (reader.model)."),
-        click.option("--base-url", help="OpenAI-compatible endpoint (reader.base_url).", metavar="URL"),
+        reader_option("--model", "reader.model", "LLM model: served name (openai) or path / package"),
+        reader_option("--base-url", "reader.base_url", "OpenAI-compatible endpoint", metavar="URL"),
         config_flag(
             "--organisation", key="answer.organisation", type=click.Choice(["triples", "chains", "paths"])
         ),
@@ -51,16 +64,20 @@ def answer_options(func: Any) -> Any:
         ),
         checkpoint_option,
     ]
-    for option in reversed(options):
-        func = option(func)
-    return func
+
+    def apply(func: F) -> F:
+        for option in reversed(options):
+            func = option(func)
+        return func
+
+    return apply
 
 
 def answer_overrides(opts: dict[str, Any]) -> dict[str, dict[str, Any]]:
     """Config overrides from the flags of :func:`answer_options`."""
     return {
         "reader": {
-            "kind": opts.get("reader_kind"),
+            "kind": opts.get("reader"),
             "backend": opts.get("llm_backend"),
             "model": opts.get("model"),
             "base_url": opts.get("base_url"),
@@ -105,7 +122,7 @@ def answer_overrides(opts: dict[str, Any]) -> dict[str, dict[str, Any]]:
     show_default=True,
     help="MoR: who plans; llm uses the reader backend (--llm-backend, --base-url, --model).",
 )
-@answer_options
+@answer_options()
 @store_options
 @json_option
 @pass_state
