@@ -40,11 +40,10 @@ from kgqa.linking_words import (
     popularity,
     strip_possessive,
 )
-from kgqa.names import BRACKET as _BRACKET
 from kgqa.names import normalise_name
 from kgqa.store import queries
 from kgqa.store.protocol import GraphStore
-from kgqa.types import SCHEMA_VERSION, LinkedEntity
+from kgqa.types import SCHEMA_VERSION, LinkedEntity, ParsedQuestion
 
 log = logging.getLogger(__name__)
 
@@ -195,7 +194,7 @@ class _Span:
 def link(
     store: GraphStore,
     embedder: EmbedderSource,
-    question: str,
+    question: str | ParsedQuestion,
     *,
     topic_ids: Sequence[str] = (),
     k: int = 5,
@@ -210,7 +209,8 @@ def link(
         store: the graph store holding ``:Entity`` nodes with ``name_norm`` and the search indexes.
         embedder: the store's embedding model, or a factory for it; only the vector step (reached
             when nothing else matched) uses it, so a factory keeps model loading off the fast path.
-        question: the question text; ``[bracketed]`` spans are taken as entity names or ids.
+        question: the question, as text or parsed once by the caller; ``[bracketed]`` spans are
+            taken as entity names or ids.
         topic_ids: explicit ``Entity.id`` values; when given, nothing else is tried.
         k: vector neighbours to fetch.
         max_ngram: longest word n-gram tried by the exact step.
@@ -231,9 +231,10 @@ def link(
     """
     if topic_ids:
         return LinkResult(_link_topics(store, topic_ids))
-    spans = bracket_spans(question)
-    if spans:
-        return LinkResult(_link_brackets(store, spans))
+    parsed = question if isinstance(question, ParsedQuestion) else ParsedQuestion.parse(question)
+    if parsed.bracketed:
+        return LinkResult(_link_brackets(store, parsed.bracketed))
+    question = parsed.asked
     tokens = _tokens(question)
     for step in (
         lambda: _link_names(
@@ -257,20 +258,6 @@ def link(
         f"no full-text hit, no entity embedding within similarity {min_vector_score:g}",
         hint="check the spelling of the entity name, or pass its id with --topic",
     )
-
-
-def bracket_spans(question: str) -> list[str]:
-    """Texts inside ``[brackets]``, stripped, in order: ``"who is [Tom Hanks]"`` -> ``["Tom Hanks"]``."""
-    return [m.group(1).strip() for m in _BRACKET.finditer(question) if m.group(1).strip()]
-
-
-def strip_brackets(question: str) -> str:
-    """The question without bracket characters (MetaQA question as a user would type it).
-
-    ``"what movies did [Tom Hanks] act in"`` -> ``"what movies did Tom Hanks act in"``.
-    """
-    text = _BRACKET.sub(lambda m: m.group(1), question)
-    return " ".join(text.split())
 
 
 def escape_lucene(text: str) -> str:
