@@ -32,7 +32,7 @@ from kgqa.errors import ConfigError
 if TYPE_CHECKING:
     from ingest.pipeline import IngestResult
     from kgqa.answer import Answer, EvidenceLine
-    from kgqa.pipeline import Asker
+    from kgqa.pipeline import QuestionAsker
     from kgqa.retrieval.retriever import ScoredTriple
     from kgqa.types import LinkedEntity
     from retriever_training.run import TrainReport
@@ -116,23 +116,20 @@ def _topic_ids(topic: str | Sequence[str] | None) -> tuple[str, ...]:
 class Graph:
     """A knowledge graph opened for questions: store, retriever and reader loaded once.
 
+    A MoR checkpoint (text-rich typed graphs) answers :meth:`ask` with the same
+    :class:`~kgqa.answer.Answer` as a KGQA one; :meth:`retrieve` is for KGQA checkpoints.
+
     Make one with :func:`open`; close it with :meth:`close` or a ``with`` block. Not
     thread-safe: one question at a time per graph.
     """
 
     def __init__(self, settings: Settings) -> None:
-        from kgqa.pipeline import is_mor_checkpoint, open_asker
+        from kgqa.pipeline import open_question_asker
 
-        if is_mor_checkpoint(settings):
-            raise ConfigError(
-                f"{settings.checkpoint_path} is a MoR checkpoint (text-rich typed graphs), which "
-                "the Python API does not answer with yet",
-                hint=f"ask on the command line: kgqa ask QUESTION --checkpoint {settings.checkpoint_path}",
-            )
         self.settings = settings
         self._stack = ExitStack()
         try:
-            self._asker: Asker | None = self._stack.enter_context(open_asker(settings))
+            self._asker: QuestionAsker | None = self._stack.enter_context(open_question_asker(settings))
         except BaseException:
             self._stack.close()
             raise
@@ -144,7 +141,7 @@ class Graph:
 
         return model_origin(self.settings)
 
-    def _open_asker(self) -> Asker:
+    def _open_asker(self) -> QuestionAsker:
         if self._asker is None:
             raise ConfigError("this graph is closed", hint="open it again with kgqa.open(...)")
         return self._asker
@@ -191,7 +188,16 @@ class Graph:
             >>> r = g.retrieve("who directed cast away", top_k=5)
             >>> prompt = f"Facts:\\n{r.context()}\\nQuestion: {r.question}\\nAnswer:"
         """
-        gathered = self._open_asker().gather(question, topic_ids=_topic_ids(topic), hops=hops)
+        from kgqa.pipeline import Asker
+
+        asker = self._open_asker()
+        if not isinstance(asker, Asker):
+            raise ConfigError(
+                f"{self.settings.checkpoint_path} is a MoR checkpoint: its evidence is each answer's "
+                "trajectories, not scored triples",
+                hint="use g.ask(question).evidence (lines with the relationships they cross)",
+            )
+        gathered = asker.gather(question, topic_ids=_topic_ids(topic), hops=hops)
         from kgqa.pipeline import evidence_lines
 
         retrieval, evidence = gathered.retrieval, gathered.evidence

@@ -353,6 +353,10 @@ def test_cli_ingests_trains_asks_and_evaluates_the_mor_path(tmp_path: Path) -> N
     assert shown[0].startswith("topics: ") and shown[1].startswith("plan: Disease*")
     assert any(line.startswith("evidence (") for line in shown)
     assert any(line.startswith("answer (mor): ") for line in shown)
+    import kgqa  # the Python API takes the same question path
+
+    with kgqa.open(data_dir=data) as graph:
+        assert graph.ask(QUESTION).to_dict().keys() == asked.keys() - {"model", "browser_cypher"}
     log = str(tmp_path / "eval.jsonl")
     summary = json.loads(
         run("eval", str(questions), "--format", "stark", "--data-dir", data, "--log", log, "--json")
