@@ -21,7 +21,7 @@ import torch
 from kgqa.checkpoint_file import load_checkpoint
 from kgqa.embed.protocol import Embedder
 from kgqa.errors import CheckpointError, ConfigError
-from kgqa.link import link, strip_brackets
+from kgqa.link import link
 from kgqa.linking_words import RelationWords
 from kgqa.retrieval.disambiguation import Disambiguation, rank_topics
 from kgqa.retrieval.features import PreparedQuestion, SubgraphSettings, prepare
@@ -40,7 +40,7 @@ from kgqa.retrieval.plans import (
 from kgqa.retrieval.scorer import TripleScorer
 from kgqa.retrieval.tables import EntityTable, RelationTable
 from kgqa.store.protocol import GraphStore
-from kgqa.types import LinkedEntity
+from kgqa.types import LinkedEntity, ParsedQuestion
 
 #: ``kind`` and ``format_version`` of the checkpoint file ``kgqa train`` writes (:func:`load_bundle`).
 CHECKPOINT_KIND = "kgqa_retriever"
@@ -274,15 +274,17 @@ class Retriever:
         When the linker leaves several close candidates for the first topic
         (:meth:`LinkResult.contenders`), each is retrieved as the topic and the best fit to the
         question wins (:mod:`kgqa.retrieval.disambiguation`); the ``disambiguate`` timing is the
-        extra work that took.
+        extra work that took. The question is parsed once (:class:`ParsedQuestion`): the linker
+        reads its brackets, the models its text without them.
         """
         started = time.perf_counter()
+        parsed = ParsedQuestion.parse(question)
         if self._relation_words is None:  # read once: every question without capitals needs them
             self._relation_words = RelationWords.from_store(self.store)
         linked = link(
             self.store,
             lambda: self.embedder,
-            question,
+            parsed,
             topic_ids=topic_ids,
             relation_words=self._relation_words,
         )
@@ -291,12 +293,12 @@ class Retriever:
         contenders = linked.contenders()
         topics = linked.topics
         if len(contenders) < 2:
-            retrieval = self._score(question, topics, settings, {})
+            retrieval = self._score(parsed, topics, settings, {})
             retrieval.timings_ms["link"] = link_ms
             return retrieval
         views_cache: dict[tuple[str, ...], torch.Tensor] = {}
         runs = [
-            self._score(question, (c, *[t for t in topics[1:] if t.id != c.id]), settings, views_cache)
+            self._score(parsed, (c, *[t for t in topics[1:] if t.id != c.id]), settings, views_cache)
             for c in contenders
         ]
         logits = (
@@ -314,14 +316,14 @@ class Retriever:
 
     def _score(
         self,
-        question: str,
+        question: ParsedQuestion,
         topics: tuple[LinkedEntity, ...],
         settings: SubgraphSettings,
         views_cache: dict[tuple[str, ...], torch.Tensor],
     ) -> Retrieval:
         """Embed, extract, score, plan and rank for fixed topics."""
         started = time.perf_counter()
-        text = strip_brackets(question)
+        text = question.text
         mentions = [t.mention or t.name for t in topics]
         # A trained planner also reads the text around the topic mention; otherwise the question only.
         trained_planner = self.planner is not None and not isinstance(self.planner, NameMatchPlanner)
@@ -365,7 +367,7 @@ class Retriever:
         if scores is not probabilities:
             timings["rescore"] = (time.perf_counter() - rescored_at) * 1e3
         names = self.tables[0].names
-        return Retrieval(question, topics, prepared, scores, probabilities, names, timings, plans)
+        return Retrieval(question.asked, topics, prepared, scores, probabilities, names, timings, plans)
 
 
 def question_token_states(embedder: Embedder, text: str) -> torch.Tensor:
