@@ -46,8 +46,8 @@ class PlanReader:
 
     def entity_probabilities(self, retrieval: Retrieval) -> Tensor:
         """FloatTensor [N] in [0, 1]: the probability of the likeliest plan ending at each entity
-        (0 where none does, and for entities that may not answer), kept only where an entity
-        :func:`touches_every_other_topic` if any of the plans' ends does.
+        (0 where none does, and for entities that may not answer: ``Retrieval.answerable``), kept
+        only where an entity :func:`touches_every_other_topic` if any of the plans' ends does.
 
         Raises:
             ValueError: the retrieval ranked no plans (a retriever without a planner).
@@ -55,7 +55,7 @@ class PlanReader:
         sub = retrieval.prepared.subgraph
         if retrieval.plans is None:
             raise ValueError("the train-free reader reads plans, and this retrieval ranked none")
-        best = retrieval.plans.reach(sub.num_entities)[:, 0].masked_fill(~sub.candidate_mask(), 0.0)
+        best = retrieval.plans.reach(sub.num_entities)[:, 0].masked_fill(~retrieval.answerable(), 0.0)
         touching = touches_every_other_topic(sub)
         return best * touching if bool((best * touching).any()) else best
 
@@ -78,8 +78,7 @@ class PlanReader:
         their clubs, the answers to "which club has a player from X", show.
         """
         started = time.perf_counter()
-        sub = retrieval.prepared.subgraph
-        allowed = sub.candidate_mask()
+        allowed = retrieval.answerable()
         probs = self.entity_probabilities(retrieval) if probabilities is None else probabilities
         shown = probs.masked_fill(~allowed, -1.0)
         top = float(shown.max()) if shown.numel() else 0.0

@@ -91,6 +91,8 @@ class Retrieval:
         plans: the planner's relation paths, ``None`` without a planner.
         disambiguation: how the first topic was chosen among close linking candidates, ``None``
             when the linker left no choice.
+        named: BoolTensor [N], False for nameless entities (Freebase CVT nodes, named by their
+            mid and nothing else; ``has_meaningful_text``); ``None``: all are named.
     """
 
     question: str
@@ -102,6 +104,14 @@ class Retrieval:
     timings_ms: dict[str, float] = field(default_factory=dict)
     plans: RankedPlans | None = None
     disambiguation: Disambiguation | None = None
+    named: torch.Tensor | None = None
+
+    def answerable(self) -> torch.Tensor:
+        """BoolTensor [N]: the entities an answer may be: ``Subgraph.candidate_mask`` less the
+        nameless ones. A question's walks pass through a CVT node ("Obama -> education -> m.02nqgpk
+        -> institution -> Harvard") but its answer is never the CVT itself."""
+        allowed = self.prepared.subgraph.candidate_mask()
+        return allowed if self.named is None else allowed & self.named
 
     def order(self) -> torch.Tensor:
         """LongTensor [E]: triple indices by descending score."""
@@ -366,8 +376,18 @@ class Retriever:
             scores = plan_guided_scores(probabilities, plans, sub)
         if scores is not probabilities:
             timings["rescore"] = (time.perf_counter() - rescored_at) * 1e3
-        names = self.tables[0].names
-        return Retrieval(question.asked, topics, prepared, scores, probabilities, names, timings, plans)
+        entities = self.tables[0]
+        return Retrieval(
+            question.asked,
+            topics,
+            prepared,
+            scores,
+            probabilities,
+            entities.names,
+            timings,
+            plans,
+            named=entities.has_text[prepared.entity_rows],
+        )
 
 
 def question_token_states(embedder: Embedder, text: str) -> torch.Tensor:
