@@ -11,7 +11,8 @@ The extractive reader that reads answers off a retrieval is :mod:`kgqa.reasoning
 from __future__ import annotations
 
 import time
-from collections.abc import Callable, Sequence
+from collections import ChainMap
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any, Literal
@@ -26,6 +27,7 @@ from kgqa.linking_words import RelationWords
 from kgqa.retrieval.disambiguation import Disambiguation, rank_topics
 from kgqa.retrieval.features import PreparedQuestion, SubgraphSettings, prepare
 from kgqa.retrieval.name_match import NameMatchPlanner
+from kgqa.retrieval.nameless import nameless_names
 from kgqa.retrieval.path_context import triple_probabilities
 from kgqa.retrieval.path_pooling import path_rescore
 from kgqa.retrieval.plan_attention import AttentionPlanScorer
@@ -100,7 +102,7 @@ class Retrieval:
     prepared: PreparedQuestion
     scores: torch.Tensor
     probabilities: torch.Tensor
-    names: dict[str, str]
+    names: Mapping[str, str]
     timings_ms: dict[str, float] = field(default_factory=dict)
     plans: RankedPlans | None = None
     disambiguation: Disambiguation | None = None
@@ -377,16 +379,10 @@ class Retriever:
         if scores is not probabilities:
             timings["rescore"] = (time.perf_counter() - rescored_at) * 1e3
         entities = self.tables[0]
+        named = entities.has_text[prepared.entity_rows]
+        names = ChainMap(nameless_names(sub, named, entities.names, scores), entities.names)
         return Retrieval(
-            question.asked,
-            topics,
-            prepared,
-            scores,
-            probabilities,
-            entities.names,
-            timings,
-            plans,
-            named=entities.has_text[prepared.entity_rows],
+            question.asked, topics, prepared, scores, probabilities, names, timings, plans, named=named
         )
 
 

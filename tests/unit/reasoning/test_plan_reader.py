@@ -71,3 +71,5 @@ def test_answers_never_stop_at_a_nameless_node(
     )
     assert float(PlanReader().entity_probabilities(retrieval)[cvt]) == 0.0
     assert "m.02nqgpk" not in {a.id for a in PlanReader().extract_answers(retrieval)}
+    assert retrieval.names["m.02nqgpk"].startswith("m.02nqgpk [")  # named by its neighbours
+    assert "Harvard Law School" in retrieval.names["m.02nqgpk"]
