@@ -42,10 +42,16 @@ SHARPNESS = 20.0
 _FUNCTION_WORDS = frozenset(
     "a an the of in on at to for by with from and or is are was were be been being do does did "
     "who whom whose what which why how that this these those it its his her their them they he "
-    "she i you we me my your our us as also there here than then into out up about can could "
+    "she i you we me my your our us as there here than then into out up about can could "
     "would should will shall may might must has have had not no".split()
 )
 _WORD = re.compile(r"[^\W\d_][\w'-]*")
+#: English words that say the answers share something with the topic ("films with the same
+#: director as X", "who co-starred with X"): a walk there and back over one relation.
+_SHARING_WORDS = frozenset("same share shares shared sharing together also fellow".split())
+#: What a cued walk back earns: its step cost back, and this much more, so the walk there and back
+#: beats the walk there alone where the question says "same" or "co-".
+SHARING_BONUS = 0.05
 
 
 def find_mention(question: str, mentions: Sequence[str]) -> re.Match[str] | None:
@@ -124,15 +130,25 @@ class NameMatchPlanner:
             units[u, : len(run)] = vectors[[row[w] for w in run]]
         return units
 
+    @staticmethod
+    def sharing_cues(question: str, mentions: Sequence[str]) -> Tensor:
+        """BoolTensor [U]: per run of :meth:`word_vectors`, whether it holds a sharing word
+        ("same", "share", "together", "also", ...) or a word made with "co-" ("co-starred")."""
+        runs = [run.split() for run in dict.fromkeys(content_words(question, mentions))]
+        return torch.tensor(
+            [any(w in _SHARING_WORDS or w.startswith("co-") for w in run) for run in runs], dtype=torch.bool
+        )
+
     def plan_logits(self, prepared: PreparedQuestion, relation_emb: Tensor, steps: Tensor) -> Tensor:
         """Logits [P]: :data:`SHARPNESS` x the best sum over a plan's steps of (its relation's
         match with a distinct question word - :data:`STEP_COST`); a step left without a word
-        matches 0."""
+        matches 0, and one that walks back the step before, whose word run holds a sharing cue
+        (``prepared.sharing_cues``), earns :data:`SHARING_BONUS`."""
         words = prepared.question_tokens
         if words is None:
             raise ValueError("NameMatchPlanner needs prepared.question_tokens (its word vectors)")
         matches = word_matches(relation_emb, words)
-        return SHARPNESS * best_assignment(matches, steps, STEP_COST)
+        return SHARPNESS * best_assignment(matches, steps, STEP_COST, prepared.sharing_cues)
 
 
 def word_matches(relation_emb: Tensor, word_emb: Tensor) -> Tensor:
@@ -148,9 +164,11 @@ def word_matches(relation_emb: Tensor, word_emb: Tensor) -> Tensor:
     return (cosines - cosines.mean(dim=0, keepdim=True)).max(dim=2).values
 
 
-def best_assignment(matches: Tensor, steps: Tensor, cost: float) -> Tensor:
+def best_assignment(matches: Tensor, steps: Tensor, cost: float, cues: Tensor | None = None) -> Tensor:
     """FloatTensor [P]: per plan, the largest sum over its steps of (match - ``cost``) where each
-    step takes a distinct word or none (match 0).
+    step takes a distinct word or none (match 0); a step without a word that walks back the step
+    before (same relation, other direction; that step not itself a walk back) earns ``cost`` +
+    :data:`SHARING_BONUS` where the word the step before took is one of ``cues`` (BoolTensor [W]).
 
     With L steps a step's word in the best choice is among its relation's L best words (the other
     steps take at most L - 1 of them), so only those and "none" are tried: (L + 1)^L choices a
@@ -178,7 +196,15 @@ def best_assignment(matches: Tensor, steps: Tensor, cost: float) -> Tensor:
     picked_index = index[:, position, choices]
     distinct = _all_distinct(picked_index)  # [P, C]
     present = (steps >= 0).to(matches.dtype).unsqueeze(1)
-    totals = ((picked_value - cost) * present).sum(dim=2).masked_fill(~distinct, float("-inf"))
+    gains = picked_value - cost
+    if cues is not None and cues.any() and length > 1:
+        back = (steps[:, 1:] >= 0) & (steps[:, 1:] == (steps[:, :-1] ^ 1))  # [P, L-1]
+        back[:, 1:] &= ~back[:, :-1]  # there, back and there again is no "same X" walk
+        cued = torch.cat([cues, cues.new_zeros(length)])[picked_index[:, :, :-1]]  # [P, C, L-1]
+        wordless = picked_index[:, :, 1:] >= num_words
+        shared = back.unsqueeze(1) & cued & wordless
+        gains[:, :, 1:] += (cost + SHARING_BONUS) * shared.to(gains.dtype)
+    totals = (gains * present).sum(dim=2).masked_fill(~distinct, float("-inf"))
     return totals.max(dim=1).values if num_plans else totals.new_zeros(0)
 
 

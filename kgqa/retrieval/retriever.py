@@ -352,6 +352,8 @@ class Retriever:
         prepared = prepare(
             self.store, views, [t.id for t in topics], self.tables, settings, question_tokens=tokens
         )
+        if isinstance(self.planner, NameMatchPlanner):
+            prepared = replace(prepared, sharing_cues=self.planner.sharing_cues(text, mentions))
         scored_at = time.perf_counter()
         with torch.inference_mode():
             if self.scorer is None:

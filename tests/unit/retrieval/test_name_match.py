@@ -83,3 +83,25 @@ def test_content_words_join_adjacent_words_into_one_run() -> None:
 def test_content_words_leave_out_every_topic_mention() -> None:
     question = "who plays at position Forward for country Germany"
     assert content_words(question, ["Germany", "Forward"]) == ["plays", "position", "country"]
+
+
+def test_a_sharing_cue_pays_for_the_walk_back() -> None:
+    # "films with the same director as X": one run ("same director") matching relation 0. The walk
+    # there and back (0 then its reverse, 1) beats the walk there alone only with the cue.
+    matches = torch.tensor([[0.6], [0.0]])
+    steps = torch.tensor([[0, -1], [0, 1]])
+    there, back = best_assignment(matches, steps, 0.25).tolist()
+    assert there > back
+    there, back = best_assignment(matches, steps, 0.25, torch.tensor([True])).tolist()
+    assert back > there
+    # There, back and there again earns no second bonus.
+    three = best_assignment(matches, torch.tensor([[0, 1, 0]]), 0.25, torch.tensor([True]))
+    assert float(three) < back
+
+
+def test_sharing_cues_mark_the_runs_with_same_share_or_co() -> None:
+    from kgqa.retrieval.name_match import NameMatchPlanner
+
+    cues = NameMatchPlanner.sharing_cues("which films have the same director as Jaws", ["Jaws"])
+    assert cues.tolist() == [False, True]  # "films", "same director"
+    assert NameMatchPlanner.sharing_cues("who co-starred with Tom Hanks", ["Tom Hanks"]).tolist() == [True]
