@@ -93,6 +93,11 @@ def model_origin(settings: Settings) -> str:
 
     sources = [Path(path) for path, _ in load_checkpoint(settings.checkpoint_path).get("sources", [])]
     made = sum(source.parent.name == GRAPH_QUESTIONS_DIR for source in sources)
+    if sources and made == len(sources):
+        return (
+            f"{settings.checkpoint_path}, trained on questions made from the graph: triple scorers; "
+            "plans and answers by relation names matched with the question's words"
+        )
     kinds = (["labelled questions"] if made < len(sources) else []) + (
         ["questions made from the graph"] if made else []
     )
@@ -151,7 +156,9 @@ class Asker:
     def reader_name(self) -> str:
         if self.llm is not None:
             return f"llm:{self.llm.client.model_id}"
-        return "extractive" if self.retriever.trained else "train-free"
+        if not self.retriever.plans_by_name:
+            return "extractive"
+        return "plan ends" if self.retriever.trained else "train-free"
 
     @property
     def store(self) -> GraphStore:
@@ -333,11 +340,11 @@ def open_asker(settings: Settings) -> Iterator[Asker]:
 
 def open_extractive_reader(settings: Settings, retriever: Retriever) -> ExtractiveReader | PlanReader:
     """The extractive reader of the configured checkpoint, over ``retriever``'s tables, or the
-    train-free reader where ``retriever`` is train-free."""
+    plans' ends where the name match ranks the plans (``Retriever.plans_by_name``)."""
     from kgqa.reasoning.extractive import ExtractiveReader
     from kgqa.reasoning.plan_reader import PlanReader
 
-    if not retriever.trained:
+    if retriever.plans_by_name:
         return PlanReader()
     return ExtractiveReader.from_checkpoint(
         settings.checkpoint_path, retriever.tables, embedder_model_id=retriever.embedder.model_id

@@ -22,7 +22,9 @@ from kgqa.config import Settings
 from kgqa.embed import make_embedder
 from kgqa.eval.datasets import read_questions, sample
 from kgqa.eval.splits import SplitSettings, oracle_hop_count
+from kgqa.pipeline import GRAPH_QUESTIONS_DIR
 from kgqa.retrieval.features import PreparedQuestion, SubgraphSettings
+from kgqa.retrieval.name_match import NameMatchPlanner
 from kgqa.retrieval.retriever import CHECKPOINT_FORMAT_VERSION, CHECKPOINT_KIND, load_bundle
 from kgqa.retrieval.scorer import TripleScorer
 from kgqa.retrieval.tables import EntityTable, RelationTable
@@ -204,7 +206,12 @@ def run_training(
     train, val = (under_walk_rule(prepared[part], walk_rule.topic_walks) for part in ("train", "val"))
     report.examples = {"train": len(train), "val": len(val)}
     report.seconds["prepare"] = time.perf_counter() - started
-    plans = example_plans([*train, *val], train_settings.planner_steps) if train_settings.planner else None
+    # On questions made from the graph alone the planner and the reader would learn the generated
+    # wording, which carries to people's questions worse than the untrained name match does
+    # (docs/decisions.md): such a checkpoint keeps the name match for plans and answers.
+    graph_only = all(path.parent.name == GRAPH_QUESTIONS_DIR for path, _ in sources)
+    learn_plans = train_settings.planner and not graph_only
+    plans = example_plans([*train, *val], train_settings.planner_steps) if learn_plans else None
     with contextlib.ExitStack() as stack:
         planner_process = None
         if plans is not None and reused is None and _planner_beside(settings, len(train)):
@@ -230,22 +237,27 @@ def run_training(
             )
             report.seconds["planner"] = time.perf_counter() - started
             report.planner_history = planner_history.to_dict()
-    started = time.perf_counter()
-    reader, reader_history = train_reader(
-        train,
-        val,
-        scorer,
-        tables,
-        train_settings,
-        path_scorer=path_scorer,
-        planner=planner,
-        progress=progress,
-        contexts=contexts,
-        plans=plans,
-    )
-    report.seconds["reader"] = time.perf_counter() - started
-    report.reader_history = reader_history.to_dict()
+    reader = None
+    if not graph_only:
+        started = time.perf_counter()
+        reader, reader_history = train_reader(
+            train,
+            val,
+            scorer,
+            tables,
+            train_settings,
+            path_scorer=path_scorer,
+            planner=planner,
+            progress=progress,
+            contexts=contexts,
+            plans=plans,
+        )
+        report.seconds["reader"] = time.perf_counter() - started
+        report.reader_history = reader_history.to_dict()
     model_id = embedder.model_id
+    planner_entry = NameMatchPlanner().checkpoint() if graph_only else None
+    if planner is not None:
+        planner_entry = planner.checkpoint(embedder_model_id=model_id)
     save_checkpoint(
         {
             "format_version": CHECKPOINT_FORMAT_VERSION,
@@ -253,8 +265,8 @@ def run_training(
             "embedder_model_id": model_id,
             "scorer": scorer.checkpoint(embedder_model_id=model_id),
             "path_scorer": path_scorer.checkpoint(embedder_model_id=model_id) if path_scorer else None,
-            "planner": planner.checkpoint(embedder_model_id=model_id) if planner else None,
-            "reader": reader.checkpoint(embedder_model_id=model_id),
+            "planner": planner_entry,
+            "reader": reader.checkpoint(embedder_model_id=model_id) if reader else None,
             "subgraph": asdict(subgraph),
             "oracle_hops": oracle_hops,
             "gold_paths": gold_paths,

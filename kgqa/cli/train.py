@@ -181,7 +181,13 @@ def train(
     if report.planner_history.get("candidates"):
         tried = ", ".join(f"{k} {v:.4f}" for k, v in report.planner_history["candidates"].items())
         click.echo(f"planner kinds by validation {report.planner_history['metric']}: {tried}")
-    click.echo(f"extractive reader: best hit@1 {max(r['val_metric']):.4f} at epoch {r['best_epoch']}")
+    if r:
+        click.echo(f"extractive reader: best hit@1 {max(r['val_metric']):.4f} at epoch {r['best_epoch']}")
+    else:
+        click.echo(
+            "planner and reader: not trained on questions made from the graph alone; plans and "
+            "answers by relation names matched with the question's words (labelled FILES train them)"
+        )
     click.echo(f"checkpoint: {report.out}  ({', '.join(f'{k} {v:.0f}s' for k, v in report.seconds.items())})")
 
 

@@ -115,6 +115,11 @@ class NameMatchPlanner:
     def eval(self) -> NameMatchPlanner:
         return self
 
+    def checkpoint(self) -> dict[str, str]:
+        """The checkpoint entry that names this planner (it has no weights): what ``kgqa train``
+        writes for a checkpoint trained on questions made from the graph alone."""
+        return {"kind": self.KIND}
+
     @staticmethod
     def word_vectors(embedder: Embedder, question: str, mentions: Sequence[str]) -> Tensor:
         """FloatTensor [U, K, d]: the embeddings of the words of ``question``'s :func:`content_words`

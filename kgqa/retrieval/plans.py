@@ -429,12 +429,15 @@ Planner = PlanScorer | AttentionPlanScorer
 PLANNER_KINDS: dict[str, type[Planner]] = {cls.KIND: cls for cls in (PlanScorer, AttentionPlanScorer)}
 
 
-def planner_from_checkpoint(data: dict[str, Any], *, embedder_model_id: str) -> Planner:
-    """The planner a checkpoint's ``planner`` entry holds, whichever kind it is.
+def planner_from_checkpoint(data: dict[str, Any], *, embedder_model_id: str) -> Planner | NameMatchPlanner:
+    """The planner a checkpoint's ``planner`` entry holds, whichever kind it is (the name match
+    of a checkpoint trained on questions made from the graph alone has no weights).
 
     Raises:
         CheckpointError: the entry's ``kind`` is no planner's (or see ``from_checkpoint``).
     """
+    if data.get("kind") == NameMatchPlanner.KIND:
+        return NameMatchPlanner()
     cls = PLANNER_KINDS.get(str(data.get("kind")))
     if cls is None:
         raise CheckpointError(

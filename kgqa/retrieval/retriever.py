@@ -280,6 +280,13 @@ class Retriever:
         """Whether a trained scorer ranks the triples (False on the train-free path)."""
         return self.scorer is not None
 
+    @property
+    def plans_by_name(self) -> bool:
+        """Whether plans are ranked by the untrained name match (the train-free path, and a
+        checkpoint trained on questions made from the graph alone): their ends are the answers
+        (:class:`~kgqa.reasoning.plan_reader.PlanReader`)."""
+        return isinstance(self.planner, NameMatchPlanner)
+
     def retrieve(self, question: str, *, topic_ids: Sequence[str] = (), hops: int | None = None) -> Retrieval:
         """Score every candidate triple of ``question`` (topics linked unless given).
 

@@ -40,6 +40,14 @@ def test_train_from_graph_alone_writes_a_checkpoint_and_reuses_the_questions(tmp
     assert Path(generated["path"]).parent == Path(data) / "from-graph"
     assert sum(report["questions"].values()) == 60
     assert Path(report["out"]).is_file()
+    # Graph-made questions alone train the triple scorers; plans and answers stay the name match's.
+    from kgqa.checkpoint_file import load_checkpoint
+
+    saved = load_checkpoint(Path(report["out"]))
+    assert saved["planner"] == {"kind": "name_match"} and saved["reader"] is None
+    code, out, err = _run("ask", "who directed Cast Away", "--data-dir", data)
+    assert code == 0, err
+    assert "Robert Zemeckis" in out and "plans and answers by relation names" in out
     code, out, err = _run(*args, "--set", "train.planner=false", "--set", "train.path_scorer=false")
     assert code == 0, err
     assert "from the graph (reused): 60 questions" in out
