@@ -46,6 +46,7 @@ import torch
 import torch.nn.functional as F
 from tqdm import tqdm
 
+from kgqa.config import REFINE_DEFAULTS, RefineSettings
 from kgqa.embed.protocol import Embedder
 from kgqa.errors import LLMUnavailableError
 from kgqa.reasoning.path_judge import PathJudge, format_chain
@@ -73,17 +74,39 @@ class PlannerRefineSettings:
     planners (seeds ``train.seed``, ``train.seed + 1``, ...) each round trains and averages, and
     the planner's optimisation (``train.epochs`` etc.)."""
 
-    rounds: int = 2
-    margin: float = 0.5
-    folds: int = 1
+    rounds: int = REFINE_DEFAULTS.rounds
+    margin: float = REFINE_DEFAULTS.margin
+    folds: int = REFINE_DEFAULTS.folds
     fit: float = 1.0
-    prior: float = 1.0
-    neighbours: int = 10
-    text: float = 20.0
-    ensemble: int = 3
+    prior: float = REFINE_DEFAULTS.prior
+    neighbours: int = REFINE_DEFAULTS.neighbours
+    text: float = REFINE_DEFAULTS.text
+    ensemble: int = REFINE_DEFAULTS.ensemble
     # One question per planner step, every better epoch resetting patience: the judge's precision
     # was measured so (docs/decisions.md).
-    train: TrainSettings = TrainSettings(epochs=8, patience=3, planner_batch=1, patience_past_noise=False)
+    train: TrainSettings = TrainSettings(
+        epochs=REFINE_DEFAULTS.epochs,
+        patience=3,
+        seed=REFINE_DEFAULTS.seed,
+        planner_batch=1,
+        patience_past_noise=False,
+    )
+
+    @classmethod
+    def from_config(cls, refine: RefineSettings) -> PlannerRefineSettings:
+        """The settings of the config's ``[refine]`` section, as ``kgqa refine`` has trained the
+        judge: its planners on the trainer's default batches and patience rule (unlike the
+        measured library default above), ``refine.epochs`` and ``refine.seed``."""
+        return cls(
+            rounds=refine.rounds,
+            margin=refine.margin,
+            folds=refine.folds,
+            prior=refine.prior,
+            neighbours=refine.neighbours,
+            text=refine.text,
+            ensemble=refine.ensemble,
+            train=TrainSettings(epochs=refine.epochs, patience=3, seed=refine.seed),
+        )
 
 
 @dataclass(slots=True)
