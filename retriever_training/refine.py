@@ -3,7 +3,7 @@
 A question file that names no relation path trains on every shortest topic -> answer path, and
 many of those reach an answer through relations the question never asks about (tags, years,
 co-stars; docs/decisions.md). Refinement picks, per training question, the candidate relation
-paths (:func:`~kgqa.retrieval.candidates.candidate_paths`) that answer it, and writes them as the
+paths (:func:`~retriever_training.candidates.candidate_paths`) that answer it, and writes them as the
 question's ``relation_paths``, so ``kgqa train`` labels the walks that follow them instead.
 
 Two judges:
@@ -50,12 +50,12 @@ from kgqa.config import REFINE_DEFAULTS, RefineSettings
 from kgqa.embed.protocol import Embedder
 from kgqa.errors import LLMUnavailableError
 from kgqa.reasoning.path_judge import PathJudge, format_chain
-from kgqa.retrieval.candidates import CandidatePath, candidate_paths
 from kgqa.retrieval.plans import SENTENCE_VIEWS, Planner, enumerate_plans, question_views
 from kgqa.retrieval.tables import EntityTable, RelationTable
 from kgqa.store import queries
 from kgqa.store.protocol import GraphStore
 from kgqa.types import QAExample
+from retriever_training.candidates import CandidatePath, candidate_paths
 from retriever_training.examples import TrainingExample
 from retriever_training.train import TrainSettings, train_planner
 from retriever_training.walk_rule import choose_walk_rule, under_walk_rule
@@ -354,7 +354,7 @@ def refine_with_planner(
     and per round the kept total and the planner's validation metric.
 
     A candidate's score is the planner's logit plus ``fit`` times the log of its answer fit
-    (:class:`~kgqa.retrieval.candidates.CandidatePath`): the path a question asks for reaches its
+    (:class:`~retriever_training.candidates.CandidatePath`): the path a question asks for reaches its
     answers and little else, a coincidence often only some of them and other entities too
     ("which films did X direct", where X also wrote a few of them and others); plus ``prior``
     times the log :func:`neighbour_prior`: what the questions phrased most alike hold; plus
