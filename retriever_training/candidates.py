@@ -24,8 +24,8 @@ from dataclasses import dataclass, replace
 
 import torch
 
+from kgqa.retrieval.graph.subgraph import Subgraph
 from kgqa.retrieval.plans import Plans, enumerate_plans
-from kgqa.retrieval.subgraph import Subgraph
 
 
 @dataclass(frozen=True, slots=True)

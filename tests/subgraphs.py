@@ -8,8 +8,8 @@ import random
 import torch
 
 from kgqa.retrieval.dde import dde
+from kgqa.retrieval.graph.subgraph import Subgraph
 from kgqa.retrieval.scorer import ScorerBatch
-from kgqa.retrieval.subgraph import Subgraph
 
 
 def make_subgraph(

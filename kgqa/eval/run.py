@@ -38,10 +38,10 @@ from kgqa.eval.metrics import (
     score_h,
 )
 from kgqa.pipeline import Asker, Gathered
+from kgqa.retrieval.graph.subgraph import Subgraph
 from kgqa.retrieval.labels import answer_mask, relation_path_labels, shortest_path_labels
 from kgqa.retrieval.plans import gold_plans
 from kgqa.retrieval.retriever import SHOWN_PLANS
-from kgqa.retrieval.subgraph import Subgraph
 from kgqa.store import queries
 from kgqa.types import QAExample
 

@@ -31,9 +31,9 @@ from torch import Tensor
 
 from kgqa.retrieval.chains import Chain
 from kgqa.retrieval.evidence import render_steps
+from kgqa.retrieval.graph.subgraph import Subgraph
 from kgqa.retrieval.plans import RankedPlans
 from kgqa.retrieval.retriever import Retrieval
-from kgqa.retrieval.subgraph import Subgraph
 from kgqa.types import TokenBudget
 
 #: Plans whose walks are offered, likeliest first.

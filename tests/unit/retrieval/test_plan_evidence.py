@@ -12,6 +12,7 @@ import torch
 from subgraphs import make_subgraph, random_case
 
 from kgqa.retrieval.chains import Chain
+from kgqa.retrieval.graph.subgraph import Subgraph
 from kgqa.retrieval.plan_evidence import (
     PlanChain,
     best_walks,
@@ -19,7 +20,6 @@ from kgqa.retrieval.plan_evidence import (
     rank_chains,
 )
 from kgqa.retrieval.plans import Plans, RankedPlans, enumerate_plans
-from kgqa.retrieval.subgraph import Subgraph
 from kgqa.types import TokenBudget
 
 # "who directed the films written by e0" (relation ids: DIRECTED_BY 0, WRITTEN_BY 1):
