@@ -200,8 +200,8 @@ def main(
     from kgqa.eval.splits import SplitSettings
     from kgqa.names import relationship_type
     from kgqa.pipeline import subgraph_settings
+    from kgqa.retrieval.graph.tables import EntityTable, RelationTable
     from kgqa.retrieval.labels import relation_path_labels
-    from kgqa.retrieval.tables import EntityTable, RelationTable
     from kgqa.store import open_store
     from retriever_training.refine import (
         PlannerRefineSettings,

@@ -11,9 +11,9 @@ import torch
 from kgqa.embed.protocol import Embedder
 from kgqa.errors import ConfigError
 from kgqa.retrieval.features import PreparedQuestion, SubgraphSettings, prepare
+from kgqa.retrieval.graph.tables import EntityTable, RelationTable
 from kgqa.retrieval.labels import answer_mask, weak_labels
 from kgqa.retrieval.plans import QUESTION_VIEWS, question_views
-from kgqa.retrieval.tables import EntityTable, RelationTable
 from kgqa.store.protocol import GraphStore
 from kgqa.types import QAExample
 

@@ -50,8 +50,8 @@ from kgqa.config import REFINE_DEFAULTS, RefineSettings
 from kgqa.embed.protocol import Embedder
 from kgqa.errors import LLMUnavailableError
 from kgqa.reasoning.path_judge import PathJudge, format_chain
+from kgqa.retrieval.graph.tables import EntityTable, RelationTable
 from kgqa.retrieval.plans import SENTENCE_VIEWS, Planner, enumerate_plans, question_views
-from kgqa.retrieval.tables import EntityTable, RelationTable
 from kgqa.store import queries
 from kgqa.store.protocol import GraphStore
 from kgqa.types import QAExample

@@ -29,6 +29,7 @@ from kgqa.config import TRAIN_DEFAULTS, TrainingSettings
 from kgqa.errors import ConfigError
 from kgqa.reasoning.extractive import EntityReader, ReaderConfig, calibrate_threshold
 from kgqa.retrieval.features import PreparedQuestion, to_batch
+from kgqa.retrieval.graph.tables import EntityTable, RelationTable
 from kgqa.retrieval.nn import MlpConfig
 from kgqa.retrieval.path_context import triple_probabilities, with_path_context
 from kgqa.retrieval.plan_attention import AttentionPlannerConfig, AttentionPlanScorer
@@ -44,7 +45,6 @@ from kgqa.retrieval.plans import (
     rank_plans,
 )
 from kgqa.retrieval.scorer import ScorerConfig, TripleScorer
-from kgqa.retrieval.tables import EntityTable, RelationTable
 from retriever_training.examples import TrainingExample
 
 Tables = tuple[EntityTable, RelationTable]

@@ -15,8 +15,8 @@ import torch
 from kgqa.config import RETRIEVAL_DEFAULTS
 from kgqa.retrieval.dde import dde
 from kgqa.retrieval.graph.subgraph import Subgraph, extract_subgraph
+from kgqa.retrieval.graph.tables import EntityTable, RelationTable
 from kgqa.retrieval.scorer import ScorerBatch
-from kgqa.retrieval.tables import EntityTable, RelationTable
 from kgqa.store.protocol import GraphStore
 
 

@@ -18,9 +18,9 @@ import torch
 from torch import Tensor
 
 from kgqa.retrieval.features import PreparedQuestion, to_batch
+from kgqa.retrieval.graph.tables import EntityTable, RelationTable
 from kgqa.retrieval.path_pooling import path_reach
 from kgqa.retrieval.scorer import TripleScorer
-from kgqa.retrieval.tables import EntityTable, RelationTable
 
 #: Columns :func:`with_path_context` appends to the DDE.
 PATH_CONTEXT_DIM = 2

@@ -14,8 +14,8 @@ from kgqa.eval.run import evaluate
 from kgqa.pipeline import Asker
 from kgqa.reasoning.extractive import ExtractiveReader
 from kgqa.retrieval.features import SubgraphSettings
+from kgqa.retrieval.graph.tables import EntityTable, RelationTable
 from kgqa.retrieval.retriever import Retriever
-from kgqa.retrieval.tables import EntityTable, RelationTable
 from kgqa.store.kglite_store import KgliteStore
 from kgqa.types import QAExample
 from retriever_training.examples import build_examples

@@ -26,8 +26,8 @@ from kgqa.reasoning.path_judge import PathJudge, format_chain, judge_messages, p
 from kgqa.reasoning.readers import make_llm_client
 from kgqa.retrieval.features import SubgraphSettings
 from kgqa.retrieval.graph.subgraph import Subgraph
+from kgqa.retrieval.graph.tables import EntityTable, RelationTable
 from kgqa.retrieval.labels import relation_path_labels, shortest_path_labels
-from kgqa.retrieval.tables import EntityTable, RelationTable
 from kgqa.store.kglite_store import KgliteStore
 from kgqa.types import QAExample, TripleRecord
 from retriever_training.candidates import candidate_paths
