@@ -7,8 +7,8 @@ import random
 
 import torch
 
-from kgqa.retrieval.dde import dde
 from kgqa.retrieval.graph.subgraph import Subgraph
+from kgqa.retrieval.models.dde import dde
 from kgqa.retrieval.scorer import ScorerBatch
 
 

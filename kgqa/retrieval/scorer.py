@@ -18,7 +18,7 @@ import torch
 import torch.nn.functional as F
 from torch import Tensor, nn
 
-from kgqa.retrieval.dde import triple_features
+from kgqa.retrieval.models.dde import triple_features
 from kgqa.retrieval.nn import Checkpointable, MlpConfig, mlp_tail
 
 # --------------------------------------------------------------------------- configs
@@ -47,7 +47,7 @@ class ScorerBatch:
         head: LongTensor [E] local head ids.
         rel: LongTensor [E] indices into ``relation_emb``.
         tail: LongTensor [E] local tail ids.
-        dde: [N, D] directional distance encodings (:func:`kgqa.retrieval.dde.dde`).
+        dde: [N, D] directional distance encodings (:func:`kgqa.retrieval.models.dde.dde`).
     """
 
     question: Tensor
