@@ -30,7 +30,7 @@ from kgqa.errors import ConfigError
 from kgqa.reasoning.extractive import EntityReader, ReaderConfig, calibrate_threshold
 from kgqa.retrieval.features import PreparedQuestion, to_batch
 from kgqa.retrieval.graph.tables import EntityTable, RelationTable
-from kgqa.retrieval.nn import MlpConfig
+from kgqa.retrieval.models.nn import MlpConfig
 from kgqa.retrieval.path_context import triple_probabilities, with_path_context
 from kgqa.retrieval.plan_attention import AttentionPlannerConfig, AttentionPlanScorer
 from kgqa.retrieval.plans import (

@@ -25,7 +25,7 @@ from torch import Tensor, nn
 
 from kgqa.errors import ConfigError
 from kgqa.retrieval.features import PreparedQuestion
-from kgqa.retrieval.nn import Checkpointable, MlpConfig
+from kgqa.retrieval.models.nn import Checkpointable, MlpConfig
 
 
 @dataclass(frozen=True, slots=True)

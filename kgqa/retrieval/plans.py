@@ -40,8 +40,8 @@ from kgqa.names import relationship_type
 from kgqa.retrieval.features import PreparedQuestion
 from kgqa.retrieval.graph.subgraph import Subgraph
 from kgqa.retrieval.graph.tables import EntityTable, RelationTable
+from kgqa.retrieval.models.nn import Checkpointable, MlpConfig, mlp_tail, scatter_max
 from kgqa.retrieval.name_match import NameMatchPlanner, find_mention
-from kgqa.retrieval.nn import Checkpointable, MlpConfig, mlp_tail, scatter_max
 from kgqa.retrieval.plan_attention import AttentionPlanScorer
 
 #: Plans enumerated per length at most: bounds the work on relation-rich subgraphs (Freebase).

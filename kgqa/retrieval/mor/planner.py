@@ -25,9 +25,9 @@ from typing import Any
 import torch
 from torch import Tensor, nn
 
+from kgqa.retrieval.models.nn import Checkpointable
 from kgqa.retrieval.mor.plan import Metapath, plan_tokens
 from kgqa.retrieval.mor.traversal import content_words
-from kgqa.retrieval.nn import Checkpointable
 
 #: Words before a span (at most) that make up its left cue.
 CUE_WORDS = 4
