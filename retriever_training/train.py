@@ -31,6 +31,7 @@ from kgqa.reasoning.extractive import EntityReader, ReaderConfig, calibrate_thre
 from kgqa.retrieval.features import PreparedQuestion, to_batch
 from kgqa.retrieval.graph.tables import EntityTable, RelationTable
 from kgqa.retrieval.models.nn import MlpConfig
+from kgqa.retrieval.models.scorer import ScorerConfig, TripleScorer
 from kgqa.retrieval.path_context import triple_probabilities, with_path_context
 from kgqa.retrieval.plan_attention import AttentionPlannerConfig, AttentionPlanScorer
 from kgqa.retrieval.plans import (
@@ -44,7 +45,6 @@ from kgqa.retrieval.plans import (
     gold_plans,
     rank_plans,
 )
-from kgqa.retrieval.scorer import ScorerConfig, TripleScorer
 from retriever_training.examples import TrainingExample
 
 Tables = tuple[EntityTable, RelationTable]

@@ -9,7 +9,7 @@ import torch
 
 from kgqa.retrieval.graph.subgraph import Subgraph
 from kgqa.retrieval.models.dde import dde
-from kgqa.retrieval.scorer import ScorerBatch
+from kgqa.retrieval.models.scorer import ScorerBatch
 
 
 def make_subgraph(

@@ -16,7 +16,7 @@ from kgqa.config import RETRIEVAL_DEFAULTS
 from kgqa.retrieval.graph.subgraph import Subgraph, extract_subgraph
 from kgqa.retrieval.graph.tables import EntityTable, RelationTable
 from kgqa.retrieval.models.dde import dde
-from kgqa.retrieval.scorer import ScorerBatch
+from kgqa.retrieval.models.scorer import ScorerBatch
 from kgqa.store.protocol import GraphStore
 
 

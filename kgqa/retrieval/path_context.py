@@ -3,7 +3,7 @@
 DDE cannot see a mixed-direction path: on MetaQA every relation points from a film, so the films
 two hops from the topic film (topic -> writer <- film) get no DDE signal at all, and the first
 scorer rates a third-hop "starred actors" triple alike whichever film it hangs from. The second
-pass (a :class:`~kgqa.retrieval.scorer.TripleScorer` with two more structural columns per
+pass (a :class:`~kgqa.retrieval.models.scorer.TripleScorer` with two more structural columns per
 entity) adds each entity's best path probability from a topic under the first pass
 (:func:`reach_columns`), so it can tell a film reached through the
 writer from one reached through a co-star. The columns ride along as extra DDE columns, so the
@@ -19,8 +19,8 @@ from torch import Tensor
 
 from kgqa.retrieval.features import PreparedQuestion, to_batch
 from kgqa.retrieval.graph.tables import EntityTable, RelationTable
+from kgqa.retrieval.models.scorer import TripleScorer
 from kgqa.retrieval.path_pooling import path_reach
-from kgqa.retrieval.scorer import TripleScorer
 
 #: Columns :func:`with_path_context` appends to the DDE.
 PATH_CONTEXT_DIM = 2

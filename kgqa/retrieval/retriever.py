@@ -26,6 +26,7 @@ from kgqa.linking_words import RelationWords
 from kgqa.retrieval.disambiguation import Disambiguation, rank_topics
 from kgqa.retrieval.features import PreparedQuestion, SubgraphSettings, prepare
 from kgqa.retrieval.graph.tables import EntityTable, RelationTable
+from kgqa.retrieval.models.scorer import TripleScorer
 from kgqa.retrieval.name_match import NameMatchPlanner
 from kgqa.retrieval.path_context import triple_probabilities
 from kgqa.retrieval.path_pooling import path_rescore
@@ -38,7 +39,6 @@ from kgqa.retrieval.plans import (
     question_views,
     rank_plans,
 )
-from kgqa.retrieval.scorer import TripleScorer
 from kgqa.store.protocol import GraphStore
 from kgqa.types import LinkedEntity, ParsedQuestion
 
