@@ -1,7 +1,7 @@
 """Training loops for the triple scorers, the planner and the extractive reader (one question
 per step; the planner ``TrainSettings.planner_batch`` questions per step).
 
-The scorer, the second-pass path scorer (:mod:`kgqa.retrieval.path_context`) and the reader
+The scorer, the second-pass path scorer (:mod:`kgqa.retrieval.models.path_context`) and the reader
 train with BCE, the planner (:mod:`kgqa.retrieval.plans`) with a softmax over each question's
 plans; all with Adam and early stopping on a validation metric (recall@100 of the labelled
 triples for the scorers, how often the top plan is gold for the planner, Hit@1 for the reader),
@@ -31,8 +31,8 @@ from kgqa.reasoning.extractive import EntityReader, ReaderConfig, calibrate_thre
 from kgqa.retrieval.features import PreparedQuestion, to_batch
 from kgqa.retrieval.graph.tables import EntityTable, RelationTable
 from kgqa.retrieval.models.nn import MlpConfig
+from kgqa.retrieval.models.path_context import triple_probabilities, with_path_context
 from kgqa.retrieval.models.scorer import ScorerConfig, TripleScorer
-from kgqa.retrieval.path_context import triple_probabilities, with_path_context
 from kgqa.retrieval.plan_attention import AttentionPlannerConfig, AttentionPlanScorer
 from kgqa.retrieval.plans import (
     PLAN_FEATURES,
@@ -74,7 +74,9 @@ class TrainSettings:
     reader_layers: int = 2
     recall_k: int = 100
     seed: int = TRAIN_DEFAULTS.seed
-    path_scorer: bool = TRAIN_DEFAULTS.path_scorer  # the second-pass scorer (kgqa.retrieval.path_context)
+    path_scorer: bool = (
+        TRAIN_DEFAULTS.path_scorer
+    )  # the second-pass scorer (kgqa.retrieval.models.path_context)
     planner: bool = TRAIN_DEFAULTS.planner  # the relation-path planner (kgqa.retrieval.plans)
     planner_steps: int = 3  # longest plan
     # mlp (kgqa.retrieval.plans), attention (word order, kgqa.retrieval.plan_attention) or auto.
@@ -299,7 +301,7 @@ def path_contexts(
     examples: Sequence[TrainingExample], tables: Tables, scorer: TripleScorer
 ) -> dict[int, PreparedQuestion]:
     """Each example's prepared question with ``scorer``'s reach columns appended
-    (:func:`~kgqa.retrieval.path_context.with_path_context`), by ``id(example)``: computed once,
+    (:func:`~kgqa.retrieval.models.path_context.with_path_context`), by ``id(example)``: computed once,
     read by the second-pass scorer's training and by the reader's triple scores."""
     with torch.inference_mode():
         return {

@@ -22,8 +22,8 @@ from torch import Tensor, nn
 from kgqa.retrieval.features import to_batch
 from kgqa.retrieval.graph.tables import EntityTable, RelationTable
 from kgqa.retrieval.models.nn import Checkpointable, MlpConfig, mlp_tail, scatter_max
+from kgqa.retrieval.models.path_context import reach_columns
 from kgqa.retrieval.models.scorer import ScorerBatch, entity_inputs
-from kgqa.retrieval.path_context import reach_columns
 from kgqa.retrieval.path_pooling import hop_distance
 from kgqa.retrieval.retriever import Retrieval, ScoredTriple, load_bundle
 

@@ -26,9 +26,9 @@ from kgqa.linking_words import RelationWords
 from kgqa.retrieval.disambiguation import Disambiguation, rank_topics
 from kgqa.retrieval.features import PreparedQuestion, SubgraphSettings, prepare
 from kgqa.retrieval.graph.tables import EntityTable, RelationTable
+from kgqa.retrieval.models.path_context import triple_probabilities
 from kgqa.retrieval.models.scorer import TripleScorer
 from kgqa.retrieval.name_match import NameMatchPlanner
-from kgqa.retrieval.path_context import triple_probabilities
 from kgqa.retrieval.path_pooling import path_rescore
 from kgqa.retrieval.plan_attention import AttentionPlanScorer
 from kgqa.retrieval.plans import (
@@ -186,7 +186,7 @@ class Retriever:
         store: graph store holding the embedded KB.
         embedder: the store's embedding model (questions are embedded with it).
         scorer: trained triple scorer.
-        path_scorer: second-pass scorer (:mod:`kgqa.retrieval.path_context`), optional.
+        path_scorer: second-pass scorer (:mod:`kgqa.retrieval.models.path_context`), optional.
         planner: relation-path planner (:mod:`kgqa.retrieval.plans`), optional; the extractive
             reader of a checkpoint with a planner needs it.
         subgraph: caps and DDE rounds.

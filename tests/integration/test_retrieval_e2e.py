@@ -68,7 +68,7 @@ def test_retrieval_ranks_by_path_rescored_probabilities_when_asked(trained: Retr
 
 
 def test_retrieval_probabilities_come_from_the_second_pass_over_the_first(trained: Retriever) -> None:
-    from kgqa.retrieval.path_context import PATH_CONTEXT_DIM, triple_probabilities
+    from kgqa.retrieval.models.path_context import PATH_CONTEXT_DIM, triple_probabilities
 
     assert trained.path_scorer is not None
     assert trained.path_scorer.config.dde_dim == trained.scorer.config.dde_dim + PATH_CONTEXT_DIM
