@@ -96,7 +96,7 @@ def _train_and_score(
     from kgqa.eval.run import entities_in_top_triples
     from kgqa.retrieval.features import to_batch
     from kgqa.retrieval.models.path_context import triple_probabilities
-    from kgqa.retrieval.plans import plan_guided_scores, rank_plans
+    from kgqa.retrieval.models.plans import plan_guided_scores, rank_plans
     from retriever_training.train import train_planner, train_reader, train_scorer
 
     if scorer is None:

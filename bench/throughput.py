@@ -107,7 +107,7 @@ def measure_embedding(size: str, work: Path) -> dict[str, Any]:
 
     from kgqa.config import EmbedderSettings
     from kgqa.embed import make_embedder
-    from kgqa.retrieval.plans import question_views
+    from kgqa.retrieval.models.plans import question_views
 
     spec = SIZES[size]
     embedder = make_embedder(EmbedderSettings(device="cpu"))

@@ -51,7 +51,7 @@ from kgqa.embed.protocol import Embedder
 from kgqa.errors import LLMUnavailableError
 from kgqa.reasoning.path_judge import PathJudge, format_chain
 from kgqa.retrieval.graph.tables import EntityTable, RelationTable
-from kgqa.retrieval.plans import SENTENCE_VIEWS, Planner, enumerate_plans, question_views
+from kgqa.retrieval.models.plans import SENTENCE_VIEWS, Planner, enumerate_plans, question_views
 from kgqa.store import queries
 from kgqa.store.protocol import GraphStore
 from kgqa.types import QAExample
@@ -207,7 +207,7 @@ def neighbour_prior(
     questions phrased most alike put on the same relation path.
 
     Questions are compared by their text with the topic mention cut out (the planner's before /
-    after views of :func:`~kgqa.retrieval.plans.question_views`, embedded once at preparation), so
+    after views of :func:`~kgqa.retrieval.models.plans.question_views`, embedded once at preparation), so
     "films directed by X" and "films directed by Y" are neighbours whatever X and Y are. Belief
     starts uniform over each question's candidates and is propagated ``iterations`` times (each
     question's belief becomes its neighbours' mean belief, restricted to its own candidates), so

@@ -33,7 +33,7 @@ class ReaderConfig(MlpConfig):
     """Shape of an :class:`EntityReader` (a smaller, deeper MLP by default).
 
     ``plan_dim`` is the width of the per-entity plan columns the reader takes
-    (:func:`kgqa.retrieval.plans.plan_reach`, 2), 0 for a reader trained without a planner.
+    (:func:`kgqa.retrieval.models.plans.plan_reach`, 2), 0 for a reader trained without a planner.
 
     ``answer_threshold``: the probability from which an entity is an answer, chosen on the
     validation questions for the best mean F1 (:func:`calibrate_threshold`), so a question gets
@@ -143,7 +143,7 @@ class EntityReader(Checkpointable):
 
     ``x_e`` is the shared ``no_text`` vector for entities without text; the relation context is
     :func:`incident_relation_context`, the path features :func:`path_features`, the plan columns
-    :func:`kgqa.retrieval.plans.plan_reach` (only when ``plan_dim > 0``). Train with a
+    :func:`kgqa.retrieval.models.plans.plan_reach` (only when ``plan_dim > 0``). Train with a
     softmax or BCE loss over the candidate entities against the answer labels.
     """
 

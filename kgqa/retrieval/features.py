@@ -44,7 +44,7 @@ class PreparedQuestion:
 
     Attributes:
         question_views: FloatTensor [V, d], the embeddings of
-            :func:`kgqa.retrieval.plans.question_views` (the question, the text before and after
+            :func:`kgqa.retrieval.models.plans.question_views` (the question, the text before and after
             the topic mention, then the relation mentions in walk order); row 0 is the question
             embedding the scorers read.
         subgraph: the candidate subgraph (local ids).

@@ -3,7 +3,7 @@
 Ranked triples spend a budget on the strongest triples, and near a hub topic those are the first
 hop's fan-out: "who directed the films starring Tom Hanks" fills 30 triples with STARRED_ACTORS
 and shows no director. Here the unit of evidence is a whole chain from a topic to an entity,
-along one of the planner's relation paths (:mod:`kgqa.retrieval.plans`):
+along one of the planner's relation paths (:mod:`kgqa.retrieval.models.plans`):
 
 1. For each of the :data:`EVIDENCE_PLANS` likeliest plans, every entity its walks end at, with
    the plan's best walk there (the largest product of triple probabilities, found by one Viterbi
@@ -32,7 +32,7 @@ from torch import Tensor
 from kgqa.retrieval.chains import Chain
 from kgqa.retrieval.evidence import render_steps
 from kgqa.retrieval.graph.subgraph import Subgraph
-from kgqa.retrieval.plans import RankedPlans
+from kgqa.retrieval.models.plans import RankedPlans
 from kgqa.retrieval.retriever import Retrieval
 from kgqa.types import TokenBudget
 
@@ -63,7 +63,7 @@ def best_walks(sub: Subgraph, steps: Sequence[int], log_scores: np.ndarray) -> l
     """For every entity the signed plan ``steps`` reaches from a topic, its best walk there.
 
     Walks come back through a topic only under ``sub.topic_walks`` (as in
-    :func:`kgqa.retrieval.plans.enumerate_plans`).
+    :func:`kgqa.retrieval.models.plans.enumerate_plans`).
     Among walks to the same end the one with the largest sum of ``log_scores`` wins; ties go to
     the lower triple index.
 

@@ -96,7 +96,7 @@ def test_the_planner_rates_the_asked_relation_first_and_feeds_the_reader(
 
 
 def test_retrieval_ranks_by_plan_guided_scores_by_default(trained: Retriever) -> None:
-    from kgqa.retrieval.plans import plan_guided_scores
+    from kgqa.retrieval.models.plans import plan_guided_scores
 
     result = trained.retrieve("when was [Cast Away] released")
     assert result.plans is not None and "rescore" in result.timings_ms

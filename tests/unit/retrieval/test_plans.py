@@ -15,7 +15,7 @@ from subgraphs import make_subgraph, random_case
 from kgqa.errors import ConfigError
 from kgqa.retrieval.features import PreparedQuestion
 from kgqa.retrieval.graph.subgraph import Subgraph
-from kgqa.retrieval.plans import (
+from kgqa.retrieval.models.plans import (
     QUESTION_VIEWS,
     SENTENCE_VIEWS,
     STEP_MENTIONS,
