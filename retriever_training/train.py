@@ -32,6 +32,7 @@ from kgqa.retrieval.features import PreparedQuestion, to_batch
 from kgqa.retrieval.graph.tables import EntityTable, RelationTable
 from kgqa.retrieval.models.nn import MlpConfig
 from kgqa.retrieval.models.path_context import triple_probabilities, with_path_context
+from kgqa.retrieval.models.plan_attention import AttentionPlannerConfig, AttentionPlanScorer
 from kgqa.retrieval.models.plans import (
     PLAN_FEATURES,
     STEP_MENTIONS,
@@ -44,7 +45,6 @@ from kgqa.retrieval.models.plans import (
     rank_plans,
 )
 from kgqa.retrieval.models.scorer import ScorerConfig, TripleScorer
-from kgqa.retrieval.plan_attention import AttentionPlannerConfig, AttentionPlanScorer
 from retriever_training.examples import TrainingExample
 
 Tables = tuple[EntityTable, RelationTable]
@@ -79,7 +79,7 @@ class TrainSettings:
     )  # the second-pass scorer (kgqa.retrieval.models.path_context)
     planner: bool = TRAIN_DEFAULTS.planner  # the relation-path planner (kgqa.retrieval.models.plans)
     planner_steps: int = 3  # longest plan
-    # mlp (kgqa.retrieval.models.plans), attention (word order, kgqa.retrieval.plan_attention) or auto.
+    # mlp (kgqa.retrieval.models.plans), attention (word order, kgqa.retrieval.models.plan_attention) or auto.
     planner_kind: str = TRAIN_DEFAULTS.planner_kind
     # A small training part takes smaller batches (planner_batch_for), so an epoch keeps its steps.
     planner_batch: int = TRAIN_DEFAULTS.planner_batch

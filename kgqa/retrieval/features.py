@@ -54,7 +54,7 @@ class PreparedQuestion:
         hops: the radius the subgraph was pulled with (the question's reasoning depth).
         timings_ms: milliseconds spent in ``extract`` and ``dde``.
         question_tokens: FloatTensor [T, d], the encoder's token states of the question in order,
-            for the word-order planner (:mod:`kgqa.retrieval.plan_attention`); ``None`` when no
+            for the word-order planner (:mod:`kgqa.retrieval.models.plan_attention`); ``None`` when no
             model reads them.
     """
 

@@ -27,6 +27,7 @@ from kgqa.retrieval.disambiguation import Disambiguation, rank_topics
 from kgqa.retrieval.features import PreparedQuestion, SubgraphSettings, prepare
 from kgqa.retrieval.graph.tables import EntityTable, RelationTable
 from kgqa.retrieval.models.path_context import triple_probabilities
+from kgqa.retrieval.models.plan_attention import AttentionPlanScorer
 from kgqa.retrieval.models.plans import (
     Planner,
     RankedPlans,
@@ -38,7 +39,6 @@ from kgqa.retrieval.models.plans import (
 from kgqa.retrieval.models.scorer import TripleScorer
 from kgqa.retrieval.name_match import NameMatchPlanner
 from kgqa.retrieval.path_pooling import path_rescore
-from kgqa.retrieval.plan_attention import AttentionPlanScorer
 from kgqa.store.protocol import GraphStore
 from kgqa.types import LinkedEntity, ParsedQuestion
 
