@@ -101,7 +101,7 @@ def model_origin(settings: Settings) -> str:
 
 def train_free(settings: Settings) -> bool:
     """Whether questions are answered with nothing trained: no checkpoint was named and the data
-    dir has none yet (a graph nobody labelled; :mod:`kgqa.retrieval.name_match`). A checkpoint
+    dir has none yet (a graph nobody labelled; :mod:`kgqa.retrieval.models.name_match`). A checkpoint
     named and missing is an error, not this."""
     return settings.retrieval.checkpoint is None and not settings.checkpoint_path.is_file()
 

@@ -1,7 +1,7 @@
 """The train-free reader: answers are where the likeliest plan's walks end.
 
 Without a trained model (a graph nobody labelled, no ``kgqa train`` yet) there is no entity
-scorer, but the plans are ranked all the same (:mod:`kgqa.retrieval.name_match`), and a plan's
+scorer, but the plans are ranked all the same (:mod:`kgqa.retrieval.models.name_match`), and a plan's
 walks from the topic end at exactly the entities it asks for. So an entity's score is the
 probability of the best plan ending there (:func:`~kgqa.retrieval.models.plans.plan_reach`), and the
 answer set is every entity the best-scored plan reaches.

@@ -26,6 +26,7 @@ from kgqa.linking_words import RelationWords
 from kgqa.retrieval.disambiguation import Disambiguation, rank_topics
 from kgqa.retrieval.features import PreparedQuestion, SubgraphSettings, prepare
 from kgqa.retrieval.graph.tables import EntityTable, RelationTable
+from kgqa.retrieval.models.name_match import NameMatchPlanner
 from kgqa.retrieval.models.path_context import triple_probabilities
 from kgqa.retrieval.models.plan_attention import AttentionPlanScorer
 from kgqa.retrieval.models.plans import (
@@ -37,7 +38,6 @@ from kgqa.retrieval.models.plans import (
     rank_plans,
 )
 from kgqa.retrieval.models.scorer import TripleScorer
-from kgqa.retrieval.name_match import NameMatchPlanner
 from kgqa.retrieval.path_pooling import path_rescore
 from kgqa.store.protocol import GraphStore
 from kgqa.types import LinkedEntity, ParsedQuestion
@@ -259,7 +259,7 @@ class Retriever:
         cls, store: GraphStore, embedder: Embedder, *, subgraph: SubgraphSettings | None = None
     ) -> Retriever:
         """A retriever with nothing trained: plans ranked by their relation names' match with the
-        question's words (:class:`~kgqa.retrieval.name_match.NameMatchPlanner`), triples by the
+        question's words (:class:`~kgqa.retrieval.models.name_match.NameMatchPlanner`), triples by the
         likeliest plans' walks through them (walks come back through no topic)."""
         return cls(store, embedder, None, planner=NameMatchPlanner(), subgraph=subgraph)
 

@@ -40,9 +40,9 @@ from kgqa.names import relationship_type
 from kgqa.retrieval.features import PreparedQuestion
 from kgqa.retrieval.graph.subgraph import Subgraph
 from kgqa.retrieval.graph.tables import EntityTable, RelationTable
+from kgqa.retrieval.models.name_match import NameMatchPlanner, find_mention
 from kgqa.retrieval.models.nn import Checkpointable, MlpConfig, mlp_tail, scatter_max
 from kgqa.retrieval.models.plan_attention import AttentionPlanScorer
-from kgqa.retrieval.name_match import NameMatchPlanner, find_mention
 
 #: Plans enumerated per length at most: bounds the work on relation-rich subgraphs (Freebase).
 MAX_PLANS_PER_LENGTH = 2000

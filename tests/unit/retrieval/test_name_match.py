@@ -7,7 +7,7 @@ import itertools
 import pytest
 import torch
 
-from kgqa.retrieval.name_match import best_assignment, content_words, word_matches
+from kgqa.retrieval.models.name_match import best_assignment, content_words, word_matches
 
 
 def _brute_force(matches: torch.Tensor, steps: torch.Tensor, cost: float) -> torch.Tensor:
