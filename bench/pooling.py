@@ -31,7 +31,7 @@ import click
 from bench.common import append_jsonl, environment, markdown_table, out_option, peak_rss_mb
 
 if TYPE_CHECKING:
-    from kgqa.retrieval.evidence import EvidenceGraph
+    from kgqa.retrieval.evidence.items import EvidenceGraph
 
 SIZES = {"tiny": (25, 50), "full": (25, 50, 100, 200, 500)}
 QUESTIONS = {"tiny": 3, "full": 20}
@@ -113,7 +113,7 @@ def _evidence(q: dict[str, object], num_retrieved: int, device: str) -> tuple[Ev
     """The question as an EvidenceGraph on ``device`` and its N retrieved nodes (topics first)."""
     import torch
 
-    from kgqa.retrieval.evidence import EvidenceGraph
+    from kgqa.retrieval.evidence.items import EvidenceGraph
 
     scores, head, tail, topic = (cast("torch.Tensor", q[k]) for k in ("scores", "head", "tail", "topic"))
     n = cast(int, q["num_nodes"])

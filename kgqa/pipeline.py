@@ -20,7 +20,7 @@ from kgqa.answer import Answer, AnswerEntity, AnswerPlan, EvidenceLine, ground
 from kgqa.config import AnswerSettings, ReaderSettings, Settings
 from kgqa.embed import make_embedder
 from kgqa.errors import CheckpointError
-from kgqa.retrieval.evidence import EvidenceItem
+from kgqa.retrieval.evidence.items import EvidenceItem
 from kgqa.retrieval.features import SubgraphSettings
 from kgqa.retrieval.organise import ChainGuide, Evidence, organise, uses_plan_chains
 from kgqa.retrieval.retriever import SHOWN_PLANS, Retrieval, Retriever

@@ -15,7 +15,7 @@ follow the KG instead, in two steps:
 
 Triples that no chain reaches (over the hop budget, or not connected to a topic) stay as
 single-triple lines, so every selected triple is still in the prompt. Lines are rendered with
-:func:`kgqa.retrieval.evidence.render_steps` (``a -> r -> b`` along a triple, ``b <- r <- a``
+:func:`kgqa.retrieval.evidence.items.render_steps` (``a -> r -> b`` along a triple, ``b <- r <- a``
 against it), always reading from the topic.
 """
 
@@ -27,7 +27,7 @@ from dataclasses import dataclass
 from typing import NamedTuple
 
 from kgqa.errors import KgqaError
-from kgqa.retrieval.evidence import EvidenceGraph, EvidenceItem, render_steps
+from kgqa.retrieval.evidence.items import EvidenceGraph, EvidenceItem, render_steps
 
 #: Chain expansion enumerates simple walks, which grow like degree ** max_hops on dense graphs;
 #: refuse rather than exhaust memory.

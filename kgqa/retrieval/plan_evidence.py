@@ -30,7 +30,7 @@ import torch
 from torch import Tensor
 
 from kgqa.retrieval.chains import Chain
-from kgqa.retrieval.evidence import render_steps
+from kgqa.retrieval.evidence.items import render_steps
 from kgqa.retrieval.graph.subgraph import Subgraph
 from kgqa.retrieval.models.plans import RankedPlans
 from kgqa.retrieval.retriever import Retrieval

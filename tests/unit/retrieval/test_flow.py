@@ -6,7 +6,7 @@ import pytest
 from evidence_graphs import make_graph, summary
 
 from kgqa.retrieval import flow
-from kgqa.retrieval.evidence import render_path
+from kgqa.retrieval.evidence.items import render_path
 from kgqa.retrieval.flow import flow_paths
 
 # Entities A B C D E G H (0..6). Triples (head -relation-> tail):
