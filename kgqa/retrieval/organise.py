@@ -17,7 +17,7 @@ import torch
 from torch import Tensor
 
 from kgqa.config import AnswerSettings
-from kgqa.retrieval.chains import evidence_chains, merge_chains
+from kgqa.retrieval.evidence.chains import evidence_chains, merge_chains
 from kgqa.retrieval.evidence.items import EvidenceGraph, EvidenceItem, plain_triples
 from kgqa.retrieval.flow import flow_paths
 from kgqa.retrieval.path_pooling import path_pool, positional_rerank

@@ -15,7 +15,7 @@ along one of the planner's relation paths (:mod:`kgqa.retrieval.models.plans`):
 3. Chains are taken best first while their tokens fit the budget, down to a floor value (chains
    worth less are noise that only costs the reader tokens; docs/decisions.md). Lines are ReG's
    merged chains
-   (:func:`kgqa.retrieval.chains.merge_chains`): chains with the same topic and plan share one
+   (:func:`kgqa.retrieval.evidence.chains.merge_chains`): chains with the same topic and plan share one
    line, ``e1 -> r1 -> e2 | e3 -> r2 -> e4 | e5``, so a chain added to a plan already shown costs
    only its new entity names.
 """
@@ -29,7 +29,7 @@ import numpy as np
 import torch
 from torch import Tensor
 
-from kgqa.retrieval.chains import Chain
+from kgqa.retrieval.evidence.chains import Chain
 from kgqa.retrieval.evidence.items import render_steps
 from kgqa.retrieval.graph.subgraph import Subgraph
 from kgqa.retrieval.models.plans import RankedPlans
@@ -38,7 +38,7 @@ from kgqa.types import TokenBudget
 
 #: Plans whose walks are offered, likeliest first.
 EVIDENCE_PLANS = 10
-#: Names at a merged position are joined with this (as :mod:`kgqa.retrieval.chains` renders them).
+#: Names at a merged position are joined with this (as :mod:`kgqa.retrieval.evidence.chains` renders them).
 JOIN = " | "
 
 

@@ -11,7 +11,7 @@ import pytest
 import torch
 from subgraphs import make_subgraph, random_case
 
-from kgqa.retrieval.chains import Chain
+from kgqa.retrieval.evidence.chains import Chain
 from kgqa.retrieval.graph.subgraph import Subgraph
 from kgqa.retrieval.models.plans import Plans, RankedPlans, enumerate_plans
 from kgqa.retrieval.plan_evidence import (
