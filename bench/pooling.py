@@ -1,6 +1,6 @@
 """Path pooling benchmark: ms per question at 25..500 triples, per path kernel, against the paper.
 
-A second table times PathRAG flow-path pruning (``kgqa.retrieval.flow.flow_paths``, defaults
+A second table times PathRAG flow-path pruning (``kgqa.retrieval.evidence.flow.flow_paths``, defaults
 alpha 0.8, max 3 hops, top 15 paths) on the largest graphs of the run, with N = 10/20/40
 retrieved nodes: the topics, then the entities with the best incident triple score. It runs at
 the code's theta (0.3) and the paper's (0.05), since theta decides how far the flow gets.
@@ -133,7 +133,7 @@ def _time_flow(
     """Milliseconds per flow_paths call (warm-up pass first) and the mean number of paths returned."""
     import torch
 
-    from kgqa.retrieval.flow import flow_paths
+    from kgqa.retrieval.evidence.flow import flow_paths
 
     cuda = device.startswith("cuda")
     inputs = [_evidence(q, num_retrieved, device) for q in questions]
