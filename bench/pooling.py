@@ -91,7 +91,7 @@ def _time_kernel(questions: list[dict[str, object]], kernel: str, repeat: int, d
     """Milliseconds per call: one warm-up pass, then ``repeat`` timed calls per question."""
     import torch
 
-    from kgqa.retrieval.path_pooling import path_pool
+    from kgqa.retrieval.evidence.path_pooling import path_pool
 
     cuda = device.startswith("cuda")
     gen = torch.Generator().manual_seed(0)

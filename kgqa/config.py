@@ -101,7 +101,7 @@ class RetrievalSettings(_Section):
     ``rescoring``: ``plan`` (the default) lifts the triples on the walks of the planner's likeliest
     relation paths (``kgqa.retrieval.models.plans.plan_guided_scores``; the scorer alone where the
     checkpoint has no planner), ``none`` ranks by the scorer alone, ``path`` by each triple's best
-    path from a topic (train-free, ``kgqa.retrieval.path_pooling.path_rescore``): that helps a
+    path from a topic (train-free, ``kgqa.retrieval.evidence.path_pooling.path_rescore``): that helps a
     checkpoint without the second-pass scorer on long paths, but ranking every first hop before
     any second costs hub questions budget (measurements: docs/decisions.md).
     """

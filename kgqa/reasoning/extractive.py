@@ -19,12 +19,12 @@ import torch
 import torch.nn.functional as F
 from torch import Tensor, nn
 
+from kgqa.retrieval.evidence.path_pooling import hop_distance
 from kgqa.retrieval.features import to_batch
 from kgqa.retrieval.graph.tables import EntityTable, RelationTable
 from kgqa.retrieval.models.nn import Checkpointable, MlpConfig, mlp_tail, scatter_max
 from kgqa.retrieval.models.path_context import reach_columns
 from kgqa.retrieval.models.scorer import ScorerBatch, entity_inputs
-from kgqa.retrieval.path_pooling import hop_distance
 from kgqa.retrieval.retriever import Retrieval, ScoredTriple, load_bundle
 
 
@@ -115,7 +115,7 @@ PATH_FEATURES = ("path_reach", "log_path_reach", "max_inward", "max_outward")
 def path_features(triple_scores: Tensor, batch: ScorerBatch, topic: Tensor) -> Tensor:
     """[N, 4] with columns :data:`PATH_FEATURES`: where the retrieved reasoning paths end.
 
-    - ``path_reach``: :func:`~kgqa.retrieval.path_pooling.path_reach`, the best product of
+    - ``path_reach``: :func:`~kgqa.retrieval.evidence.path_pooling.path_reach`, the best product of
       triple scores along a path from a topic; ``log_path_reach`` its log rescaled to [0, 1],
       which separates the small products of long paths (three hops at 0.3 is 0.027).
     - ``max_inward`` / ``max_outward``: the best score of the entity's triples whose other end is

@@ -20,7 +20,7 @@ from kgqa.config import AnswerSettings
 from kgqa.retrieval.evidence.chains import evidence_chains, merge_chains
 from kgqa.retrieval.evidence.flow import flow_paths
 from kgqa.retrieval.evidence.items import EvidenceGraph, EvidenceItem, plain_triples
-from kgqa.retrieval.path_pooling import path_pool, positional_rerank
+from kgqa.retrieval.evidence.path_pooling import path_pool, positional_rerank
 from kgqa.retrieval.plan_evidence import select_plan_chains
 from kgqa.retrieval.retriever import Retrieval
 from kgqa.types import TokenBudget

@@ -24,6 +24,7 @@ from kgqa.errors import CheckpointError, ConfigError
 from kgqa.link import link
 from kgqa.linking_words import RelationWords
 from kgqa.retrieval.disambiguation import Disambiguation, rank_topics
+from kgqa.retrieval.evidence.path_pooling import path_rescore
 from kgqa.retrieval.features import PreparedQuestion, SubgraphSettings, prepare
 from kgqa.retrieval.graph.tables import EntityTable, RelationTable
 from kgqa.retrieval.models.name_match import NameMatchPlanner
@@ -38,7 +39,6 @@ from kgqa.retrieval.models.plans import (
     rank_plans,
 )
 from kgqa.retrieval.models.scorer import TripleScorer
-from kgqa.retrieval.path_pooling import path_rescore
 from kgqa.store.protocol import GraphStore
 from kgqa.types import LinkedEntity, ParsedQuestion
 

@@ -48,7 +48,7 @@ def test_retriever_ranks_the_answer_path_first_and_reads_the_answer(
 
 
 def test_retrieval_ranks_by_path_rescored_probabilities_when_asked(trained: Retriever) -> None:
-    from kgqa.retrieval.path_pooling import path_rescore
+    from kgqa.retrieval.evidence.path_pooling import path_rescore
 
     question = "who directed the films starring [Tom Hanks]"
     plain = Retriever(

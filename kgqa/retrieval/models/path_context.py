@@ -17,10 +17,10 @@ from dataclasses import replace
 import torch
 from torch import Tensor
 
+from kgqa.retrieval.evidence.path_pooling import path_reach
 from kgqa.retrieval.features import PreparedQuestion, to_batch
 from kgqa.retrieval.graph.tables import EntityTable, RelationTable
 from kgqa.retrieval.models.scorer import TripleScorer
-from kgqa.retrieval.path_pooling import path_reach
 
 #: Columns :func:`with_path_context` appends to the DDE.
 PATH_CONTEXT_DIM = 2
@@ -28,7 +28,7 @@ _LOG_REACH_FLOOR = 1e-6
 
 
 def reach_columns(triple_scores: Tensor, head: Tensor, tail: Tensor, topic: Tensor, num_nodes: int) -> Tensor:
-    """[N, 2]: :func:`~kgqa.retrieval.path_pooling.path_reach` and its log rescaled to [0, 1]."""
+    """[N, 2]: :func:`~kgqa.retrieval.evidence.path_pooling.path_reach` and its log rescaled to [0, 1]."""
     reach = path_reach(triple_scores, head, tail, topic, num_nodes)
     floor = torch.tensor(_LOG_REACH_FLOOR, dtype=reach.dtype)
     log_reach = 1 - torch.log(reach.clamp(min=_LOG_REACH_FLOOR)) / torch.log(floor)
