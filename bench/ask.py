@@ -126,7 +126,7 @@ def main(
     from kgqa.eval.session import select
     from kgqa.pipeline import open_asker
     from kgqa.reasoning.prompts import evidence_budget
-    from kgqa.retrieval.organise import ChainGuide, organise
+    from kgqa.retrieval.evidence.organise import ChainGuide, organise
     from kgqa.types import TokenBudget
 
     settings = retriever_settings(data_dir, device, checkpoint)

@@ -21,8 +21,8 @@ from kgqa.config import AnswerSettings, ReaderSettings, Settings
 from kgqa.embed import make_embedder
 from kgqa.errors import CheckpointError
 from kgqa.retrieval.evidence.items import EvidenceItem
+from kgqa.retrieval.evidence.organise import ChainGuide, Evidence, organise, uses_plan_chains
 from kgqa.retrieval.features import SubgraphSettings
-from kgqa.retrieval.organise import ChainGuide, Evidence, organise, uses_plan_chains
 from kgqa.retrieval.retriever import SHOWN_PLANS, Retrieval, Retriever
 from kgqa.store import open_store
 from kgqa.store.schema import check_query_embedder, ensure_lookup_indexes
