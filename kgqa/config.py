@@ -133,7 +133,7 @@ class AnswerSettings(_Section):
     ``chain_selection`` picks the evidence of the ``chains`` organisation: ``plans`` (the default)
     takes whole chains along the planner's likeliest relation paths to the extractive reader's
     likeliest answers, as many as fit ``evidence_tokens``
-    (:mod:`kgqa.retrieval.plan_evidence`; ``ranked`` where the checkpoint has no planner);
+    (:mod:`kgqa.retrieval.evidence.plan_evidence`; ``ranked`` where the checkpoint has no planner);
     ``ranked`` grows ReG chains from the top-k' triples, where a hub topic's first-hop fan-out
     can fill the whole budget. Plan-guided chains worth less than ``chain_floor`` (plan
     probability times the reader's probability of the end) are left out even where the budget

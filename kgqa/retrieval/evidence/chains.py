@@ -113,7 +113,7 @@ def evidence_chains(graph: EvidenceGraph, *, max_hops: int) -> list[EvidenceItem
 def merge_chains(graph: EvidenceGraph, chains: Sequence[Chain]) -> list[EvidenceItem]:
     """ReG's two merges (App. D.4.2) applied to given chains, best last, as in :func:`evidence_chains`.
 
-    For selections that choose whole chains themselves (:mod:`kgqa.retrieval.plan_evidence`):
+    For selections that choose whole chains themselves (:mod:`kgqa.retrieval.evidence.plan_evidence`):
     triples on no chain are not shown.
     """
     return _order(_merge_answers(graph, _arrays(graph), list(chains)))
