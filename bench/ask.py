@@ -14,7 +14,7 @@ and 2,000 tokens it reports:
 Selections: ``ranked``, the current one: the top-k' triples (k' = 100, path pooling off / on,
 Dijkstra reselection from the coarse top-500) as plain triples, ReG chains or PathRAG flow paths,
 trimmed to the budget weakest first as the LLM reader does; ``plans``, the plan- and answer-guided
-chains of issue 18 (:mod:`kgqa.retrieval.plan_evidence`), chosen to fit the budget.
+chains of issue 18 (:mod:`kgqa.retrieval.evidence.plan_evidence`), chosen to fit the budget.
 
 Targets (issue 18): recall >= 0.99 on every MetaQA hop and on PQ-3H at 1,000 tokens; at least 30%
 fewer prompt tokens than plain triples at equal recall.
@@ -126,7 +126,7 @@ def main(
     from kgqa.eval.session import select
     from kgqa.pipeline import open_asker
     from kgqa.reasoning.prompts import evidence_budget
-    from kgqa.retrieval.organise import ChainGuide, organise
+    from kgqa.retrieval.evidence.organise import ChainGuide, organise
     from kgqa.types import TokenBudget
 
     settings = retriever_settings(data_dir, device, checkpoint)

@@ -1,6 +1,6 @@
 """Path pooling benchmark: ms per question at 25..500 triples, per path kernel, against the paper.
 
-A second table times PathRAG flow-path pruning (``kgqa.retrieval.flow.flow_paths``, defaults
+A second table times PathRAG flow-path pruning (``kgqa.retrieval.evidence.flow.flow_paths``, defaults
 alpha 0.8, max 3 hops, top 15 paths) on the largest graphs of the run, with N = 10/20/40
 retrieved nodes: the topics, then the entities with the best incident triple score. It runs at
 the code's theta (0.3) and the paper's (0.05), since theta decides how far the flow gets.
@@ -31,7 +31,7 @@ import click
 from bench.common import append_jsonl, environment, markdown_table, out_option, peak_rss_mb
 
 if TYPE_CHECKING:
-    from kgqa.retrieval.evidence import EvidenceGraph
+    from kgqa.retrieval.evidence.items import EvidenceGraph
 
 SIZES = {"tiny": (25, 50), "full": (25, 50, 100, 200, 500)}
 QUESTIONS = {"tiny": 3, "full": 20}
@@ -91,7 +91,7 @@ def _time_kernel(questions: list[dict[str, object]], kernel: str, repeat: int, d
     """Milliseconds per call: one warm-up pass, then ``repeat`` timed calls per question."""
     import torch
 
-    from kgqa.retrieval.path_pooling import path_pool
+    from kgqa.retrieval.evidence.path_pooling import path_pool
 
     cuda = device.startswith("cuda")
     gen = torch.Generator().manual_seed(0)
@@ -113,7 +113,7 @@ def _evidence(q: dict[str, object], num_retrieved: int, device: str) -> tuple[Ev
     """The question as an EvidenceGraph on ``device`` and its N retrieved nodes (topics first)."""
     import torch
 
-    from kgqa.retrieval.evidence import EvidenceGraph
+    from kgqa.retrieval.evidence.items import EvidenceGraph
 
     scores, head, tail, topic = (cast("torch.Tensor", q[k]) for k in ("scores", "head", "tail", "topic"))
     n = cast(int, q["num_nodes"])
@@ -133,7 +133,7 @@ def _time_flow(
     """Milliseconds per flow_paths call (warm-up pass first) and the mean number of paths returned."""
     import torch
 
-    from kgqa.retrieval.flow import flow_paths
+    from kgqa.retrieval.evidence.flow import flow_paths
 
     cuda = device.startswith("cuda")
     inputs = [_evidence(q, num_retrieved, device) for q in questions]

@@ -95,8 +95,8 @@ def _train_and_score(
 ) -> dict[str, float]:
     from kgqa.eval.run import entities_in_top_triples
     from kgqa.retrieval.features import to_batch
-    from kgqa.retrieval.path_context import triple_probabilities
-    from kgqa.retrieval.plans import plan_guided_scores, rank_plans
+    from kgqa.retrieval.models.path_context import triple_probabilities
+    from kgqa.retrieval.models.plans import plan_guided_scores, rank_plans
     from retriever_training.train import train_planner, train_reader, train_scorer
 
     if scorer is None:
@@ -200,8 +200,8 @@ def main(
     from kgqa.eval.splits import SplitSettings
     from kgqa.names import relationship_type
     from kgqa.pipeline import subgraph_settings
+    from kgqa.retrieval.graph.tables import EntityTable, RelationTable
     from kgqa.retrieval.labels import relation_path_labels
-    from kgqa.retrieval.tables import EntityTable, RelationTable
     from kgqa.store import open_store
     from retriever_training.refine import (
         PlannerRefineSettings,

@@ -99,7 +99,7 @@ def _throughput(retriever, repeat: int, *, hidden: int | None = None) -> dict[st
     import torch
 
     from kgqa.retrieval.features import to_batch
-    from kgqa.retrieval.scorer import TripleScorer
+    from kgqa.retrieval.models.scorer import TripleScorer
 
     result = retriever.retrieve("what genres are the movies written by the writer of [Forrest Gump]", hops=3)
     batch = to_batch(result.prepared, retriever.tables)

@@ -90,7 +90,7 @@ def time_extraction(store: Any, topics: list[str], repeats: int) -> dict[str, fl
     """p50/p95 ms (wall clock and CPU time of this process) and mean triples of a 2-hop
     ``extract_subgraph`` per topic, default caps. CPU time is what the work costs when other
     processes share the cores; wall clock is what a user waits."""
-    from kgqa.retrieval.subgraph import extract_subgraph
+    from kgqa.retrieval.graph.subgraph import extract_subgraph
 
     extract_subgraph(store, topics[:1], hops=2)  # warm caches and the kernel text
     wall: list[float] = []

@@ -16,7 +16,7 @@ checkpoint on it and evaluates its questions; ``full`` ingests the whole MetaQA 
 ``retriever.pt``, read only), and trains ``--train-limit`` questions per file for
 ``--train-epochs`` epochs on it (checkpoint and example cache in a temporary directory).
 Both sizes also time a whole ``kgqa eval`` of the 2-hop questions (loading included) in one
-process and in ``--eval-workers`` processes (``kgqa eval --workers``), where the tree has it.
+process and in ``--eval-workers`` processes (``kgqa eval --set eval.workers=N``), where the tree has it.
 
 usage: python -m bench.throughput [--size small|full] [--against REV] [--out FILE]
 """
@@ -107,7 +107,7 @@ def measure_embedding(size: str, work: Path) -> dict[str, Any]:
 
     from kgqa.config import EmbedderSettings
     from kgqa.embed import make_embedder
-    from kgqa.retrieval.plans import question_views
+    from kgqa.retrieval.models.plans import question_views
 
     spec = SIZES[size]
     embedder = make_embedder(EmbedderSettings(device="cpu"))
@@ -405,7 +405,7 @@ def _fmt(value: Any) -> str:
     type=click.IntRange(min=2),
     default=2,
     show_default=True,
-    help="Processes of the whole-run eval row (kgqa eval --workers), against one process.",
+    help="Processes of the whole-run eval row (kgqa eval --set eval.workers=N), against one process.",
 )
 @out_option("throughput")
 @click.option("--child", hidden=True)

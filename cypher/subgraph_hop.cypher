@@ -1,7 +1,7 @@
 // subgraph_hop: one hop of topic-centred subgraph extraction: triples incident to the frontier, both directions.
 // params: $frontier_ids: list<string> — Entity.id values to expand, in the order the budget is spent; $max_degree: int — skip (do not expand) entities with more relationships than this; null expands every one (the topics); $max_per_node: int — cap on triples per frontier entity; $max_triples: int — cap on triples returned
 // returns: h_ids: list<string>, r_types: list<string>, t_ids: list<string>, r_eids: list<string>
-// notes: the k-hop loop lives in kgqa.retrieval.subgraph: it calls this kernel per hop with the
+// notes: the k-hop loop lives in kgqa.retrieval.graph.subgraph: it calls this kernel per hop with the
 //        new frontier (in position order, a chunk at a time, until the budget is spent), so
 //        neither backend enumerates paths and a hub can never pull in the whole KB.
 //        Hub-safe and deterministic, so kglite and Neo4j return the same triples:
@@ -28,7 +28,7 @@
 //          same far ids and sorts after it.
 //        Only Entity-Entity triples count: saved (:KgqaQuestion) links never enter a subgraph.
 //        Arrays, not paths, come back: index i of each list is one triple (head, type, tail, elementId).
-// used by: kgqa.retrieval.subgraph
+// used by: kgqa.retrieval.graph.subgraph
 UNWIND range(0, size($frontier_ids) - 1) AS position
 MATCH (f:Entity {id: $frontier_ids[position]})
 WHERE $max_degree IS NULL OR coalesce(f.kgqa_degree, COUNT { (f)--() }) <= $max_degree

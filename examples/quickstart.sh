@@ -18,7 +18,7 @@ echo "== facts around 'Cast Away' (one hop, both directions; elementIds open in 
 kgqa cypher cypher/subgraph_hop.cypher -p 'frontier_ids=["Cast Away"]' -p max_degree=1000 -p max_per_node=1000 -p max_triples=50
 echo
 echo "== train the triple scorer and extractive reader (about 20 seconds on one thread) =="
-[ -f kgqa-data/retriever.pt ] || kgqa train examples/metaqa_movies/questions.txt --format metaqa --epochs 10
+[ -f kgqa-data/retriever.pt ] || kgqa train examples/metaqa_movies/questions.txt --format metaqa --set train.epochs=10
 echo
 echo "== kgqa ask: which films did Robert Zemeckis direct? (evidence chains, best last; saved) =="
 kgqa ask "which films did Robert Zemeckis direct" --set answer.organisation=chains --set answer.evidence_k=30 --save

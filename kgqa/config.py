@@ -99,9 +99,9 @@ class RetrievalSettings(_Section):
     """Candidate subgraph caps, the trained checkpoint, triple ranking, and how many to return.
 
     ``rescoring``: ``plan`` (the default) lifts the triples on the walks of the planner's likeliest
-    relation paths (``kgqa.retrieval.plans.plan_guided_scores``; the scorer alone where the
+    relation paths (``kgqa.retrieval.models.plans.plan_guided_scores``; the scorer alone where the
     checkpoint has no planner), ``none`` ranks by the scorer alone, ``path`` by each triple's best
-    path from a topic (train-free, ``kgqa.retrieval.path_pooling.path_rescore``): that helps a
+    path from a topic (train-free, ``kgqa.retrieval.evidence.path_pooling.path_rescore``): that helps a
     checkpoint without the second-pass scorer on long paths, but ranking every first hop before
     any second costs hub questions budget (measurements: docs/decisions.md).
     """
@@ -133,7 +133,7 @@ class AnswerSettings(_Section):
     ``chain_selection`` picks the evidence of the ``chains`` organisation: ``plans`` (the default)
     takes whole chains along the planner's likeliest relation paths to the extractive reader's
     likeliest answers, as many as fit ``evidence_tokens``
-    (:mod:`kgqa.retrieval.plan_evidence`; ``ranked`` where the checkpoint has no planner);
+    (:mod:`kgqa.retrieval.evidence.plan_evidence`; ``ranked`` where the checkpoint has no planner);
     ``ranked`` grows ReG chains from the top-k' triples, where a hub topic's first-hop fan-out
     can fill the whole budget. Plan-guided chains worth less than ``chain_floor`` (plan
     probability times the reader's probability of the end) are left out even where the budget
@@ -245,6 +245,41 @@ class TrainingSettings(_Section):
 TRAIN_DEFAULTS = TrainingSettings()
 
 
+class RefineSettings(_Section):
+    """How ``kgqa refine`` chooses each training question's relation paths (ReG's refined
+    supervision); ``retriever_training.refine.PlannerRefineSettings`` takes its defaults from here.
+
+    ``judge``: ``planner`` (self-training, no LLM) or ``llm`` (ReG's prompt through the configured
+    reader backend). Candidates are the walks of up to the question's hops, or with
+    ``extra_steps`` at most that many steps longer than an answer's shortest walk (0: shortest
+    walks only). The planner judge trains ``rounds`` hard-EM rounds (0: the two priors and answer
+    fit decide), each averaging ``ensemble`` planners (seeds ``seed``, ``seed + 1``, ...) of at most
+    ``epochs`` epochs, optionally cross-fitted over ``folds``; it keeps the candidates within
+    ``margin`` logits of a question's best. ``prior`` weighs the neighbour prior (what the
+    ``neighbours`` questions phrased most alike keep; 0: none), ``text`` the relation-name prior
+    (logits per unit of cosine between the question, topic cut out, and the path's relation names
+    in words; 0: none). ``cache``: the JSONL cache of every LLM judgement (default
+    ``<out>.judgements.jsonl``); a re-run resumes from it.
+    """
+
+    judge: Literal["planner", "llm"] = "planner"
+    extra_steps: int | None = Field(None, ge=0)
+    rounds: int = Field(2, ge=0)
+    margin: float = Field(0.5, ge=0)
+    folds: int = Field(1, ge=1)
+    prior: float = Field(1.0, ge=0)
+    neighbours: int = Field(10, ge=1)
+    text: float = Field(20.0, ge=0)
+    ensemble: int = Field(3, ge=1)
+    epochs: int = Field(8, ge=1)
+    seed: int = 0
+    cache: Path | None = None
+
+
+#: The refinement defaults, for ``retriever_training.refine.PlannerRefineSettings``: one source.
+REFINE_DEFAULTS = RefineSettings()
+
+
 class EvalSettings(_Section):
     """How ``kgqa eval`` reads its question file and spreads the work.
 
@@ -285,6 +320,7 @@ class Settings(_Section):
     reader: ReaderSettings = ReaderSettings()
     runtime: RuntimeSettings = RuntimeSettings()
     train: TrainingSettings = TrainingSettings()
+    refine: RefineSettings = RefineSettings()
     eval: EvalSettings = EvalSettings()
     questions: QuestionsSettings = QuestionsSettings()
 

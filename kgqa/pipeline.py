@@ -20,9 +20,9 @@ from kgqa.answer import Answer, AnswerEntity, AnswerPlan, EvidenceLine, ground
 from kgqa.config import AnswerSettings, ReaderSettings, Settings
 from kgqa.embed import make_embedder
 from kgqa.errors import CheckpointError
-from kgqa.retrieval.evidence import EvidenceItem
+from kgqa.retrieval.evidence.items import EvidenceItem
+from kgqa.retrieval.evidence.organise import ChainGuide, Evidence, organise, uses_plan_chains
 from kgqa.retrieval.features import SubgraphSettings
-from kgqa.retrieval.organise import ChainGuide, Evidence, organise, uses_plan_chains
 from kgqa.retrieval.retriever import SHOWN_PLANS, Retrieval, Retriever
 from kgqa.store import open_store
 from kgqa.store.schema import check_query_embedder, ensure_lookup_indexes
@@ -106,7 +106,7 @@ def model_origin(settings: Settings) -> str:
 
 def train_free(settings: Settings) -> bool:
     """Whether questions are answered with nothing trained: no checkpoint was named and the data
-    dir has none yet (a graph nobody labelled; :mod:`kgqa.retrieval.name_match`). A checkpoint
+    dir has none yet (a graph nobody labelled; :mod:`kgqa.retrieval.models.name_match`). A checkpoint
     named and missing is an error, not this."""
     return settings.retrieval.checkpoint is None and not settings.checkpoint_path.is_file()
 

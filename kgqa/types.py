@@ -211,7 +211,7 @@ class QAExample:
 @dataclass(frozen=True, slots=True)
 class TokenBudget:
     """What the evidence lines of one prompt may cost (set by the reader, spent by the evidence
-    selection, :mod:`kgqa.retrieval.plan_evidence`).
+    selection, :mod:`kgqa.retrieval.evidence.plan_evidence`).
 
     Attributes:
         tokens: the most tokens all evidence lines may take together.

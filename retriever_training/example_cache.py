@@ -9,7 +9,7 @@ The key hashes the KB's fingerprint (:func:`kb_fingerprint`), the embedder's set
 model and its dtype give the question vectors), every field of every question in the part, and
 the caller's ``settings`` (subgraph caps, hop choice, anything else that changes the examples):
 any change is a new file, never a stale example. Table rows are not stored: they index the
-in-process :class:`~kgqa.retrieval.tables.EntityTable`, which a new process fills in another
+in-process :class:`~kgqa.retrieval.graph.tables.EntityTable`, which a new process fills in another
 order, so a loaded example gets its rows again from its subgraph's entity and relation ids.
 """
 
@@ -28,7 +28,7 @@ import torch
 
 from kgqa.atomic_write import atomic_write
 from kgqa.config import EmbedderSettings
-from kgqa.retrieval.tables import EntityTable, RelationTable
+from kgqa.retrieval.graph.tables import EntityTable, RelationTable
 from kgqa.store.protocol import GraphStore
 from kgqa.store.stats import collect_stats
 from kgqa.types import QAExample

@@ -11,9 +11,9 @@ import torch
 from kgqa.embed.protocol import Embedder
 from kgqa.errors import ConfigError
 from kgqa.retrieval.features import PreparedQuestion, SubgraphSettings, prepare
+from kgqa.retrieval.graph.tables import EntityTable, RelationTable
 from kgqa.retrieval.labels import answer_mask, weak_labels
-from kgqa.retrieval.plans import QUESTION_VIEWS, question_views
-from kgqa.retrieval.tables import EntityTable, RelationTable
+from kgqa.retrieval.models.plans import QUESTION_VIEWS, question_views
 from kgqa.store.protocol import GraphStore
 from kgqa.types import QAExample
 
@@ -58,7 +58,7 @@ def build_examples(
     planner then fall back to shortest paths, as for a file that names none. It changes the
     labels, so it belongs to whatever identifies a prepared training set.
 
-    Each question is embedded with its planner views (:func:`~kgqa.retrieval.plans.question_views`,
+    Each question is embedded with its planner views (:func:`~kgqa.retrieval.models.plans.question_views`,
     the topic found by name in the text) and, ``with_tokens``, its token states for the
     word-order planner (the embedder must have ``embed_tokens``).
     """

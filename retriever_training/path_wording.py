@@ -3,7 +3,7 @@ read as English in several surface forms (``kgqa train --from-graph``).
 
 Why: a graph nobody labelled has no question file, but its relation names are words
 (``directed_by``, ``people.person.place_of_birth``), and the planner reads cosines of those
-words with the question (:mod:`kgqa.retrieval.plans`). Questions that put the same words around
+words with the question (:mod:`kgqa.retrieval.models.plans`). Questions that put the same words around
 a topic in many orders teach it to find relation mentions wherever people put them. Nothing here
 comes from a benchmark's question templates: the only content words are the graph's relation
 names, its node types and the topic's name, and the few function words below.

@@ -31,7 +31,7 @@ import torch
 
 from kgqa.atomic_write import atomic_write
 from kgqa.parent_watch import exit_with_parent
-from kgqa.retrieval.plans import Planner
+from kgqa.retrieval.models.plans import Planner
 from kgqa.threads import configure_threads
 from retriever_training.train import History, PlannerTask, run_planner_task
 

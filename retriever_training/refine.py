@@ -3,7 +3,7 @@
 A question file that names no relation path trains on every shortest topic -> answer path, and
 many of those reach an answer through relations the question never asks about (tags, years,
 co-stars; docs/decisions.md). Refinement picks, per training question, the candidate relation
-paths (:func:`~kgqa.retrieval.candidates.candidate_paths`) that answer it, and writes them as the
+paths (:func:`~retriever_training.candidates.candidate_paths`) that answer it, and writes them as the
 question's ``relation_paths``, so ``kgqa train`` labels the walks that follow them instead.
 
 Two judges:
@@ -46,15 +46,16 @@ import torch
 import torch.nn.functional as F
 from tqdm import tqdm
 
+from kgqa.config import REFINE_DEFAULTS, RefineSettings
 from kgqa.embed.protocol import Embedder
 from kgqa.errors import LLMUnavailableError
 from kgqa.reasoning.path_judge import PathJudge, format_chain
-from kgqa.retrieval.candidates import CandidatePath, candidate_paths
-from kgqa.retrieval.plans import SENTENCE_VIEWS, Planner, enumerate_plans, question_views
-from kgqa.retrieval.tables import EntityTable, RelationTable
+from kgqa.retrieval.graph.tables import EntityTable, RelationTable
+from kgqa.retrieval.models.plans import SENTENCE_VIEWS, Planner, enumerate_plans, question_views
 from kgqa.store import queries
 from kgqa.store.protocol import GraphStore
 from kgqa.types import QAExample
+from retriever_training.candidates import CandidatePath, candidate_paths
 from retriever_training.examples import TrainingExample
 from retriever_training.train import TrainSettings, train_planner
 from retriever_training.walk_rule import choose_walk_rule, under_walk_rule
@@ -73,17 +74,39 @@ class PlannerRefineSettings:
     planners (seeds ``train.seed``, ``train.seed + 1``, ...) each round trains and averages, and
     the planner's optimisation (``train.epochs`` etc.)."""
 
-    rounds: int = 2
-    margin: float = 0.5
-    folds: int = 1
+    rounds: int = REFINE_DEFAULTS.rounds
+    margin: float = REFINE_DEFAULTS.margin
+    folds: int = REFINE_DEFAULTS.folds
     fit: float = 1.0
-    prior: float = 1.0
-    neighbours: int = 10
-    text: float = 20.0
-    ensemble: int = 3
+    prior: float = REFINE_DEFAULTS.prior
+    neighbours: int = REFINE_DEFAULTS.neighbours
+    text: float = REFINE_DEFAULTS.text
+    ensemble: int = REFINE_DEFAULTS.ensemble
     # One question per planner step, every better epoch resetting patience: the judge's precision
     # was measured so (docs/decisions.md).
-    train: TrainSettings = TrainSettings(epochs=8, patience=3, planner_batch=1, patience_past_noise=False)
+    train: TrainSettings = TrainSettings(
+        epochs=REFINE_DEFAULTS.epochs,
+        patience=3,
+        seed=REFINE_DEFAULTS.seed,
+        planner_batch=1,
+        patience_past_noise=False,
+    )
+
+    @classmethod
+    def from_config(cls, refine: RefineSettings) -> PlannerRefineSettings:
+        """The settings of the config's ``[refine]`` section, as ``kgqa refine`` has trained the
+        judge: its planners on the trainer's default batches and patience rule (unlike the
+        measured library default above), ``refine.epochs`` and ``refine.seed``."""
+        return cls(
+            rounds=refine.rounds,
+            margin=refine.margin,
+            folds=refine.folds,
+            prior=refine.prior,
+            neighbours=refine.neighbours,
+            text=refine.text,
+            ensemble=refine.ensemble,
+            train=TrainSettings(epochs=refine.epochs, patience=3, seed=refine.seed),
+        )
 
 
 @dataclass(slots=True)
@@ -184,7 +207,7 @@ def neighbour_prior(
     questions phrased most alike put on the same relation path.
 
     Questions are compared by their text with the topic mention cut out (the planner's before /
-    after views of :func:`~kgqa.retrieval.plans.question_views`, embedded once at preparation), so
+    after views of :func:`~kgqa.retrieval.models.plans.question_views`, embedded once at preparation), so
     "films directed by X" and "films directed by Y" are neighbours whatever X and Y are. Belief
     starts uniform over each question's candidates and is propagated ``iterations`` times (each
     question's belief becomes its neighbours' mean belief, restricted to its own candidates), so
@@ -331,7 +354,7 @@ def refine_with_planner(
     and per round the kept total and the planner's validation metric.
 
     A candidate's score is the planner's logit plus ``fit`` times the log of its answer fit
-    (:class:`~kgqa.retrieval.candidates.CandidatePath`): the path a question asks for reaches its
+    (:class:`~retriever_training.candidates.CandidatePath`): the path a question asks for reaches its
     answers and little else, a coincidence often only some of them and other entities too
     ("which films did X direct", where X also wrote a few of them and others); plus ``prior``
     times the log :func:`neighbour_prior`: what the questions phrased most alike hold; plus

@@ -24,10 +24,10 @@ from kgqa.eval.datasets import read_questions, sample
 from kgqa.eval.splits import SplitSettings, oracle_hop_count
 from kgqa.pipeline import GRAPH_QUESTIONS_DIR
 from kgqa.retrieval.features import PreparedQuestion, SubgraphSettings
-from kgqa.retrieval.name_match import NameMatchPlanner
+from kgqa.retrieval.graph.tables import EntityTable, RelationTable
+from kgqa.retrieval.models.name_match import NameMatchPlanner
+from kgqa.retrieval.models.scorer import TripleScorer
 from kgqa.retrieval.retriever import CHECKPOINT_FORMAT_VERSION, CHECKPOINT_KIND, load_bundle
-from kgqa.retrieval.scorer import TripleScorer
-from kgqa.retrieval.tables import EntityTable, RelationTable
 from kgqa.store import open_store
 from kgqa.store.schema import check_query_embedder
 from kgqa.threads import resolve_threads

@@ -1,8 +1,8 @@
 """Training loops for the triple scorers, the planner and the extractive reader (one question
 per step; the planner ``TrainSettings.planner_batch`` questions per step).
 
-The scorer, the second-pass path scorer (:mod:`kgqa.retrieval.path_context`) and the reader
-train with BCE, the planner (:mod:`kgqa.retrieval.plans`) with a softmax over each question's
+The scorer, the second-pass path scorer (:mod:`kgqa.retrieval.models.path_context`) and the reader
+train with BCE, the planner (:mod:`kgqa.retrieval.models.plans`) with a softmax over each question's
 plans; all with Adam and early stopping on a validation metric (recall@100 of the labelled
 triples for the scorers, how often the top plan is gold for the planner, Hit@1 for the reader),
 following SubgraphRAG's reference recipe; the best epoch's weights are kept. The metrics are
@@ -29,10 +29,11 @@ from kgqa.config import TRAIN_DEFAULTS, TrainingSettings
 from kgqa.errors import ConfigError
 from kgqa.reasoning.extractive import EntityReader, ReaderConfig, calibrate_threshold
 from kgqa.retrieval.features import PreparedQuestion, to_batch
-from kgqa.retrieval.nn import MlpConfig
-from kgqa.retrieval.path_context import triple_probabilities, with_path_context
-from kgqa.retrieval.plan_attention import AttentionPlannerConfig, AttentionPlanScorer
-from kgqa.retrieval.plans import (
+from kgqa.retrieval.graph.tables import EntityTable, RelationTable
+from kgqa.retrieval.models.nn import MlpConfig
+from kgqa.retrieval.models.path_context import triple_probabilities, with_path_context
+from kgqa.retrieval.models.plan_attention import AttentionPlannerConfig, AttentionPlanScorer
+from kgqa.retrieval.models.plans import (
     PLAN_FEATURES,
     STEP_MENTIONS,
     Planner,
@@ -43,8 +44,7 @@ from kgqa.retrieval.plans import (
     gold_plans,
     rank_plans,
 )
-from kgqa.retrieval.scorer import ScorerConfig, TripleScorer
-from kgqa.retrieval.tables import EntityTable, RelationTable
+from kgqa.retrieval.models.scorer import ScorerConfig, TripleScorer
 from retriever_training.examples import TrainingExample
 
 Tables = tuple[EntityTable, RelationTable]
@@ -74,10 +74,12 @@ class TrainSettings:
     reader_layers: int = 2
     recall_k: int = 100
     seed: int = TRAIN_DEFAULTS.seed
-    path_scorer: bool = TRAIN_DEFAULTS.path_scorer  # the second-pass scorer (kgqa.retrieval.path_context)
-    planner: bool = TRAIN_DEFAULTS.planner  # the relation-path planner (kgqa.retrieval.plans)
+    path_scorer: bool = (
+        TRAIN_DEFAULTS.path_scorer
+    )  # the second-pass scorer (kgqa.retrieval.models.path_context)
+    planner: bool = TRAIN_DEFAULTS.planner  # the relation-path planner (kgqa.retrieval.models.plans)
     planner_steps: int = 3  # longest plan
-    # mlp (kgqa.retrieval.plans), attention (word order, kgqa.retrieval.plan_attention) or auto.
+    # mlp (kgqa.retrieval.models.plans), attention (word order, kgqa.retrieval.models.plan_attention) or auto.
     planner_kind: str = TRAIN_DEFAULTS.planner_kind
     # A small training part takes smaller batches (planner_batch_for), so an epoch keeps its steps.
     planner_batch: int = TRAIN_DEFAULTS.planner_batch
@@ -299,7 +301,7 @@ def path_contexts(
     examples: Sequence[TrainingExample], tables: Tables, scorer: TripleScorer
 ) -> dict[int, PreparedQuestion]:
     """Each example's prepared question with ``scorer``'s reach columns appended
-    (:func:`~kgqa.retrieval.path_context.with_path_context`), by ``id(example)``: computed once,
+    (:func:`~kgqa.retrieval.models.path_context.with_path_context`), by ``id(example)``: computed once,
     read by the second-pass scorer's training and by the reader's triple scores."""
     with torch.inference_mode():
         return {
@@ -333,7 +335,7 @@ def train_path_scorer(
 class PlanChoice:
     """One question's plans, as the planner reads them: the question's views and (built
     ``with_tokens``) token states, its relations' embeddings, its plans' steps
-    (:attr:`~kgqa.retrieval.plans.Plans.steps`) and which plans are gold. Tensors only, so a
+    (:attr:`~kgqa.retrieval.models.plans.Plans.steps`) and which plans are gold. Tensors only, so a
     planner can train on them in another process (:mod:`retriever_training.planner_process`)."""
 
     views: torch.Tensor
@@ -344,8 +346,8 @@ class PlanChoice:
 
 
 def example_plans(examples: Sequence[TrainingExample], max_steps: int) -> dict[int, Plans]:
-    """Each example's plans (:func:`~kgqa.retrieval.plans.enumerate_plans`, at most ``max_steps``
-    and the example's hops long, as :func:`~kgqa.retrieval.plans.rank_plans` enumerates them), by
+    """Each example's plans (:func:`~kgqa.retrieval.models.plans.enumerate_plans`, at most ``max_steps``
+    and the example's hops long, as :func:`~kgqa.retrieval.models.plans.rank_plans` enumerates them), by
     ``id(example)``: enumerated once, read by the planner's training and the reader's plan columns."""
     return {
         id(ex): enumerate_plans(ex.prepared.subgraph, min(max_steps, ex.prepared.hops)) for ex in examples
@@ -425,7 +427,7 @@ def train_planner(
     plans: Mapping[int, Plans] | None = None,
 ) -> tuple[Planner, History]:
     """Train the relation-path planner: softmax over each question's plans, maximising the
-    probability of its gold plans (:func:`~kgqa.retrieval.plans.gold_plans`); early stopping on
+    probability of its gold plans (:func:`~kgqa.retrieval.models.plans.gold_plans`); early stopping on
     how often the top plan is gold, or on the mean probability of the gold plans (refinement,
     :mod:`retriever_training.refine`: its validation top plan is right from the first epoch, and a
     tie never moves early stopping past it). Questions with no gold plan in their subgraph are skipped.

@@ -14,8 +14,8 @@ from kgqa.reasoning.extractive import ExtractiveReader
 from kgqa.reasoning.readers import make_llm_client
 from kgqa.reasoning.readers.transformers_client import TransformersClient
 from kgqa.retrieval.features import SubgraphSettings
+from kgqa.retrieval.graph.tables import EntityTable, RelationTable
 from kgqa.retrieval.retriever import Retriever
-from kgqa.retrieval.tables import EntityTable, RelationTable
 from kgqa.store.kglite_store import KgliteStore
 from kgqa.types import QAExample
 from retriever_training.examples import build_examples

@@ -6,7 +6,7 @@ from collections.abc import Sequence
 
 import torch
 
-from kgqa.retrieval.evidence import EvidenceGraph, EvidenceItem
+from kgqa.retrieval.evidence.items import EvidenceGraph, EvidenceItem
 
 
 def make_graph(

@@ -16,7 +16,7 @@ from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any
 
 from kgqa.reasoning.readers.protocol import Completion, Message
-from kgqa.retrieval.evidence import EvidenceItem
+from kgqa.retrieval.evidence.items import EvidenceItem
 
 
 def make_items(texts: Sequence[str]) -> list[EvidenceItem]:

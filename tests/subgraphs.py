@@ -7,9 +7,9 @@ import random
 
 import torch
 
-from kgqa.retrieval.dde import dde
-from kgqa.retrieval.scorer import ScorerBatch
-from kgqa.retrieval.subgraph import Subgraph
+from kgqa.retrieval.graph.subgraph import Subgraph
+from kgqa.retrieval.models.dde import dde
+from kgqa.retrieval.models.scorer import ScorerBatch
 
 
 def make_subgraph(

@@ -3,12 +3,14 @@
 from __future__ import annotations
 
 from pathlib import Path
+from typing import Any
 
 import click
 
 from kgqa.cli import CliState, pass_state
 from kgqa.cli.common import (
     QUESTION_FORMATS,
+    config_flag,
     emit_json,
     hops_flag,
     json_option,
@@ -17,6 +19,36 @@ from kgqa.cli.common import (
     store_options,
     store_overrides,
 )
+
+
+def _refine_flags(func: Any) -> Any:
+    """The flags kept hidden from before ``--set``: the ``refine.*`` key of each name, and the
+    LLM judge's ``reader.*`` keys; ``None`` when not given."""
+    flags = [
+        config_flag("--extra-steps", key="refine.extra_steps", type=int),
+        config_flag("--rounds", key="refine.rounds", type=int),
+        config_flag("--prior", key="refine.prior", type=float),
+        config_flag("--neighbours", key="refine.neighbours", type=int),
+        config_flag("--text", key="refine.text", type=float),
+        config_flag("--ensemble", key="refine.ensemble", type=int),
+        config_flag("--margin", key="refine.margin", type=float),
+        config_flag("--folds", key="refine.folds", type=int),
+        config_flag("--epochs", key="refine.epochs", type=int),
+        config_flag("--seed", key="refine.seed", type=int),
+        config_flag("--cache", key="refine.cache", type=click.Path(dir_okay=False, path_type=Path)),
+        config_flag("--concurrency", "concurrency", key="reader.concurrency", type=int),
+        config_flag(
+            "--llm-backend",
+            "llm_backend",
+            key="reader.backend",
+            type=click.Choice(["openai", "transformers", "vllm"]),
+        ),
+        config_flag("--model", "model", key="reader.model"),
+        config_flag("--base-url", "base_url", key="reader.base_url"),
+    ]
+    for flag in reversed(flags):
+        func = flag(func)
+    return func
 
 
 @click.command()
@@ -33,81 +65,11 @@ from kgqa.cli.common import (
 @click.option(
     "--judge",
     type=click.Choice(["planner", "llm"]),
-    default="planner",
-    show_default=True,
-    help="planner: self-training, no LLM; llm: ReG's prompt through the configured reader backend.",
+    help="planner (self-training, no LLM; the default) or llm: ReG's prompt through the configured "
+    "reader backend (refine.judge).",
 )
-@click.option(
-    "--extra-steps",
-    type=int,
-    help="Candidates: walks (which may pass back through the topic) at most this many steps "
-    "longer than an answer's shortest walk (0: shortest walks only; default: any walk of up to "
-    "the question's hops).",
-)
-@click.option(
-    "--rounds",
-    type=int,
-    default=2,
-    show_default=True,
-    help="planner: hard-EM rounds (0: no training, the two priors and answer fit decide).",
-)
-@click.option(
-    "--prior",
-    type=float,
-    default=1.0,
-    show_default=True,
-    help="planner: weight of the neighbour prior (what questions phrased alike keep; 0: none).",
-)
-@click.option(
-    "--neighbours", type=int, default=10, show_default=True, help="planner: questions the prior reads."
-)
-@click.option(
-    "--text",
-    type=float,
-    default=20.0,
-    show_default=True,
-    help="planner: weight (logits per unit of cosine) of the relation-name prior: the question, "
-    "topic cut out, against the path's relation names in words (0: none).",
-)
-@click.option(
-    "--ensemble",
-    type=int,
-    default=3,
-    show_default=True,
-    help="planner: planners (seeds SEED, SEED+1, ...) trained and averaged per round; more cost "
-    "more but vary less from seed to seed.",
-)
-@click.option(
-    "--margin",
-    type=float,
-    default=0.5,
-    show_default=True,
-    help="planner: keep candidates within this many logits of the question's best.",
-)
-@click.option(
-    "--folds",
-    type=int,
-    default=1,
-    show_default=True,
-    help="planner: cross-fitting folds (each question rated by a planner trained on the others).",
-)
-@click.option("--epochs", type=int, default=8, show_default=True, help="planner: epochs per round.")
-@click.option("--seed", type=int, default=0, show_default=True)
 @click.option("--limit", type=int, help="Refine a fixed pseudo-random sample of N questions.")
-@click.option(
-    "--cache",
-    "cache_path",
-    type=click.Path(dir_okay=False, path_type=Path),
-    help="llm: JSONL cache of every judgement (default <out>.judgements.jsonl); a re-run resumes.",
-)
-@click.option("--concurrency", type=int, help="llm: requests in flight (reader.concurrency, default 4).")
-@click.option(
-    "--llm-backend",
-    type=click.Choice(["openai", "transformers", "vllm"]),
-    help="llm: reader.backend (default from config: openai).",
-)
-@click.option("--model", help="llm: reader.model (served name, local path or hub id).")
-@click.option("--base-url", help="llm: reader.base_url of an OpenAI-compatible server.")
+@_refine_flags
 @hops_flag
 @store_options
 @json_option
@@ -117,19 +79,8 @@ def refine(
     file: Path,
     fmt: str,
     out: Path,
-    judge: str,
-    extra_steps: int | None,
-    rounds: int,
-    prior: float,
-    neighbours: int,
-    text: float,
-    ensemble: int,
-    margin: float,
-    folds: int,
-    epochs: int,
-    seed: int,
+    judge: str | None,
     limit: int | None,
-    cache_path: Path | None,
     concurrency: int | None,
     llm_backend: str | None,
     model: str | None,
@@ -138,23 +89,24 @@ def refine(
     backend: str | None,
     data_dir: str | None,
     as_json: bool,
+    **refine_flags: Any,
 ) -> None:
     """Refine the relation paths of the training questions in FILE (ReG's refined supervision).
 
     Each question's candidates are the relation paths of its topic -> answer walks in its
     subgraph (walks may pass back through the topic: 'kgqa train' decides from the kept paths
     whether its walks may); the judge keeps those that answer it. Relation paths FILE names are ignored.
-    The output is FILE as rog-jsonl with relation_paths filled in, for 'kgqa train':
+    The output is FILE as rog-jsonl with relation_paths filled in, for 'kgqa train'. The judge's
+    settings are the [refine] config keys (e.g. --set refine.rounds=0), the LLM's reader.*:
 
     \b
       kgqa refine train.jsonl --format rog-jsonl --out refined.jsonl            # no LLM
       kgqa refine train.jsonl --format rog-jsonl --out refined.jsonl --judge llm \\
-          --base-url http://localhost:8000/v1 --model my-model
+          --set reader.base_url=http://localhost:8000/v1 --set reader.model=my-model
       kgqa train refined.jsonl --format rog-jsonl
     """
     from kgqa.pipeline import subgraph_settings
     from retriever_training.refine import PlannerRefineSettings, run_refine
-    from retriever_training.train import TrainSettings
 
     reader = {"backend": llm_backend, "model": model, "base_url": base_url, "concurrency": concurrency}
     loaded = resolve(
@@ -162,29 +114,23 @@ def refine(
         {
             "store": store_overrides(backend, data_dir),
             "reader": reader,
+            "refine": {"judge": judge, **refine_flags},
             **question_file_overrides(hops, None),
         },
     )
+    settings = loaded.settings
+    r = settings.refine
     report = run_refine(
-        loaded.settings,
+        settings,
         file,
         fmt,
         out,
-        judge="llm" if judge == "llm" else "planner",
-        subgraph=subgraph_settings(loaded.settings),
-        oracle_hops=loaded.settings.questions.oracle_hops,
-        planner_settings=PlannerRefineSettings(
-            rounds=rounds,
-            margin=margin,
-            folds=folds,
-            prior=prior,
-            neighbours=neighbours,
-            text=text,
-            ensemble=ensemble,
-            train=TrainSettings(epochs=epochs, patience=3, seed=seed),
-        ),
-        extra_steps=extra_steps,
-        cache_path=cache_path or out.with_name(out.name + ".judgements.jsonl"),
+        judge=r.judge,
+        subgraph=subgraph_settings(settings),
+        oracle_hops=settings.questions.oracle_hops,
+        planner_settings=PlannerRefineSettings.from_config(r),
+        extra_steps=r.extra_steps,
+        cache_path=r.cache or out.with_name(out.name + ".judgements.jsonl"),
         limit=limit,
         progress=not as_json,
     )
@@ -197,8 +143,8 @@ def refine(
     click.echo(
         f"candidates {report.candidates}, kept {report.kept}; questions by kept paths {report.kept_histogram}"
     )
-    for i, r in enumerate(report.rounds, start=1):
-        click.echo(f"round {i}: kept {r['kept']:.0f}, planner val gold mass {r['val_gold_mass']:.4f}")
+    for i, done in enumerate(report.rounds, start=1):
+        click.echo(f"round {i}: kept {done['kept']:.0f}, planner val gold mass {done['val_gold_mass']:.4f}")
     if report.llm:
         click.echo(f"llm: {report.llm}")
     w = report.walk_rule

@@ -347,7 +347,7 @@ class TransformerEmbedder:
     def embed_tokens(self, texts: Sequence[str]) -> list[torch.Tensor]:
         """Per text, FloatTensor [T, d]: the encoder's last-layer token states in order
         ([CLS] and [SEP] included, padding dropped), what :meth:`embed` pools; for models that
-        read word order (:mod:`kgqa.retrieval.plan_attention`)."""
+        read word order (:mod:`kgqa.retrieval.models.plan_attention`)."""
         ids = self.encoder.token_ids(texts)
         out: list[torch.Tensor] = [torch.empty(0)] * len(texts)
         for batch in self.batches([len(row) for row in ids]):

@@ -1,10 +1,10 @@
 """``kgqa eval --format stark`` with a MoR checkpoint: STaRK's metrics next to the KGQA ones.
 
 Per question, the ranked node ids give STaRK's Hit@1, Hit@5, Recall@20 and MRR
-(:func:`~kgqa.eval.metrics.stark_scores`); the first ``answer_k`` of them, as ``kgqa ask``
-prints them, are the predicted answers of the KGQA metrics (Hit, Hit@1, Macro-/Micro-F1 over
-node ids). Each question's record goes to the JSONL log that ``kgqa eval`` keeps for KGQA
-files too (:mod:`kgqa.eval.log`), so an interrupted run resumes where it stopped.
+(:func:`~kgqa.eval.metrics.stark_scores`); the first :data:`ANSWER_K` of them are the
+predicted answers of the KGQA metrics (Hit, Hit@1, Macro-/Micro-F1 over node ids). Each
+question's record goes to the JSONL log that ``kgqa eval`` keeps for KGQA files too
+(:mod:`kgqa.eval.log`), so an interrupted run resumes where it stopped.
 """
 
 from __future__ import annotations
@@ -36,7 +36,8 @@ from kgqa.retrieval.mor.plan import store_metapath
 from kgqa.retrieval.mor.retriever import MorRetriever
 from kgqa.types import QAExample
 
-#: Answers ``kgqa ask`` shows for a MoR question by default, and the KGQA metrics score.
+#: Answers of a MoR question the KGQA metrics score: the top 5 of its ranking, what ``kgqa ask``
+#: showed when the MoR results in docs/results.md were measured (it now shows ``answer.max_answers``).
 ANSWER_K = 5
 
 

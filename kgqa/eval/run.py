@@ -38,10 +38,10 @@ from kgqa.eval.metrics import (
     score_h,
 )
 from kgqa.pipeline import Asker, Gathered
+from kgqa.retrieval.graph.subgraph import Subgraph
 from kgqa.retrieval.labels import answer_mask, relation_path_labels, shortest_path_labels
-from kgqa.retrieval.plans import gold_plans
+from kgqa.retrieval.models.plans import gold_plans
 from kgqa.retrieval.retriever import SHOWN_PLANS
-from kgqa.retrieval.subgraph import Subgraph
 from kgqa.store import queries
 from kgqa.types import QAExample
 
@@ -63,7 +63,7 @@ class EvalSummary:
         gold_path_triple_recall: recall@K of the triples on the gold relation path, over the
             questions whose file names one (empty when none does).
         plan_hit_at_1: how often the planner's likeliest plan is a gold plan
-            (:func:`~kgqa.retrieval.plans.gold_plans`); nan without a planner.
+            (:func:`~kgqa.retrieval.models.plans.gold_plans`); nan without a planner.
         linking_top1: how often the linked first topic is one of the file's topics, over the
             questions the linker answered (free text) where the file names their topics; nan
             when every question came with its topics.

@@ -19,13 +19,13 @@ import torch
 import torch.nn.functional as F
 from torch import Tensor, nn
 
+from kgqa.retrieval.evidence.path_pooling import hop_distance
 from kgqa.retrieval.features import to_batch
-from kgqa.retrieval.nn import Checkpointable, MlpConfig, mlp_tail, scatter_max
-from kgqa.retrieval.path_context import reach_columns
-from kgqa.retrieval.path_pooling import hop_distance
+from kgqa.retrieval.graph.tables import EntityTable, RelationTable
+from kgqa.retrieval.models.nn import Checkpointable, MlpConfig, mlp_tail, scatter_max
+from kgqa.retrieval.models.path_context import reach_columns
+from kgqa.retrieval.models.scorer import ScorerBatch, entity_inputs
 from kgqa.retrieval.retriever import Retrieval, ScoredTriple, load_bundle
-from kgqa.retrieval.scorer import ScorerBatch, entity_inputs
-from kgqa.retrieval.tables import EntityTable, RelationTable
 
 
 @dataclass(frozen=True, slots=True)
@@ -33,7 +33,7 @@ class ReaderConfig(MlpConfig):
     """Shape of an :class:`EntityReader` (a smaller, deeper MLP by default).
 
     ``plan_dim`` is the width of the per-entity plan columns the reader takes
-    (:func:`kgqa.retrieval.plans.plan_reach`, 2), 0 for a reader trained without a planner.
+    (:func:`kgqa.retrieval.models.plans.plan_reach`, 2), 0 for a reader trained without a planner.
 
     ``answer_threshold``: the probability from which an entity is an answer, chosen on the
     validation questions for the best mean F1 (:func:`calibrate_threshold`), so a question gets
@@ -115,7 +115,7 @@ PATH_FEATURES = ("path_reach", "log_path_reach", "max_inward", "max_outward")
 def path_features(triple_scores: Tensor, batch: ScorerBatch, topic: Tensor) -> Tensor:
     """[N, 4] with columns :data:`PATH_FEATURES`: where the retrieved reasoning paths end.
 
-    - ``path_reach``: :func:`~kgqa.retrieval.path_pooling.path_reach`, the best product of
+    - ``path_reach``: :func:`~kgqa.retrieval.evidence.path_pooling.path_reach`, the best product of
       triple scores along a path from a topic; ``log_path_reach`` its log rescaled to [0, 1],
       which separates the small products of long paths (three hops at 0.3 is 0.027).
     - ``max_inward`` / ``max_outward``: the best score of the entity's triples whose other end is
@@ -143,7 +143,7 @@ class EntityReader(Checkpointable):
 
     ``x_e`` is the shared ``no_text`` vector for entities without text; the relation context is
     :func:`incident_relation_context`, the path features :func:`path_features`, the plan columns
-    :func:`kgqa.retrieval.plans.plan_reach` (only when ``plan_dim > 0``). Train with a
+    :func:`kgqa.retrieval.models.plans.plan_reach` (only when ``plan_dim > 0``). Train with a
     softmax or BCE loss over the candidate entities against the answer labels.
     """
 

@@ -24,7 +24,7 @@ from kgqa.reasoning.prompts import Form, Prompt, build_prompt, double_check_mess
 from kgqa.reasoning.readers.protocol import LLMClient, Message
 
 if TYPE_CHECKING:
-    from kgqa.retrieval.evidence import EvidenceItem
+    from kgqa.retrieval.evidence.items import EvidenceItem
     from kgqa.types import TokenBudget
 
 

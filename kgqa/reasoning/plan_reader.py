@@ -1,9 +1,9 @@
 """The train-free reader: answers are where the likeliest plan's walks end.
 
 Without a trained model (a graph nobody labelled, no ``kgqa train`` yet) there is no entity
-scorer, but the plans are ranked all the same (:mod:`kgqa.retrieval.name_match`), and a plan's
+scorer, but the plans are ranked all the same (:mod:`kgqa.retrieval.models.name_match`), and a plan's
 walks from the topic end at exactly the entities it asks for. So an entity's score is the
-probability of the best plan ending there (:func:`~kgqa.retrieval.plans.plan_reach`), and the
+probability of the best plan ending there (:func:`~kgqa.retrieval.models.plans.plan_reach`), and the
 answer set is every entity the best-scored plan reaches.
 """
 
@@ -15,8 +15,8 @@ import torch
 from torch import Tensor
 
 from kgqa.reasoning.extractive import ExtractedAnswer, ranked_answers
+from kgqa.retrieval.graph.subgraph import Subgraph
 from kgqa.retrieval.retriever import Retrieval
-from kgqa.retrieval.subgraph import Subgraph
 
 #: Entities within this share of the best score answer together (the best plan's ends tie exactly).
 TIE = 1e-6

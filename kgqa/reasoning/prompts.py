@@ -22,7 +22,7 @@ from kgqa.reasoning.readers.protocol import Message
 from kgqa.types import TokenBudget
 
 if TYPE_CHECKING:
-    from kgqa.retrieval.evidence import EvidenceItem
+    from kgqa.retrieval.evidence.items import EvidenceItem
 
 Form = Literal["triples", "paths"]
 

@@ -13,10 +13,10 @@ from dataclasses import dataclass, field, replace
 import torch
 
 from kgqa.config import RETRIEVAL_DEFAULTS
-from kgqa.retrieval.dde import dde
-from kgqa.retrieval.scorer import ScorerBatch
-from kgqa.retrieval.subgraph import Subgraph, extract_subgraph
-from kgqa.retrieval.tables import EntityTable, RelationTable
+from kgqa.retrieval.graph.subgraph import Subgraph, extract_subgraph
+from kgqa.retrieval.graph.tables import EntityTable, RelationTable
+from kgqa.retrieval.models.dde import dde
+from kgqa.retrieval.models.scorer import ScorerBatch
 from kgqa.store.protocol import GraphStore
 
 
@@ -44,7 +44,7 @@ class PreparedQuestion:
 
     Attributes:
         question_views: FloatTensor [V, d], the embeddings of
-            :func:`kgqa.retrieval.plans.question_views` (the question, the text before and after
+            :func:`kgqa.retrieval.models.plans.question_views` (the question, the text before and after
             the topic mention, then the relation mentions in walk order); row 0 is the question
             embedding the scorers read.
         subgraph: the candidate subgraph (local ids).
@@ -54,10 +54,10 @@ class PreparedQuestion:
         hops: the radius the subgraph was pulled with (the question's reasoning depth).
         timings_ms: milliseconds spent in ``extract`` and ``dde``.
         question_tokens: FloatTensor [T, d], the encoder's token states of the question in order,
-            for the word-order planner (:mod:`kgqa.retrieval.plan_attention`); ``None`` when no
+            for the word-order planner (:mod:`kgqa.retrieval.models.plan_attention`); ``None`` when no
             model reads them.
         sharing_cues: BoolTensor [U], for the train-free planner: which of the question's word
-            runs (:func:`kgqa.retrieval.name_match.content_words`) say that the answers share
+            runs (:func:`kgqa.retrieval.models.name_match.content_words`) say that the answers share
             something with the topic ("same director", "co-starred"); ``None`` elsewhere.
     """
 

@@ -28,7 +28,7 @@ from scipy.sparse.csgraph import shortest_path
 
 from kgqa.names import relationship_type
 from kgqa.retrieval.features import PreparedQuestion
-from kgqa.retrieval.subgraph import Subgraph
+from kgqa.retrieval.graph.subgraph import Subgraph
 from kgqa.types import QAExample
 
 

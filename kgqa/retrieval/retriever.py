@@ -2,7 +2,7 @@
 
 ``Retriever`` links the question, pulls the candidate subgraph, encodes it (DDE), scores every
 triple with the trained scorer (and its second pass, when the checkpoint has one), optionally
-rates the relation paths the question may follow (:mod:`kgqa.retrieval.plans`, when the
+rates the relation paths the question may follow (:mod:`kgqa.retrieval.models.plans`, when the
 checkpoint has a planner), ranks the triples (``rescoring``: lifting the walks of the likeliest
 plans, by the scorer alone, or by each triple's best path from a topic). Every stage is timed.
 The extractive reader that reads answers off a retrieval is :mod:`kgqa.reasoning.extractive`.
@@ -25,13 +25,14 @@ from kgqa.errors import CheckpointError, ConfigError
 from kgqa.link import link
 from kgqa.linking_words import RelationWords
 from kgqa.retrieval.disambiguation import Disambiguation, rank_topics
+from kgqa.retrieval.evidence.nameless import nameless_names
+from kgqa.retrieval.evidence.path_pooling import path_rescore
 from kgqa.retrieval.features import PreparedQuestion, SubgraphSettings, prepare
-from kgqa.retrieval.name_match import NameMatchPlanner
-from kgqa.retrieval.nameless import nameless_names
-from kgqa.retrieval.path_context import triple_probabilities
-from kgqa.retrieval.path_pooling import path_rescore
-from kgqa.retrieval.plan_attention import AttentionPlanScorer
-from kgqa.retrieval.plans import (
+from kgqa.retrieval.graph.tables import EntityTable, RelationTable
+from kgqa.retrieval.models.name_match import NameMatchPlanner
+from kgqa.retrieval.models.path_context import triple_probabilities
+from kgqa.retrieval.models.plan_attention import AttentionPlanScorer
+from kgqa.retrieval.models.plans import (
     Planner,
     RankedPlans,
     plan_guided_scores,
@@ -39,8 +40,7 @@ from kgqa.retrieval.plans import (
     question_views,
     rank_plans,
 )
-from kgqa.retrieval.scorer import TripleScorer
-from kgqa.retrieval.tables import EntityTable, RelationTable
+from kgqa.retrieval.models.scorer import TripleScorer
 from kgqa.store.protocol import GraphStore
 from kgqa.types import LinkedEntity, ParsedQuestion
 
@@ -198,8 +198,8 @@ class Retriever:
         store: graph store holding the embedded KB.
         embedder: the store's embedding model (questions are embedded with it).
         scorer: trained triple scorer.
-        path_scorer: second-pass scorer (:mod:`kgqa.retrieval.path_context`), optional.
-        planner: relation-path planner (:mod:`kgqa.retrieval.plans`), optional; the extractive
+        path_scorer: second-pass scorer (:mod:`kgqa.retrieval.models.path_context`), optional.
+        planner: relation-path planner (:mod:`kgqa.retrieval.models.plans`), optional; the extractive
             reader of a checkpoint with a planner needs it.
         subgraph: caps and DDE rounds.
         rescoring: ``plan`` ranks triples with :func:`plan_guided_scores` (by the scorer alone
@@ -271,7 +271,7 @@ class Retriever:
         cls, store: GraphStore, embedder: Embedder, *, subgraph: SubgraphSettings | None = None
     ) -> Retriever:
         """A retriever with nothing trained: plans ranked by their relation names' match with the
-        question's words (:class:`~kgqa.retrieval.name_match.NameMatchPlanner`), triples by the
+        question's words (:class:`~kgqa.retrieval.models.name_match.NameMatchPlanner`), triples by the
         likeliest plans' walks through them (walks come back through no topic)."""
         return cls(store, embedder, None, planner=NameMatchPlanner(), subgraph=subgraph)
 

@@ -16,7 +16,7 @@ import pytest
 from ingest.embedding import embed_store
 from ingest.prepare import prepare_store
 from kgqa.errors import ConfigError
-from kgqa.retrieval.subgraph import extract_subgraph
+from kgqa.retrieval.graph.subgraph import extract_subgraph
 from kgqa.saved_questions import _save, browser_cypher, load_saved
 from kgqa.store import queries
 from kgqa.store.kglite_store import KgliteStore

@@ -20,10 +20,10 @@ from ingest.readers.metaqa import read_metaqa
 from kgqa.config import AnswerSettings
 from kgqa.reasoning.prompts import evidence_budget
 from kgqa.reasoning.readers.openai_client import estimate_tokens
-from kgqa.retrieval.organise import ChainGuide, organise
-from kgqa.retrieval.plans import RankedPlans, enumerate_plans
+from kgqa.retrieval.evidence.organise import ChainGuide, organise
+from kgqa.retrieval.graph.subgraph import Subgraph, extract_subgraph
+from kgqa.retrieval.models.plans import RankedPlans, enumerate_plans
 from kgqa.retrieval.retriever import Retrieval
-from kgqa.retrieval.subgraph import Subgraph, extract_subgraph
 from kgqa.store.kglite_store import KgliteStore
 from kgqa.types import TokenBudget
 

@@ -15,7 +15,7 @@ from hub_graphs import as_records, first_by_kernel_order, mixed_hub_triples
 from ingest.loader import load
 from ingest.prepare import prepare_store
 from kgqa.names import relationship_type
-from kgqa.retrieval.subgraph import extract_subgraph
+from kgqa.retrieval.graph.subgraph import extract_subgraph
 from kgqa.store import queries
 from kgqa.store.kglite_store import KgliteStore
 from kgqa.store.mapping import GraphMapping

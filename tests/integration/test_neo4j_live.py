@@ -41,7 +41,7 @@ from ingest.unprepare import unprepare_store
 from kgqa.config import StoreSettings
 from kgqa.errors import MissingIndexError, QueryError, StoreUnavailableError
 from kgqa.names import normalise_name
-from kgqa.retrieval.subgraph import extract_subgraph
+from kgqa.retrieval.graph.subgraph import extract_subgraph
 from kgqa.saved_questions import _save, browser_cypher, load_saved
 from kgqa.store import queries, schema
 from kgqa.store.kglite_store import KgliteStore

@@ -14,8 +14,8 @@ from kgqa.eval.run import evaluate
 from kgqa.pipeline import Asker
 from kgqa.reasoning.extractive import ExtractiveReader
 from kgqa.retrieval.features import SubgraphSettings
+from kgqa.retrieval.graph.tables import EntityTable, RelationTable
 from kgqa.retrieval.retriever import Retriever
-from kgqa.retrieval.tables import EntityTable, RelationTable
 from kgqa.store.kglite_store import KgliteStore
 from kgqa.types import QAExample
 from retriever_training.examples import build_examples
@@ -48,7 +48,7 @@ def test_retriever_ranks_the_answer_path_first_and_reads_the_answer(
 
 
 def test_retrieval_ranks_by_path_rescored_probabilities_when_asked(trained: Retriever) -> None:
-    from kgqa.retrieval.path_pooling import path_rescore
+    from kgqa.retrieval.evidence.path_pooling import path_rescore
 
     question = "who directed the films starring [Tom Hanks]"
     plain = Retriever(
@@ -68,7 +68,7 @@ def test_retrieval_ranks_by_path_rescored_probabilities_when_asked(trained: Retr
 
 
 def test_retrieval_probabilities_come_from_the_second_pass_over_the_first(trained: Retriever) -> None:
-    from kgqa.retrieval.path_context import PATH_CONTEXT_DIM, triple_probabilities
+    from kgqa.retrieval.models.path_context import PATH_CONTEXT_DIM, triple_probabilities
 
     assert trained.path_scorer is not None
     assert trained.path_scorer.config.dde_dim == trained.scorer.config.dde_dim + PATH_CONTEXT_DIM
@@ -96,7 +96,7 @@ def test_the_planner_rates_the_asked_relation_first_and_feeds_the_reader(
 
 
 def test_retrieval_ranks_by_plan_guided_scores_by_default(trained: Retriever) -> None:
-    from kgqa.retrieval.plans import plan_guided_scores
+    from kgqa.retrieval.models.plans import plan_guided_scores
 
     result = trained.retrieve("when was [Cast Away] released")
     assert result.plans is not None and "rescore" in result.timings_ms

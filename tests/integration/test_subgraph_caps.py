@@ -14,8 +14,8 @@ import pytest
 from hub_graphs import first_by_kernel_order, hub_records, hub_triples
 
 from ingest.loader import load
-from kgqa.retrieval import subgraph
-from kgqa.retrieval.subgraph import Subgraph, extract_subgraph
+from kgqa.retrieval.graph import subgraph
+from kgqa.retrieval.graph.subgraph import Subgraph, extract_subgraph
 from kgqa.store.kglite_store import KgliteStore
 
 CAPS = {"hops": 3, "max_degree": 20, "max_per_node": 15, "max_triples": 40}

@@ -9,7 +9,7 @@ import torch
 
 from kgqa.config import EmbedderSettings
 from kgqa.retrieval.features import SubgraphSettings
-from kgqa.retrieval.tables import EntityTable, RelationTable
+from kgqa.retrieval.graph.tables import EntityTable, RelationTable
 from kgqa.store.kglite_store import KgliteStore
 from retriever_training.example_cache import cache_key, cached_examples, kb_fingerprint
 from retriever_training.examples import TrainingExample, build_examples

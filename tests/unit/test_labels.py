@@ -8,8 +8,8 @@ import networkx as nx
 import torch
 from subgraphs import make_subgraph, random_case
 
+from kgqa.retrieval.graph.subgraph import Subgraph
 from kgqa.retrieval.labels import relation_path_labels, shortest_path_labels, weak_labels
-from kgqa.retrieval.subgraph import Subgraph
 from kgqa.types import QAExample
 
 # A MetaQA-like 3-hop case, topic movie e0, question "languages of films sharing directors with e0":

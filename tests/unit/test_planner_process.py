@@ -15,7 +15,7 @@ from click.testing import CliRunner
 import retriever_training.run
 from kgqa.cli import cli
 from kgqa.retrieval.features import SubgraphSettings
-from kgqa.retrieval.tables import EntityTable, RelationTable
+from kgqa.retrieval.graph.tables import EntityTable, RelationTable
 from kgqa.store.kglite_store import KgliteStore
 from retriever_training.examples import build_examples
 from retriever_training.planner_process import PlannerProcess

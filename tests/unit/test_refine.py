@@ -24,13 +24,13 @@ from kgqa.eval.datasets import read_questions, write_rog_jsonl
 from kgqa.reasoning.judgement_cache import JudgementCache
 from kgqa.reasoning.path_judge import PathJudge, format_chain, judge_messages, parse_selection
 from kgqa.reasoning.readers import make_llm_client
-from kgqa.retrieval.candidates import candidate_paths
 from kgqa.retrieval.features import SubgraphSettings
+from kgqa.retrieval.graph.subgraph import Subgraph
+from kgqa.retrieval.graph.tables import EntityTable, RelationTable
 from kgqa.retrieval.labels import relation_path_labels, shortest_path_labels
-from kgqa.retrieval.subgraph import Subgraph
-from kgqa.retrieval.tables import EntityTable, RelationTable
 from kgqa.store.kglite_store import KgliteStore
 from kgqa.types import QAExample, TripleRecord
+from retriever_training.candidates import candidate_paths
 from retriever_training.examples import TrainingExample, build_examples
 from retriever_training.refine import (
     PlannerRefineSettings,

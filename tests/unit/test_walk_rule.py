@@ -11,10 +11,10 @@ import torch
 from subgraphs import make_subgraph
 
 from kgqa.retrieval.features import PreparedQuestion, SubgraphSettings
+from kgqa.retrieval.graph.subgraph import Subgraph
 from kgqa.retrieval.labels import answer_mask, relation_path_labels
-from kgqa.retrieval.plans import enumerate_plans, gold_plans, plan_walk_triples
+from kgqa.retrieval.models.plans import enumerate_plans, gold_plans, plan_walk_triples
 from kgqa.retrieval.retriever import checkpoint_subgraph
-from kgqa.retrieval.subgraph import Subgraph
 from kgqa.types import QAExample
 from retriever_training.examples import TrainingExample
 from retriever_training.walk_rule import (

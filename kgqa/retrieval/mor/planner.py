@@ -1,7 +1,7 @@
 """The trained MoR planner: which typed plan a question asks for, and which spans fill it.
 
 Plans: every valid plan of the store's schema (:func:`~kgqa.retrieval.mor.plan.enumerate_plans`)
-is scored against the question, as :mod:`kgqa.retrieval.plans` scores relation paths: a plan is
+is scored against the question, as :mod:`kgqa.retrieval.models.plans` scores relation paths: a plan is
 a bag of named parts (:func:`~kgqa.retrieval.mor.plan.plan_tokens`: answer type, hops, anchors),
 and its logit is ``q W x + b x`` for the question embedding ``q`` and the plan's multi-hot ``x``.
 A plan never seen in training still gets a score from the parts it shares with seen ones.
@@ -25,9 +25,9 @@ from typing import Any
 import torch
 from torch import Tensor, nn
 
+from kgqa.retrieval.models.nn import Checkpointable
 from kgqa.retrieval.mor.plan import Metapath, plan_tokens
 from kgqa.retrieval.mor.traversal import content_words
-from kgqa.retrieval.nn import Checkpointable
 
 #: Words before a span (at most) that make up its left cue.
 CUE_WORDS = 4

@@ -25,8 +25,8 @@ from dataclasses import dataclass
 import torch
 from torch import Tensor, nn
 
+from kgqa.retrieval.models.nn import Checkpointable
 from kgqa.retrieval.mor.traversal import FULLTEXT_CHANNEL, VECTOR_CHANNEL, Candidate
-from kgqa.retrieval.nn import Checkpointable
 
 FEATURES = (
     "plan_prob",

@@ -21,6 +21,7 @@ from kgqa.checkpoint_file import load_checkpoint
 from kgqa.embed.protocol import Embedder
 from kgqa.errors import CheckpointError, EntityNotFoundError
 from kgqa.link import link
+from kgqa.retrieval.models.nn import FORMAT_VERSION
 from kgqa.retrieval.mor.plan import Metapath, Schema, enumerate_plans
 from kgqa.retrieval.mor.planner import Cues, MetapathScorer
 from kgqa.retrieval.mor.reranker import TrajectoryReranker, features, heuristic_scores, plan_mixture
@@ -34,7 +35,6 @@ from kgqa.retrieval.mor.traversal import (
     content_words,
     node_types,
 )
-from kgqa.retrieval.nn import FORMAT_VERSION
 from kgqa.store.protocol import GraphStore
 from kgqa.types import LinkedEntity
 

@@ -23,8 +23,8 @@ import torch
 
 from kgqa.embed.protocol import Embedder
 from kgqa.link import STOP_WORDS, escape_lucene
+from kgqa.retrieval.graph.tables import EntityTable
 from kgqa.retrieval.mor.plan import Chain, Hop, Metapath, Schema
-from kgqa.retrieval.tables import EntityTable
 from kgqa.store import queries
 from kgqa.store.protocol import GraphStore
 

@@ -20,8 +20,8 @@ from kgqa.reasoning.extractive import (
     incident_score_features,
     path_features,
 )
+from kgqa.retrieval.models.scorer import ScorerBatch, entity_inputs
 from kgqa.retrieval.retriever import Retriever
-from kgqa.retrieval.scorer import ScorerBatch, entity_inputs
 
 # 4 entities; triples 0->1 (0.9), 1->2 (0.2), 2->1 (0.5), 0->0 (0.4, a self-loop); entity 3 isolated.
 READER_HEAD = [0, 1, 2, 0]

@@ -7,9 +7,9 @@ import torch
 from evidence_graphs import make_graph, summary
 
 from kgqa.errors import KgqaError
-from kgqa.retrieval import chains
-from kgqa.retrieval.chains import evidence_chains
-from kgqa.retrieval.evidence import EvidenceGraph
+from kgqa.retrieval.evidence import chains
+from kgqa.retrieval.evidence.chains import evidence_chains
+from kgqa.retrieval.evidence.items import EvidenceGraph
 
 # Topic Jaws (0). Triples (head -relation-> tail, score):
 #   t0: Jaws -directed_by-> Spielberg (.9)     t1: E.T. -directed_by-> Spielberg (.6)

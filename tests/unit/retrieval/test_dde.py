@@ -5,7 +5,7 @@ from __future__ import annotations
 import pytest
 import torch
 
-from kgqa.retrieval.dde import dde, dde_dim, triple_features
+from kgqa.retrieval.models.dde import dde, dde_dim, triple_features
 
 # 0 -> 1, 0 -> 2 (twice), 1 -> 2, 2 -> 3, 3 -> 1; entity 4 is isolated; topics {0, 3}.
 HAND_EDGES = [[0, 0, 0, 1, 2, 3], [1, 2, 2, 2, 3, 1]]

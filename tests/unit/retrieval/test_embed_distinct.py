@@ -6,7 +6,7 @@ from collections.abc import Sequence
 
 import torch
 
-from kgqa.retrieval.plans import question_views
+from kgqa.retrieval.models.plans import question_views
 from kgqa.retrieval.retriever import embed_distinct
 from tests.conftest import FakeEmbedder
 

@@ -5,9 +5,9 @@ from __future__ import annotations
 import pytest
 from evidence_graphs import make_graph, summary
 
-from kgqa.retrieval import flow
-from kgqa.retrieval.evidence import render_path
-from kgqa.retrieval.flow import flow_paths
+from kgqa.retrieval.evidence import flow
+from kgqa.retrieval.evidence.flow import flow_paths
+from kgqa.retrieval.evidence.items import render_path
 
 # Entities A B C D E G H (0..6). Triples (head -relation-> tail):
 #   t0: A -r0-> B   t1: C -r1-> A   t2: B -r2-> D   t3: C -r3-> G   t4: G -r4-> D   t5: D -r5-> E

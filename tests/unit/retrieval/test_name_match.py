@@ -7,7 +7,7 @@ import itertools
 import pytest
 import torch
 
-from kgqa.retrieval.name_match import best_assignment, content_words, word_matches
+from kgqa.retrieval.models.name_match import best_assignment, content_words, word_matches
 
 
 def _brute_force(matches: torch.Tensor, steps: torch.Tensor, cost: float) -> torch.Tensor:
@@ -100,7 +100,7 @@ def test_a_sharing_cue_pays_for_the_walk_back() -> None:
 
 
 def test_sharing_cues_mark_the_runs_with_same_share_or_co() -> None:
-    from kgqa.retrieval.name_match import NameMatchPlanner
+    from kgqa.retrieval.models.name_match import NameMatchPlanner
 
     cues = NameMatchPlanner.sharing_cues("which films have the same director as Jaws", ["Jaws"])
     assert cues.tolist() == [False, True]  # "films", "same director"

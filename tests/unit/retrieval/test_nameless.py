@@ -4,8 +4,8 @@ from __future__ import annotations
 
 import torch
 
-from kgqa.retrieval.nameless import NAMING_NEIGHBOURS, nameless_names
-from kgqa.retrieval.subgraph import Subgraph
+from kgqa.retrieval.evidence.nameless import NAMING_NEIGHBOURS, nameless_names
+from kgqa.retrieval.graph.subgraph import Subgraph
 
 
 def _sub(triples: list[tuple[int, int]], entities: list[str]) -> Subgraph:

@@ -5,8 +5,8 @@ from __future__ import annotations
 import torch
 
 from kgqa.retrieval.features import PreparedQuestion
-from kgqa.retrieval.path_context import PATH_CONTEXT_DIM, reach_columns, with_path_context
-from kgqa.retrieval.subgraph import Subgraph
+from kgqa.retrieval.graph.subgraph import Subgraph
+from kgqa.retrieval.models.path_context import PATH_CONTEXT_DIM, reach_columns, with_path_context
 
 
 def _prepared() -> PreparedQuestion:

@@ -10,8 +10,8 @@ import pytest
 import torch
 
 from kgqa.errors import KgqaError
-from kgqa.retrieval import path_pooling
-from kgqa.retrieval.path_pooling import (
+from kgqa.retrieval.evidence import path_pooling
+from kgqa.retrieval.evidence.path_pooling import (
     hop_distance,
     path_pool,
     path_reach,

@@ -10,8 +10,8 @@ from test_plans import WRITER
 
 from kgqa.errors import CheckpointError, ConfigError
 from kgqa.retrieval.features import PreparedQuestion
-from kgqa.retrieval.plan_attention import AttentionPlannerConfig, AttentionPlanScorer
-from kgqa.retrieval.plans import PlannerConfig, PlanScorer, planner_from_checkpoint, rank_plans
+from kgqa.retrieval.models.plan_attention import AttentionPlannerConfig, AttentionPlanScorer
+from kgqa.retrieval.models.plans import PlannerConfig, PlanScorer, planner_from_checkpoint, rank_plans
 
 
 def _model(seed: int = 0, **config: int) -> AttentionPlanScorer:

@@ -11,15 +11,15 @@ import pytest
 import torch
 from subgraphs import make_subgraph, random_case
 
-from kgqa.retrieval.chains import Chain
-from kgqa.retrieval.plan_evidence import (
+from kgqa.retrieval.evidence.chains import Chain
+from kgqa.retrieval.evidence.plan_evidence import (
     PlanChain,
     best_walks,
     fill_budget,
     rank_chains,
 )
-from kgqa.retrieval.plans import Plans, RankedPlans, enumerate_plans
-from kgqa.retrieval.subgraph import Subgraph
+from kgqa.retrieval.graph.subgraph import Subgraph
+from kgqa.retrieval.models.plans import Plans, RankedPlans, enumerate_plans
 from kgqa.types import TokenBudget
 
 # "who directed the films written by e0" (relation ids: DIRECTED_BY 0, WRITTEN_BY 1):

@@ -14,7 +14,8 @@ from subgraphs import make_subgraph, random_case
 
 from kgqa.errors import ConfigError
 from kgqa.retrieval.features import PreparedQuestion
-from kgqa.retrieval.plans import (
+from kgqa.retrieval.graph.subgraph import Subgraph
+from kgqa.retrieval.models.plans import (
     QUESTION_VIEWS,
     SENTENCE_VIEWS,
     STEP_MENTIONS,
@@ -32,7 +33,6 @@ from kgqa.retrieval.plans import (
     same_ends,
     walk_mentions,
 )
-from kgqa.retrieval.subgraph import Subgraph
 
 # A MetaQA-like 2-hop case around writer e0 ("who directed the films written by e0"):
 #   0 e1 -WRITTEN_BY-> e0     2 e1 -WRITTEN_BY-> e3 (co-writer)

@@ -11,7 +11,7 @@ from subgraphs import D, random_batch
 
 from kgqa.errors import CheckpointError, ConfigError
 from kgqa.reasoning.extractive import EntityReader, ReaderConfig
-from kgqa.retrieval.scorer import ScorerConfig, TripleScorer
+from kgqa.retrieval.models.scorer import ScorerConfig, TripleScorer
 
 
 def make_scorer(seed: int = 0, **kw: int) -> TripleScorer:

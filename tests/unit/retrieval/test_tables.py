@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import torch
 
-from kgqa.retrieval.tables import EntityTable
+from kgqa.retrieval.graph.tables import EntityTable
 from kgqa.store import queries
 from kgqa.store.kglite_store import KgliteStore
 

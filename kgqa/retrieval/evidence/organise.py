@@ -5,7 +5,7 @@ own candidate graph, pooled top-``evidence_k`` kept) picks the triples; without 
 scorer's top-``evidence_k`` are kept. The kept triples then become prompt lines as plain triples,
 ReG evidence chains or PathRAG flow paths, always weakest first and best last. The chains
 organisation instead chooses whole chains along the planner's relation paths within a token
-budget (``answer.chain_selection = "plans"``, :mod:`kgqa.retrieval.plan_evidence`).
+budget (``answer.chain_selection = "plans"``, :mod:`kgqa.retrieval.evidence.plan_evidence`).
 """
 
 from __future__ import annotations
@@ -17,11 +17,11 @@ import torch
 from torch import Tensor
 
 from kgqa.config import AnswerSettings
-from kgqa.retrieval.chains import evidence_chains, merge_chains
-from kgqa.retrieval.evidence import EvidenceGraph, EvidenceItem, plain_triples
-from kgqa.retrieval.flow import flow_paths
-from kgqa.retrieval.path_pooling import path_pool, positional_rerank
-from kgqa.retrieval.plan_evidence import select_plan_chains
+from kgqa.retrieval.evidence.chains import evidence_chains, merge_chains
+from kgqa.retrieval.evidence.flow import flow_paths
+from kgqa.retrieval.evidence.items import EvidenceGraph, EvidenceItem, plain_triples
+from kgqa.retrieval.evidence.path_pooling import path_pool, positional_rerank
+from kgqa.retrieval.evidence.plan_evidence import select_plan_chains
 from kgqa.retrieval.retriever import Retrieval
 from kgqa.types import TokenBudget
 

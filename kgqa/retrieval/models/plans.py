@@ -19,7 +19,7 @@ the relation mentions cut from that text in walk order (:func:`walk_mentions`), 
 step. A sentence embedding keeps little word order, and the order is what separates "who acted
 in the films written by X" from "who wrote the films X acted in", or "the mom of kid of X"
 from "the kid of mom of X"; the word-order planner
-(:class:`~kgqa.retrieval.plan_attention.AttentionPlanScorer`) reads the question's token states
+(:class:`~kgqa.retrieval.models.plan_attention.AttentionPlanScorer`) reads the question's token states
 in order instead. ``kgqa train`` keeps the one with the better validation plan accuracy.
 """
 
@@ -38,11 +38,11 @@ from torch import Tensor, nn
 from kgqa.errors import CheckpointError, ConfigError
 from kgqa.names import relationship_type
 from kgqa.retrieval.features import PreparedQuestion
-from kgqa.retrieval.name_match import NameMatchPlanner, find_mention
-from kgqa.retrieval.nn import Checkpointable, MlpConfig, mlp_tail, scatter_max
-from kgqa.retrieval.plan_attention import AttentionPlanScorer
-from kgqa.retrieval.subgraph import Subgraph
-from kgqa.retrieval.tables import EntityTable, RelationTable
+from kgqa.retrieval.graph.subgraph import Subgraph
+from kgqa.retrieval.graph.tables import EntityTable, RelationTable
+from kgqa.retrieval.models.name_match import NameMatchPlanner, find_mention
+from kgqa.retrieval.models.nn import Checkpointable, MlpConfig, mlp_tail, scatter_max
+from kgqa.retrieval.models.plan_attention import AttentionPlanScorer
 
 #: Plans enumerated per length at most: bounds the work on relation-rich subgraphs (Freebase).
 MAX_PLANS_PER_LENGTH = 2000

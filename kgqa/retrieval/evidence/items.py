@@ -1,7 +1,7 @@
 """Evidence for a reader: the selected triples of one question and the lines made from them.
 
-Every organiser (plain triples here, ReG chains in :mod:`kgqa.retrieval.chains`, PathRAG flow
-paths in :mod:`kgqa.retrieval.flow`) reads one :class:`EvidenceGraph` and returns
+Every organiser (plain triples here, ReG chains in :mod:`kgqa.retrieval.evidence.chains`, PathRAG flow
+paths in :mod:`kgqa.retrieval.evidence.flow`) reads one :class:`EvidenceGraph` and returns
 :class:`EvidenceItem` lines in prompt order, weakest first and best last (LLMs weigh the text
 next to the question most). Each item keeps the triple indices it renders, so answers can be
 grounded and evidence opened in Neo4j Browser by relationship element id.

@@ -3,7 +3,7 @@
 Ranked triples spend a budget on the strongest triples, and near a hub topic those are the first
 hop's fan-out: "who directed the films starring Tom Hanks" fills 30 triples with STARRED_ACTORS
 and shows no director. Here the unit of evidence is a whole chain from a topic to an entity,
-along one of the planner's relation paths (:mod:`kgqa.retrieval.plans`):
+along one of the planner's relation paths (:mod:`kgqa.retrieval.models.plans`):
 
 1. For each of the :data:`EVIDENCE_PLANS` likeliest plans, every entity its walks end at, with
    the plan's best walk there (the largest product of triple probabilities, found by one Viterbi
@@ -15,7 +15,7 @@ along one of the planner's relation paths (:mod:`kgqa.retrieval.plans`):
 3. Chains are taken best first while their tokens fit the budget, down to a floor value (chains
    worth less are noise that only costs the reader tokens; docs/decisions.md). Lines are ReG's
    merged chains
-   (:func:`kgqa.retrieval.chains.merge_chains`): chains with the same topic and plan share one
+   (:func:`kgqa.retrieval.evidence.chains.merge_chains`): chains with the same topic and plan share one
    line, ``e1 -> r1 -> e2 | e3 -> r2 -> e4 | e5``, so a chain added to a plan already shown costs
    only its new entity names.
 """
@@ -29,16 +29,16 @@ import numpy as np
 import torch
 from torch import Tensor
 
-from kgqa.retrieval.chains import Chain
-from kgqa.retrieval.evidence import render_steps
-from kgqa.retrieval.plans import RankedPlans
+from kgqa.retrieval.evidence.chains import Chain
+from kgqa.retrieval.evidence.items import render_steps
+from kgqa.retrieval.graph.subgraph import Subgraph
+from kgqa.retrieval.models.plans import RankedPlans
 from kgqa.retrieval.retriever import Retrieval
-from kgqa.retrieval.subgraph import Subgraph
 from kgqa.types import TokenBudget
 
 #: Plans whose walks are offered, likeliest first.
 EVIDENCE_PLANS = 10
-#: Names at a merged position are joined with this (as :mod:`kgqa.retrieval.chains` renders them).
+#: Names at a merged position are joined with this (as :mod:`kgqa.retrieval.evidence.chains` renders them).
 JOIN = " | "
 
 
@@ -63,7 +63,7 @@ def best_walks(sub: Subgraph, steps: Sequence[int], log_scores: np.ndarray) -> l
     """For every entity the signed plan ``steps`` reaches from a topic, its best walk there.
 
     Walks come back through a topic only under ``sub.topic_walks`` (as in
-    :func:`kgqa.retrieval.plans.enumerate_plans`).
+    :func:`kgqa.retrieval.models.plans.enumerate_plans`).
     Among walks to the same end the one with the largest sum of ``log_scores`` wins; ties go to
     the lower triple index.
 

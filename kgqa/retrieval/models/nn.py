@@ -1,6 +1,6 @@
 """Building blocks shared by kgqa's small models: MLP config and tail, checkpointing, scatter helpers.
 
-Every model (:class:`~kgqa.retrieval.scorer.TripleScorer`, the planner, the extractive reader)
+Every model (:class:`~kgqa.retrieval.models.scorer.TripleScorer`, the planner, the extractive reader)
 saves and loads through one checkpoint scheme (``checkpoint()`` / ``from_checkpoint()``): a plain
 dict with ``format_version``, ``kind``, ``config``, ``embedder_model_id``, ``kgqa_version`` and
 ``state_dict``, loaded with ``weights_only=True``.

@@ -20,7 +20,7 @@ relation one way round; PathRAG's indexing graph is undirected). ``deg(u)`` is t
 distinct neighbours of ``u``; parallel triples between two entities count once and a path step
 between them uses the highest-scored one (lowest index on ties). Each step remembers whether it
 walks its triple forward or backward, and lines render with
-:func:`kgqa.retrieval.evidence.render_path` (``a -> r -> b`` along a triple, ``b <- r <- a``
+:func:`kgqa.retrieval.evidence.items.render_path` (``a -> r -> b`` along a triple, ``b <- r <- a``
 against it).
 
 Choices where the paper is open:
@@ -46,7 +46,7 @@ from collections import defaultdict
 from collections.abc import Sequence
 from itertools import pairwise
 
-from kgqa.retrieval.evidence import EvidenceGraph, EvidenceItem, render_path
+from kgqa.retrieval.evidence.items import EvidenceGraph, EvidenceItem, render_path
 
 
 def flow_paths(

@@ -1,6 +1,6 @@
 """The word-order planner: each step of a relation path attends to the question's tokens.
 
-:class:`~kgqa.retrieval.plans.PlanScorer` reads sentence embeddings of the question, which keep
+:class:`~kgqa.retrieval.models.plans.PlanScorer` reads sentence embeddings of the question, which keep
 little word order; PathQuestion nests relations in varied orders ("the place of birth of X 's
 other half 's father"), and which relation comes first is exactly what a plan must get right.
 :class:`AttentionPlanScorer` reads the encoder's token states in order instead: step ``i`` of a
@@ -25,7 +25,7 @@ from torch import Tensor, nn
 
 from kgqa.errors import ConfigError
 from kgqa.retrieval.features import PreparedQuestion
-from kgqa.retrieval.nn import Checkpointable, MlpConfig
+from kgqa.retrieval.models.nn import Checkpointable, MlpConfig
 
 
 @dataclass(frozen=True, slots=True)
@@ -94,7 +94,7 @@ class AttentionPlanScorer(Checkpointable):
 
     def forward(self, tokens: Tensor, relation_emb: Tensor, steps: Tensor) -> Tensor:
         """Logits [P] for plans ``steps`` (LongTensor [P, L] as in
-        :class:`~kgqa.retrieval.plans.Plans`, L <= ``max_steps``)."""
+        :class:`~kgqa.retrieval.models.plans.Plans`, L <= ``max_steps``)."""
         table = self.step_scores(tokens, relation_emb)  # [max_steps, 2R]
         present = steps >= 0
         position = torch.arange(steps.shape[1], device=steps.device).expand_as(steps)

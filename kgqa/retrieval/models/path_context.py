@@ -3,7 +3,7 @@
 DDE cannot see a mixed-direction path: on MetaQA every relation points from a film, so the films
 two hops from the topic film (topic -> writer <- film) get no DDE signal at all, and the first
 scorer rates a third-hop "starred actors" triple alike whichever film it hangs from. The second
-pass (a :class:`~kgqa.retrieval.scorer.TripleScorer` with two more structural columns per
+pass (a :class:`~kgqa.retrieval.models.scorer.TripleScorer` with two more structural columns per
 entity) adds each entity's best path probability from a topic under the first pass
 (:func:`reach_columns`), so it can tell a film reached through the
 writer from one reached through a co-star. The columns ride along as extra DDE columns, so the
@@ -17,10 +17,10 @@ from dataclasses import replace
 import torch
 from torch import Tensor
 
+from kgqa.retrieval.evidence.path_pooling import path_reach
 from kgqa.retrieval.features import PreparedQuestion, to_batch
-from kgqa.retrieval.path_pooling import path_reach
-from kgqa.retrieval.scorer import TripleScorer
-from kgqa.retrieval.tables import EntityTable, RelationTable
+from kgqa.retrieval.graph.tables import EntityTable, RelationTable
+from kgqa.retrieval.models.scorer import TripleScorer
 
 #: Columns :func:`with_path_context` appends to the DDE.
 PATH_CONTEXT_DIM = 2
@@ -28,7 +28,7 @@ _LOG_REACH_FLOOR = 1e-6
 
 
 def reach_columns(triple_scores: Tensor, head: Tensor, tail: Tensor, topic: Tensor, num_nodes: int) -> Tensor:
-    """[N, 2]: :func:`~kgqa.retrieval.path_pooling.path_reach` and its log rescaled to [0, 1]."""
+    """[N, 2]: :func:`~kgqa.retrieval.evidence.path_pooling.path_reach` and its log rescaled to [0, 1]."""
     reach = path_reach(triple_scores, head, tail, topic, num_nodes)
     floor = torch.tensor(_LOG_REACH_FLOOR, dtype=reach.dtype)
     log_reach = 1 - torch.log(reach.clamp(min=_LOG_REACH_FLOOR)) / torch.log(floor)

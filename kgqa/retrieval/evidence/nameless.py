@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import torch
 
-from kgqa.retrieval.subgraph import Subgraph
+from kgqa.retrieval.graph.subgraph import Subgraph
 
 #: Neighbours named in a nameless node's display name.
 NAMING_NEIGHBOURS = 3

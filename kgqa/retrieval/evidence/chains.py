@@ -15,7 +15,7 @@ follow the KG instead, in two steps:
 
 Triples that no chain reaches (over the hop budget, or not connected to a topic) stay as
 single-triple lines, so every selected triple is still in the prompt. Lines are rendered with
-:func:`kgqa.retrieval.evidence.render_steps` (``a -> r -> b`` along a triple, ``b <- r <- a``
+:func:`kgqa.retrieval.evidence.items.render_steps` (``a -> r -> b`` along a triple, ``b <- r <- a``
 against it), always reading from the topic.
 """
 
@@ -27,7 +27,7 @@ from dataclasses import dataclass
 from typing import NamedTuple
 
 from kgqa.errors import KgqaError
-from kgqa.retrieval.evidence import EvidenceGraph, EvidenceItem, render_steps
+from kgqa.retrieval.evidence.items import EvidenceGraph, EvidenceItem, render_steps
 
 #: Chain expansion enumerates simple walks, which grow like degree ** max_hops on dense graphs;
 #: refuse rather than exhaust memory.
@@ -113,7 +113,7 @@ def evidence_chains(graph: EvidenceGraph, *, max_hops: int) -> list[EvidenceItem
 def merge_chains(graph: EvidenceGraph, chains: Sequence[Chain]) -> list[EvidenceItem]:
     """ReG's two merges (App. D.4.2) applied to given chains, best last, as in :func:`evidence_chains`.
 
-    For selections that choose whole chains themselves (:mod:`kgqa.retrieval.plan_evidence`):
+    For selections that choose whole chains themselves (:mod:`kgqa.retrieval.evidence.plan_evidence`):
     triples on no chain are not shown.
     """
     return _order(_merge_answers(graph, _arrays(graph), list(chains)))

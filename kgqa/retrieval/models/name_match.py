@@ -96,7 +96,7 @@ def content_words(question: str, mentions: Sequence[str]) -> list[str]:
 
 @dataclass(frozen=True, slots=True)
 class NameMatchConfig:
-    """What :func:`~kgqa.retrieval.plans.rank_plans` reads of a planner's config."""
+    """What :func:`~kgqa.retrieval.models.plans.rank_plans` reads of a planner's config."""
 
     max_steps: int = 3
 
@@ -181,7 +181,7 @@ def best_assignment(matches: Tensor, steps: Tensor, cost: float, cues: Tensor | 
 
     Args:
         matches: [R, W] from :func:`word_matches`.
-        steps: LongTensor [P, L] as in :class:`~kgqa.retrieval.plans.Plans` (-1 past the end).
+        steps: LongTensor [P, L] as in :class:`~kgqa.retrieval.models.plans.Plans` (-1 past the end).
     """
     num_plans, length = steps.shape
     num_words = matches.shape[1]

@@ -1,7 +1,7 @@
 """Candidate relation paths of a training question: the relation sequences of its topic ->
 answer walks, the pool that refined supervision (ReG, ``kgqa refine``) chooses from.
 
-For each answer in the subgraph, the signed plans (:func:`~kgqa.retrieval.plans.enumerate_plans`)
+For each answer in the subgraph, the signed plans (:func:`~kgqa.retrieval.models.plans.enumerate_plans`)
 that end there in at most ``extra_steps`` more steps than its shortest walk are its candidate
 walks; the union over answers, deduplicated by unsigned relation sequence (ReG's relation-chain
 merging), is the pool. With ``extra_steps=0`` these are exactly the relation sequences that
@@ -24,8 +24,8 @@ from dataclasses import dataclass, replace
 
 import torch
 
-from kgqa.retrieval.plans import Plans, enumerate_plans
-from kgqa.retrieval.subgraph import Subgraph
+from kgqa.retrieval.graph.subgraph import Subgraph
+from kgqa.retrieval.models.plans import Plans, enumerate_plans
 
 
 @dataclass(frozen=True, slots=True)

@@ -5,7 +5,7 @@ triple. Its first layer is factorised: ``W [q, h, r, t, tau] = W_q q + W_h h + W
 W_tau tau``, so each distinct entity and relation is projected once per question and triples
 only gather and add rows, which is far cheaper than building the [E, 4d + 2D] concatenation.
 
-The scorer saves and loads through the checkpoint scheme of :mod:`kgqa.retrieval.nn`;
+The scorer saves and loads through the checkpoint scheme of :mod:`kgqa.retrieval.models.nn`;
 :class:`ScorerBatch` also feeds the extractive reader (:mod:`kgqa.reasoning.extractive`).
 """
 
@@ -18,8 +18,8 @@ import torch
 import torch.nn.functional as F
 from torch import Tensor, nn
 
-from kgqa.retrieval.dde import triple_features
-from kgqa.retrieval.nn import Checkpointable, MlpConfig, mlp_tail
+from kgqa.retrieval.models.dde import triple_features
+from kgqa.retrieval.models.nn import Checkpointable, MlpConfig, mlp_tail
 
 # --------------------------------------------------------------------------- configs
 
@@ -47,7 +47,7 @@ class ScorerBatch:
         head: LongTensor [E] local head ids.
         rel: LongTensor [E] indices into ``relation_emb``.
         tail: LongTensor [E] local tail ids.
-        dde: [N, D] directional distance encodings (:func:`kgqa.retrieval.dde.dde`).
+        dde: [N, D] directional distance encodings (:func:`kgqa.retrieval.models.dde.dde`).
     """
 
     question: Tensor

@@ -172,7 +172,7 @@ def path_rescore(scores: Tensor, head: Tensor, tail: Tensor, topic: Tensor, num_
     to a triple was rated relevant, so a "starred actors" triple hanging from a film the question
     never reaches drops; dividing the exponent by the length keeps the third hop of a good path
     above the first hop of a weak one. It is not the default ranking: the second-pass scorer
-    (:mod:`kgqa.retrieval.path_context`) learns the same thing, and where a hub fans out to
+    (:mod:`kgqa.retrieval.models.path_context`) learns the same thing, and where a hub fans out to
     hundreds of first hops, all of them rank before any second hop (docs/decisions.md).
 
     Returns:
