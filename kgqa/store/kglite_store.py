@@ -14,6 +14,8 @@ of kgqa never sees it:
   readers see its last checkpoint and say so in one log line instead of kglite's warning.
 - vector indexes are served by exact search in ``kglite_vectors`` (kglite's HNSW index costs
   ~37 s to build for 43k vectors and is rebuilt at every open).
+- ``vector.similarity.cosine``, which kglite lacks, is computed here on the vectors the rewritten
+  kernel returns (kgqa.store.kglite_vectors), on Neo4j's scale.
 - full-text queries with fuzzy terms (``word~1``), which kglite's full-text index ignores, are
   served by ``kglite_fulltext``.
 - kglite prints advisory query warnings ("no node has property 'text'") on stderr; they go to
@@ -195,7 +197,12 @@ class KgliteStore:
             if swapped is not None and fulltext.is_fuzzy(str(values.get(swapped[1].group("query"), ""))):
                 text, call = swapped
                 values = self._with_fuzzy_hits(query, values, call)
-            rows = self._read(text, values)
+            similarity = vectors.swap_similarity(text)
+            if similarity is not None:
+                text, call = similarity
+                rows = self._with_similarity(query, self._read(text, values), values, call)
+            else:
+                rows = self._read(text, values)
             if re.match(r"\s*SHOW\s+INDEXES", text, re.I):
                 rows += [
                     {k: v for k, v in idx.show_row().items() if k in query.returns}
@@ -217,6 +224,17 @@ class KgliteStore:
         except ValueError as exc:
             raise QueryError(f"{query.path}: {exc}", query=query.name) from exc
         return {**values, "__hits": hits}
+
+    def _with_similarity(
+        self, query: Query, rows: list[dict[str, Any]], values: dict[str, Any], call: re.Match[str]
+    ) -> list[dict[str, Any]]:
+        """``rows`` with the vectors in the similarity call's column replaced by their scores."""
+        alias = call.group("alias")
+        try:
+            scores = vectors.cosine_scores([r[alias] for r in rows], values[call.group("vec")])
+        except ValueError as exc:
+            raise QueryError(f"{query.path}: {exc}", query=query.name) from exc
+        return [{**row, alias: score} for row, score in zip(rows, scores, strict=True)]
 
     def _with_fuzzy_hits(self, query: Query, values: dict[str, Any], call: re.Match[str]) -> dict[str, Any]:
         """``values`` with the full-text call's parameters swapped for its fuzzy hits."""

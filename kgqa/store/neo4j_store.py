@@ -6,7 +6,8 @@ schema mapping (kgqa.store.mapping), so there is little to normalise: vector sco
 on Neo4j's ``(1 + cos) / 2`` scale and element ids are already ``str``. What this adapter adds
 is what a server brings with it:
 
-- the driver is imported only when this adapter is used, so the embedded default never loads it.
+- the driver is imported only when this adapter is used, so the embedded default never loads it;
+  without its Rust codec (the ``kgqa[neo4j]`` extra) a warning says how to add it.
 - a kernel that applies a dynamic label or type bound from a parameter (``WITH $rel_type AS
   rel_type ... [:$(rel_type)]``) is sent with that name as a quoted literal: the loader writes
   one type per statement, and a literal type lets its existence probe check that type's
@@ -65,6 +66,7 @@ from kgqa.store.mapping import GraphMapping, quote
 from kgqa.store.neo4j_errors import (
     SEARCH_INDEXES,
     check_server_version,
+    has_rust_codec,
     import_neo4j,
     map_store_errors,
 )
@@ -274,6 +276,7 @@ class Neo4jStore:
         from kgqa.store import graph_mapping
 
         driver_module = import_neo4j()
+        has_rust_codec()
         if settings.neo4j_password is None:
             raise ConfigError(
                 f"store.backend = 'neo4j' but no password is set for {settings.neo4j_uri}",

@@ -383,6 +383,19 @@ def test_typed_expand_follows_one_direction_type_and_label(store: Any, graph: di
     )
 
 
+@covers("entities_similarity")
+def test_entities_similarity_is_scored_by_the_server_as_by_the_embedded_store(
+    store: Any, graph: dict[str, Any]
+) -> None:
+    """Major 6: vector.similarity.cosine on the server, one score per entity over the wire, on the
+    vector index's scale, equal to what the embedded store computes for the same vectors."""
+    rows = run(store, "entities_similarity", ids=["m1", "m2", "nope"], embedding=[1.0, 0.0, 0.0, 0.0])
+    assert [r["id"] for r in rows] == ["m1", "m2"]
+    m2 = torch.tensor(ENTITIES["m2"][2])
+    expected = (1 + (m2[0] / m2.norm()).item()) / 2
+    assert rows[0]["score"] == pytest.approx(1.0) and rows[1]["score"] == pytest.approx(expected, abs=1e-6)
+
+
 @covers("mor_schema", "mor_nodes_get", "mor_text_vector", "mor_text_fulltext")
 def test_mor_kernels_read_schema_nodes_and_texts(store: Any, graph: dict[str, Any]) -> None:
     triples = {(r["source_type"], r["rel_type"], r["target_type"]) for r in run(store, "mor_schema")}
