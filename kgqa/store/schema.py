@@ -250,9 +250,14 @@ def _index_info(row: dict[str, object]) -> IndexInfo:
     )
 
 
+def list_indexes(store: GraphStore) -> tuple[IndexInfo, ...]:
+    """Every index of the store (``SHOW INDEXES``), kgqa's and the user's."""
+    return tuple(_index_info(row) for row in store.run(queries.get("index_list")))
+
+
 def read_store_info(store: GraphStore, *, backend: str, location: str) -> StoreInfo:
     """Indexes and embedding model of any store, through the shared kernels."""
-    indexes = tuple(_index_info(row) for row in store.run(queries.get("index_list")))
+    indexes = list_indexes(store)
     meta_rows = store.run(queries.get("meta_get"))
     version = meta_rows[0]["schema_version"] if meta_rows else None
     return StoreInfo(
