@@ -31,6 +31,7 @@ SLICE_PROPERTIES = (
     "kgqa_slice_tails_via_self",
     "kgqa_slice_cap",
     "kgqa_slice_degree",
+    "kgqa_slice_rows",
 )
 
 

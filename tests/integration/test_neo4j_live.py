@@ -43,7 +43,7 @@ from ingest.prepare_plan import plan_prepare
 from ingest.unprepare import unprepare_store
 from kgqa.config import StoreSettings
 from kgqa.errors import MissingIndexError, QueryError, StoreUnavailableError
-from kgqa.names import normalise_name
+from kgqa.names import normalise_name, relationship_type
 from kgqa.retrieval.subgraph import extract_subgraph
 from kgqa.saved_questions import _save, browser_cypher, load_saved
 from kgqa.store import queries, schema
@@ -684,9 +684,10 @@ def test_hub_slices_serve_the_rows_of_the_full_order(
     store: Any, graph: dict[str, Any], tmp_path: Path
 ) -> None:
     """Slices built at load end on Neo4j serve the rows of the full order, the same as kglite's;
-    a re-run builds none; the stored degrees are the server's counts; and the kernel reads the
-    slice (a far id dropped from it goes missing). Loaded in small batches with a low heavy-head
-    threshold, so rows out of the head hubs take the read-once path (ingest.heavy_heads)."""
+    a re-run builds none; the stored degrees and slice counts are the server's; and the kernel
+    reads the slice (a far id dropped from it, with its count, goes missing). Loaded in small
+    batches with a low heavy-head threshold, so rows out of the head hubs take the read-once path
+    (ingest.heavy_heads)."""
     cap, hubs = 12, ["sl-T0", "sl-T1", "sl-S0", "sl-S1"]
     triples = mixed_hub_triples(seed=5, prefix="sl-")
     report = load(
@@ -728,6 +729,12 @@ def test_hub_slices_serve_the_rows_of_the_full_order(
             embedded, as_records(triples), source="sl", fmt="test", source_key="sl", slice_cap=cap
         )
         assert report.slices_built == embedded_report.slices_built > 0
+        slice_rows_on_kglite = {
+            r["id"]: r["n"]
+            for r in embedded.graph.cypher(
+                "MATCH (e:Entity) WHERE e.id STARTS WITH 'sl-' RETURN e.id AS id, e.kgqa_slice_rows AS n"
+            ).to_list()
+        }
         for hub in hubs:
             for per_node in (5, cap, cap + 7):  # the last one past the slice's cap: the full order
                 expected = first_by_kernel_order(triples, hub, per_node)
@@ -738,16 +745,58 @@ def test_hub_slices_serve_the_rows_of_the_full_order(
         "OR e.kgqa_out_degree <> COUNT { (e)-->() }) RETURN e.id AS id",
     )
     assert degrees == []
+    counts = "MATCH (e:Entity) WHERE e.id STARTS WITH 'sl-' RETURN e.id AS id, e.kgqa_slice_rows AS n"
+    assert {r["id"]: r["n"] for r in cypher(store, counts)} == slice_rows_on_kglite
     [heads] = cypher(
         store, "MATCH (e:Entity {id: 'sl-T0'}) RETURN e.kgqa_slice_heads AS far, e.kgqa_slice_tails AS tails"
     )
     dropped = next(far for far in heads["far"] if far not in heads["tails"])
     cypher(
         store,
-        "MATCH (e:Entity {id: 'sl-T0'}) SET e.kgqa_slice_heads = [x IN e.kgqa_slice_heads WHERE x <> $far]",
+        "MATCH (e:Entity {id: 'sl-T0'}), (far:Entity {id: $far}) "
+        "SET e.kgqa_slice_heads = [x IN e.kgqa_slice_heads WHERE x <> $far], "
+        "e.kgqa_slice_rows = e.kgqa_slice_rows - COUNT { (far)-->(e) }",
         far=dropped,
     )
     assert not any(dropped in (h, t) for h, _, t in hop(store, "sl-T0", cap))
+
+
+@covers("ingest_slices_pending", "ingest_slices_build", "subgraph_hop")
+def test_a_fact_swapped_under_a_slice_is_caught_by_its_count(store: Any, graph: dict[str, Any]) -> None:
+    """A fact of a hub's slice deleted and another added (the degree unchanged): the hop gives the
+    new graph's rows (the slice walk no longer finds the count it was built with), the hub is
+    listed stale, and a refresh rebuilds it."""
+    from ingest.slices import refresh_slices
+
+    cap = 12
+    triples = mixed_hub_triples(seed=5, prefix="sw-")
+    load(store, as_records(triples), source="sw", fmt="test", source_key="sw-live", slice_cap=cap)
+    gone = first_by_kernel_order(triples, "sw-T0", cap)[0]
+    cypher(
+        store,
+        "MATCH (:Entity {id: $h})-[r]->(:Entity {id: $t}) WHERE type(r) = $r DELETE r",
+        h=gone[0],
+        r=gone[1],
+        t=gone[2],
+    )
+    cypher(
+        store, "MATCH (t:Entity {id: 'sw-T0'}) CREATE (:Entity {id: 'sw-0new', name: 'new'})-[:NEW_FACT]->(t)"
+    )
+    now = [t for t in triples if (t[0], relationship_type(t[1]), t[2]) != gone] + [
+        ("sw-0new", "new_fact", "sw-T0")
+    ]
+    params = {"frontier_ids": ["sw-T0"], "max_degree": None, "max_per_node": cap, "max_triples": 999}
+    [row] = run(store, "subgraph_hop", **params)
+    assert list(zip(row["h_ids"], row["r_types"], row["t_ids"], strict=True)) == first_by_kernel_order(
+        now, "sw-T0", cap
+    )
+    stale = [
+        r["id"] for r in run(store, "ingest_slices_pending", max_per_node=cap) if r["id"].startswith("sw-")
+    ]
+    assert "sw-T0" in stale
+    refresh_slices(store, cap)
+    assert not [r for r in run(store, "ingest_slices_pending", max_per_node=cap) if r["id"].startswith("sw-")]
+    cypher(store, "MATCH (e:Entity) WHERE e.id STARTS WITH 'sw-' DETACH DELETE e")
 
 
 # --- issue 29: a user's own graph, prepared, unprepared -------------------------------------------
