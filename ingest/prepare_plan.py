@@ -19,7 +19,13 @@ from kgqa.store import queries
 from kgqa.store.index_schema import index_aliases
 from kgqa.store.mapping import GraphMapping, quote
 from kgqa.store.protocol import GraphStore
-from kgqa.store.schema import SEEK_INDEX_TYPES, count_entities, list_indexes, stored_mapping
+from kgqa.store.schema import (
+    SEEK_INDEX_TYPES,
+    count_entities,
+    list_indexes,
+    stored_mapping,
+    wants_text_index,
+)
 
 #: Bytes a property adds besides its value (Neo4j's property record and key), roughly.
 PROPERTY_OVERHEAD = 16
@@ -223,6 +229,17 @@ def _planned_indexes(store: GraphStore, *, dimension: int, embed: bool) -> list[
         ("entity_id", f"RANGE :{label}({mapping.id_property})", (mapping.id_property,)),
         ("entity_name_norm", f"RANGE :{label}({mapping.name_norm_property})", (mapping.name_norm_property,)),
         ("entity_name", f"FULLTEXT :{label}({mapping.name_property})", None),
+        *(
+            [
+                (
+                    "entity_text",
+                    f"FULLTEXT :{label}({mapping.text_property}) (texts of typed entities: MoR)",
+                    None,
+                )
+            ]
+            if wants_text_index(store)
+            else []
+        ),
         ("relation_type_name", "UNIQUE :KgqaRelationType(name)", None),
         ("kgqa_question_id", "UNIQUE :KgqaQuestion(id)", None),
     ]
