@@ -5,7 +5,6 @@ by MoR's typed traversal, text matching and reranker, on the embedded store."""
 
 from __future__ import annotations
 
-import csv
 from pathlib import Path
 from typing import Any
 
@@ -15,53 +14,25 @@ from ingest.embedding import embed_store
 from ingest.prepare import prepare_store
 from ingest.prepare_plan import plan_prepare
 from kgqa.eval.datasets import read_questions
-from kgqa.names import label_name, relationship_type
 from kgqa.retrieval.mor.retriever import MorModel, MorRetriever
 from kgqa.retrieval.mor.traversal import TraversalSettings, Traverser, read_schema
 from kgqa.store.kglite_store import KgliteStore
-from kgqa.store.mapping import GraphMapping, quote
 from retriever_training.mor import MorTrainReport, MorTrainSettings, train_mor
-from tests.integration.test_mor_e2e import FIXTURES, QUESTION, _write_questions
+from tests.integration.test_mor_e2e import QUESTION, _write_questions
+from tests.mapped_graph import TYPED_MAPPING, write_typed_user_graph
 
-MAPPING = GraphMapping.of(
-    entity_label="Bio Thing",
-    id_property="uid",
-    name_property="title",
-    text_property="blurb",
-    type_property="kind",
-)
 USER_PROPERTIES = (
     "MATCH (n:`Bio Thing`) RETURN n.uid AS uid, n.title AS title, n.blurb AS blurb, n.kind AS kind"
 )
 
 
 def _user_graph(store: KgliteStore) -> None:
-    """The fixture's nodes and edges as a user would have them: no kgqa property, label or index."""
-    with (FIXTURES / "hpo_mini_nodes.csv").open() as fh:
-        nodes = [
-            {"uid": r["id"], "title": r["name"], "blurb": r["text"] or None, "kind": label_name(r["type"])}
-            for r in csv.DictReader(fh)
-        ]
-    store.graph.cypher(
-        "UNWIND $rows AS row "
-        "CREATE (:`Bio Thing` {uid: row.uid, title: row.title, blurb: row.blurb, kind: row.kind})",
-        params={"rows": nodes},
-    )
-    edges: dict[str, list[dict[str, str]]] = {}
-    with (FIXTURES / "hpo_mini_edges.csv").open() as fh:
-        for r in csv.DictReader(fh):
-            edges.setdefault(relationship_type(r["type"]), []).append({"src": r["src"], "dst": r["dst"]})
-    for rel_type, rows in edges.items():
-        store.graph.cypher(
-            "UNWIND $rows AS row MATCH (a:`Bio Thing` {uid: row.src}), (b:`Bio Thing` {uid: row.dst}) "
-            f"CREATE (a)-[:{quote(rel_type)}]->(b)",
-            params={"rows": rows},
-        )
+    write_typed_user_graph(lambda text, params: store.graph.cypher(text, params=params))
 
 
 @pytest.fixture
 def mapped_kg(tmp_path: Path, fake_embedder: Any) -> KgliteStore:
-    store = KgliteStore(tmp_path / "user.kgl", mapping=MAPPING)
+    store = KgliteStore(tmp_path / "user.kgl", mapping=TYPED_MAPPING)
     _user_graph(store)
     plan = plan_prepare(
         store, model_id=fake_embedder.model_id, dimension=fake_embedder.dimension, slice_cap=1000
@@ -116,7 +87,7 @@ def test_mor_trains_and_answers_on_the_users_graph_leaving_its_data(
 
 def test_an_untyped_mapped_graph_gets_no_text_index(tmp_path: Path, fake_embedder: Any) -> None:
     """The text index serves MoR only: texts without types (no ``kind``) do not get it."""
-    store = KgliteStore(tmp_path / "untyped.kgl", mapping=MAPPING)
+    store = KgliteStore(tmp_path / "untyped.kgl", mapping=TYPED_MAPPING)
     _user_graph(store)
     store.graph.cypher("MATCH (n:`Bio Thing`) REMOVE n.kind")
     plan = plan_prepare(

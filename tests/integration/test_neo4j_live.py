@@ -51,7 +51,15 @@ from kgqa.store.kglite_store import KgliteStore
 from kgqa.store.protocol import Statement
 from kgqa.store.stats import collect_stats
 from kgqa.types import SCHEMA_VERSION, EmbeddingMeta, TripleRecord
-from tests.mapped_graph import KGQA_OWNED, MAPPING, SNAPSHOT_NODES, SNAPSHOT_RELS, USER_GRAPH
+from tests.mapped_graph import (
+    KGQA_OWNED,
+    MAPPING,
+    SNAPSHOT_NODES,
+    SNAPSHOT_RELS,
+    TYPED_MAPPING,
+    USER_GRAPH,
+    write_typed_user_graph,
+)
 
 pytestmark = [
     pytest.mark.neo4j,
@@ -1040,6 +1048,42 @@ def test_a_failed_index_of_the_users_is_never_waited_on(store: Any) -> None:
             assert [r["id"] for r in run(mapped, "link_fulltext", query="speed", limit=5)] == ["m2"]
     finally:
         cypher(store, "DROP INDEX user_blob_big IF EXISTS")
+        _wipe(store)
+
+
+def test_mor_reads_a_typed_user_graph_through_the_mapping(store: Any) -> None:
+    """MoR on a mapped graph: the hpo_mini graph in a user's schema (type in ``kind``), prepared
+    and embedded on the server; MoR's schema, typed traversal and text matching read it through
+    the mapping, from the text index prepare built."""
+    from kgqa.retrieval.mor.plan import parse_metapath
+    from kgqa.retrieval.mor.traversal import Anchors, TraversalSettings, Traverser, read_schema
+    from kgqa.store.neo4j_store import Neo4jStore
+
+    _wipe(store)
+    write_typed_user_graph(lambda text, params: cypher(store, text, **params))
+    fields = TYPED_MAPPING
+    settings = live_settings(
+        entity_label=fields.entity_label,
+        entity_id_property=fields.id_property,
+        entity_name_property=fields.name_property,
+        entity_text_property=fields.text_property,
+        entity_type_property=fields.type_property,
+    )
+    try:
+        with Neo4jStore.from_settings(settings) as mapped:
+            prepare_store(mapped)
+            embed_store(mapped, LiveEmbedder())
+            mapped.check_search_indexes(META)
+            names = {r["name"] for r in cypher(mapped, "SHOW INDEXES YIELD name RETURN name")}
+            assert "kgqa_entity_text" in names
+            assert ("Disease", "DISEASE_PHENOTYPE_POSITIVE", "Phenotype") in read_schema(mapped).triples
+            traverser = Traverser(mapped, LiveEmbedder(), TraversalSettings())
+            plan = parse_metapath("Disease* -DISEASE_PHENOTYPE_POSITIVE-> Phenotype[name]")
+            reached = traverser.run_chain(0, plan.chains[0], Anchors({}, {(0, 1): [("HP:3", 1.0)]}, ""))
+            assert sorted(reached) == ["D:1", "D:2"]  # seizure's diseases, by the typed expand
+            rows = run(mapped, "mor_text_fulltext", query="earlobe", limit=10, label="Phenotype")
+            assert {r["id"] for r in rows} >= {"HP:1", "HP:2"}
+    finally:
         _wipe(store)
 
 
