@@ -315,7 +315,7 @@ def _tokens(question: str) -> list[_Token]:
 
 def _link_topics(store: GraphStore, topic_ids: Sequence[str]) -> tuple[LinkedEntity, ...]:
     wanted = list(dict.fromkeys(topic_ids))
-    rows = {r["id"]: r for r in store.run(queries.get("entities_get"), {"ids": wanted})}
+    rows = {r["id"]: r for r in store.run(queries.get("entities_names"), {"ids": wanted})}
     missing = [t for t in wanted if t not in rows]
     if missing:
         raise EntityNotFoundError(
@@ -330,7 +330,7 @@ def _link_topics(store: GraphStore, topic_ids: Sequence[str]) -> tuple[LinkedEnt
 
 def _link_brackets(store: GraphStore, spans: Sequence[str]) -> tuple[LinkedEntity, ...]:
     unique = list(dict.fromkeys(spans))
-    by_id = {r["id"]: r for r in store.run(queries.get("entities_get"), {"ids": unique})}
+    by_id = {r["id"]: r for r in store.run(queries.get("entities_names"), {"ids": unique})}
     by_norm = _exact_rows(store, {normalise_name(s) for s in unique if s not in by_id})
     found: list[list[LinkedEntity]] = []
     missing = []

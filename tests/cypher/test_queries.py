@@ -122,6 +122,7 @@ CASES: dict[str, tuple[dict[str, Any], bool]] = {
     "link_relation_names": ({"limit": 100}, False),
     "link_vector": ({"embedding": VEC16, "k": 3}, False),
     "entities_get": ({"ids": ["Tom Hanks", "nobody"]}, False),
+    "entities_names": ({"ids": ["Tom Hanks", "nobody"]}, False),
     "entities_similarity": ({"ids": ["Tom Hanks", "nobody"], "embedding": VEC16}, False),
     "entities_walk_pool": ({"max_degree": 200, "limit": 10}, False),
     "entities_neighbours": ({"ids": ["Cast Away", "Tom Hanks", "nobody"], "max_degree": 1000}, False),

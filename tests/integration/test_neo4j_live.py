@@ -282,10 +282,11 @@ def test_embed_pending_kernels_track_the_model(store: Any, graph: dict[str, Any]
     assert len(run(store, "embed_pending_relation_types", model_id="x", limit=10)) == len(TRIPLES)
 
 
-@covers("entities_get")
+@covers("entities_get", "entities_names")
 def test_entities_get_skips_missing_ids(store: Any, graph: dict[str, Any]) -> None:
     rows = run(store, "entities_get", ids=["m1", "nope"])
     assert [(r["id"], r["name"], r["embedding"]) for r in rows] == [("m1", "The Matrix", ENTITIES["m1"][2])]
+    assert run(store, "entities_names", ids=["m1", "nope"]) == [{"id": "m1", "name": "The Matrix"}]
 
 
 @covers("index_list")
