@@ -43,7 +43,6 @@ from bench.common import (
     out_option,
     retriever_settings,
 )
-from kgqa.cli.common import gold_paths_option
 
 FILES: dict[str, list[tuple[str, Path, Path | None, str]]] = {
     "metaqa": [
@@ -144,7 +143,13 @@ def _throughput(retriever, repeat: int, *, hidden: int | None = None) -> dict[st
     help="Retriever checkpoint (default <data-dir>/retriever.pt).",
 )
 @out_option("retrieval")
-@gold_paths_option
+@click.option(
+    "--gold-paths/--no-gold-paths",
+    default=True,
+    show_default=True,
+    help="Use the relation paths the files name (MetaQA qtype, PathQuestion paths, JSONL "
+    "relation_paths); --no-gold-paths ignores them, as for files without any (shortest paths).",
+)
 @click.option(
     "--topics-from-text",
     is_flag=True,

@@ -5,7 +5,7 @@
 //        (a tag, a year) cannot crowd out the other n-grams, and both backends keep the same rows.
 //        degree is the entity's relationship count (0 where a mapped graph has no kgqa_degree):
 //        the linker's popularity prior.
-// used by: kgqa.link
+// used by: kgqa.link.exact
 UNWIND $names_norm AS wanted
 CALL (wanted) {
   MATCH (e:Entity {name_norm: wanted})

@@ -1,5 +1,9 @@
 """What ``kgqa ask`` returns: answers, the evidence behind them, and how each answer is grounded.
 
+One record whatever answered: a KGQA checkpoint (relation paths, an extractive or LLM reader) or
+a MoR one (typed plans and a trajectory reranker) fills the same fields, so ``kgqa ask`` renders
+both alike and its JSON has the same keys.
+
 An LLM answers with names; an answer is *grounded* when it names an entity the evidence shows
 (compared after SubgraphRAG's answer normalisation), and then carries that entity's id.
 Ungrounded answers are kept but flagged, so a user sees when the reader went beyond the graph.
@@ -26,7 +30,8 @@ class AnswerEntity:
     Attributes:
         name: the answer as the reader gave it (an entity name).
         id: ``Entity.id`` of the evidence entity it names; ``None`` when ungrounded.
-        score: extractive reader probability in [0, 1]; ``None`` for LLM answers.
+        score: in [0, 1], higher is better: the extractive reader's probability, or for MoR the
+            reranker's softmax over the answers returned; ``None`` for LLM answers.
         grounded: whether the answer names an entity shown in the evidence.
     """
 
@@ -57,6 +62,18 @@ class EvidenceLine:
 
 
 @dataclass(frozen=True, slots=True)
+class AnswerPlan:
+    """A plan the answer followed: a relation path (KGQA, ``<-`` marks a step crossed from tail
+    to head) or a typed metapath (MoR), with the planner's probability in [0, 1]."""
+
+    text: str
+    probability: float
+
+    def to_dict(self) -> dict[str, Any]:
+        return {"text": self.text, "probability": round(self.probability, 6)}
+
+
+@dataclass(frozen=True, slots=True)
 class Answer:
     """A question answered with evidence.
 
@@ -64,13 +81,14 @@ class Answer:
         answers: best first.
         abstained: the reader said the evidence does not answer the question.
         evidence: lines weakest first, best last (prompt order).
-        reader: ``extractive`` or ``llm:<model id>``.
+        reader: ``extractive``, ``train-free``, ``llm:<model id>`` or ``mor``.
         raw_replies: the LLM's replies, the double-check retry included (empty for extractive).
         prompt_tokens / completion_tokens: LLM token counts (0 for extractive).
         timings_ms: milliseconds per stage.
         question_id: set once the answer is saved to the store.
         disambiguation: how the first topic was chosen among close linking candidates (``None``
             when the linker left no choice).
+        plans: the planner's likeliest plans, likeliest first (empty without a planner).
     """
 
     question: str
@@ -85,6 +103,7 @@ class Answer:
     timings_ms: dict[str, float] = field(default_factory=dict)
     question_id: str | None = None
     disambiguation: Disambiguation | None = None
+    plans: tuple[AnswerPlan, ...] = ()
 
     def evidence_keys(self) -> list[tuple[str, str, str]]:
         """(head id, type, tail id) of the evidence relationships, each once, in evidence order."""
@@ -104,6 +123,7 @@ class Answer:
             "tokens": {"prompt": self.prompt_tokens, "completion": self.completion_tokens},
             "timings_ms": {stage: round(ms, 3) for stage, ms in self.timings_ms.items()},
             "disambiguation": self.disambiguation.to_dict() if self.disambiguation else None,
+            "plans": [plan.to_dict() for plan in self.plans],
         }
 
 

@@ -32,7 +32,7 @@ from kgqa.errors import ConfigError
 if TYPE_CHECKING:
     from ingest.pipeline import IngestResult
     from kgqa.answer import Answer, EvidenceLine
-    from kgqa.pipeline import Asker
+    from kgqa.pipeline import QuestionAsker
     from kgqa.retrieval.retriever import ScoredTriple
     from kgqa.types import LinkedEntity
     from retriever_training.run import TrainReport
@@ -116,23 +116,20 @@ def _topic_ids(topic: str | Sequence[str] | None) -> tuple[str, ...]:
 class Graph:
     """A knowledge graph opened for questions: store, retriever and reader loaded once.
 
+    A MoR checkpoint (text-rich typed graphs) answers :meth:`ask` with the same
+    :class:`~kgqa.answer.Answer` as a KGQA one; :meth:`retrieve` is for KGQA checkpoints.
+
     Make one with :func:`open`; close it with :meth:`close` or a ``with`` block. Not
     thread-safe: one question at a time per graph.
     """
 
     def __init__(self, settings: Settings) -> None:
-        from kgqa.pipeline import is_mor_checkpoint, open_asker
+        from kgqa.pipeline import open_question_asker
 
-        if is_mor_checkpoint(settings):
-            raise ConfigError(
-                f"{settings.checkpoint_path} is a MoR checkpoint (text-rich typed graphs), which "
-                "the Python API does not answer with yet",
-                hint=f"ask on the command line: kgqa ask QUESTION --checkpoint {settings.checkpoint_path}",
-            )
         self.settings = settings
         self._stack = ExitStack()
         try:
-            self._asker: Asker | None = self._stack.enter_context(open_asker(settings))
+            self._asker: QuestionAsker | None = self._stack.enter_context(open_question_asker(settings))
         except BaseException:
             self._stack.close()
             raise
@@ -144,7 +141,7 @@ class Graph:
 
         return model_origin(self.settings)
 
-    def _open_asker(self) -> Asker:
+    def _open_asker(self) -> QuestionAsker:
         if self._asker is None:
             raise ConfigError("this graph is closed", hint="open it again with kgqa.open(...)")
         return self._asker
@@ -191,7 +188,16 @@ class Graph:
             >>> r = g.retrieve("who directed cast away", top_k=5)
             >>> prompt = f"Facts:\\n{r.context()}\\nQuestion: {r.question}\\nAnswer:"
         """
-        gathered = self._open_asker().gather(question, topic_ids=_topic_ids(topic), hops=hops)
+        from kgqa.pipeline import Asker
+
+        asker = self._open_asker()
+        if not isinstance(asker, Asker):
+            raise ConfigError(
+                f"{self.settings.checkpoint_path} is a MoR checkpoint: its evidence is each answer's "
+                "trajectories, not scored triples",
+                hint="use g.ask(question).evidence (lines with the relationships they cross)",
+            )
+        gathered = asker.gather(question, topic_ids=_topic_ids(topic), hops=hops)
         from kgqa.pipeline import evidence_lines
 
         retrieval, evidence = gathered.retrieval, gathered.evidence
@@ -314,10 +320,10 @@ def train(
     data_dir: PathLike | None = None,
     out: PathLike | None = None,
     from_graph: bool = False,
-    graph_questions: int = 2000,
+    graph_questions: int | None = None,
     limit: int | None = None,
     epochs: int | None = None,
-    seed: int = 0,
+    seed: int | None = None,
     progress: bool = False,
     config_file: PathLike | None = None,
     **sections: Mapping[str, Any],
@@ -331,11 +337,12 @@ def train(
         out: the checkpoint to write (default ``<data_dir>/retriever.pt``, which :func:`open`
             then uses).
         from_graph: also train on questions generated from the graph (no labels needed).
-        graph_questions: with ``from_graph``, how many to generate.
+        graph_questions: with ``from_graph``, how many to generate (``train.graph_questions``).
         limit: a fixed pseudo-random sample of N training (and N/3 validation) questions per file.
-        epochs: most epochs of each model (default 8).
-        seed: sampling, split and initialisation seed.
-        **sections: any config key by section, e.g. ``retrieval={"hops": 2}``.
+        epochs: most epochs of each model (``train.epochs``, default 8).
+        seed: sampling, split and initialisation seed (``train.seed``).
+        **sections: any config key by section, e.g. ``retrieval={"hops": 2}``,
+            ``train={"planner_kind": "auto"}`` (the ``[train]`` keys: ``kgqa config show``).
 
     Returns:
         The training report (``.to_dict()``): questions per part, validation metrics, seconds.
@@ -359,24 +366,29 @@ def train(
         )
     if not paths and not from_graph:
         raise ConfigError("nothing to train on", hint="pass question files, from_graph=True, or both")
+    named = {"graph_questions": graph_questions, "epochs": epochs, "seed": seed}
+    train_keys = {**sections.get("train", {}), **{k: v for k, v in named.items() if v is not None}}
+    sections = {**sections, "train": train_keys}
     resolved = settings(data_dir=data_dir, checkpoint=out, config_file=config_file, sections=sections)
+    t = resolved.train
     sources = [(p, format) for p in paths if format is not None]
     if from_graph:
         with open_store(resolved.store) as store:
             made = graph_questions_file(
-                store, resolved.store.data_dir, count=graph_questions, seed=seed, progress=progress
+                store, resolved.store.data_dir, count=t.graph_questions, seed=t.seed, progress=progress
             )
         sources.append((Path(made.path), "rog-jsonl"))
-    defaults = TrainSettings()
     return run_training(
         resolved,
         sources,
         resolved.checkpoint_path,
         subgraph=subgraph_settings(resolved),
-        oracle_hops=False,
-        split=SplitSettings(seed=seed),
-        train_settings=TrainSettings(epochs=defaults.epochs if epochs is None else epochs, seed=seed),
+        oracle_hops=resolved.questions.oracle_hops,
+        split=SplitSettings.from_config(t),
+        train_settings=TrainSettings.from_config(t),
         limit=limit,
         progress=progress,
-        cache_dir=resolved.store.data_dir / "example-cache",
+        gold_paths=resolved.questions.gold_paths,
+        cache_dir=resolved.example_cache_dir,
+        reuse_scorers=t.reuse_scorers,
     )

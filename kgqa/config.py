@@ -200,6 +200,81 @@ class RuntimeSettings(_Section):
     question_threads: int = Field(1, ge=1)
 
 
+class TrainingSettings(_Section):
+    """How ``kgqa train`` (and :func:`kgqa.train`) trains: the budget, the models, the split.
+
+    The one place training defaults are written: ``retriever_training.train.TrainSettings`` (the
+    trainer's record, stored in checkpoints) takes its defaults from here and is built from this
+    section by ``TrainSettings.from_config``. ``epochs`` and ``patience`` also bound MoR's reranker
+    (``kgqa train --format stark``).
+    """
+
+    # At most 8 epochs, patience 3: the default recipe (MetaQA, --limit 1000 per file) within
+    # 15 minutes on one thread (docs/decisions.md, "issue 16, session 9").
+    epochs: int = Field(8, ge=1)
+    # Epochs without a gain beyond the validation metric's standard error (no model stops
+    # before its third).
+    patience: int = Field(3, ge=1)
+    hidden: int = Field(256, ge=1)  # width of the triple scorers' and the reader's MLPs (paper: 1024)
+    seed: int = 0  # sampling, split and initialisation
+    # Share of each file kept out of training and validation (``kgqa eval --heldout``), and the
+    # share validated on (early stopping).
+    heldout_fraction: float = Field(0.2, ge=0, lt=1)
+    val_fraction: float = Field(0.1, gt=0, lt=1)
+    path_scorer: bool = True  # the second-pass scorer that sees each entity's best path from a topic
+    planner: bool = True  # the planner that rates whole relation paths for the reader
+    # mlp (sentence embeddings, fast), attention (reads the question's word order), or auto (train
+    # both, keep the better validation plan accuracy; the MLP on a tie). mlp: the word-order
+    # planner validated lower on MetaQA and PathQuestion, and auto costs a second planner.
+    planner_kind: Literal["auto", "mlp", "attention"] = "mlp"
+    # Most questions per optimiser step of the planner, their losses averaged: 16 trains it in
+    # ~0.4x the CPU of one per step (SubgraphRAG's recipe) and validated as high or higher on
+    # MetaQA and PathQuestion (docs/decisions.md). A small training part takes smaller batches.
+    planner_batch: int = Field(16, ge=1)
+    graph_questions: int = Field(2000, ge=1)  # questions ``--from-graph`` generates
+    # Take the triple scorer and second-pass scorer from this checkpoint (same store) and train
+    # only the planner and the reader.
+    reuse_scorers: Path | None = None
+    # Prepared examples are reused by a re-run on the same questions, KB and settings
+    # (default directory: <store.data_dir>/example-cache); false prepares every one afresh.
+    cache_examples: bool = True
+    example_cache: Path | None = None
+
+
+#: The training defaults, for the trainer's own record (``retriever_training.train.TrainSettings``)
+#: and the split (:class:`kgqa.eval.splits.SplitSettings`): one source.
+TRAIN_DEFAULTS = TrainingSettings()
+
+
+class EvalSettings(_Section):
+    """How ``kgqa eval`` reads its question file and spreads the work.
+
+    ``strip_brackets`` evaluates as free text: the linker finds each topic and the file's
+    [brackets] are only the gold of the linking top-1. ``lines_file`` keeps the 0-based line
+    numbers it lists (e.g. MetaQA's qa_dev_consistent_idx.txt). ``workers`` processes answer
+    questions, each with ``runtime.question_threads`` threads (at most ``runtime.threads`` / N) and
+    its own copy of the models; the log stays in question order and resumable.
+    """
+
+    strip_brackets: bool = False
+    lines_file: Path | None = None
+    workers: int = Field(1, ge=1)
+
+
+class QuestionsSettings(_Section):
+    """What ``kgqa train``, ``eval`` and ``refine`` take from a benchmark file beyond questions and
+    answers: two ablations, both off the path a user's own questions take.
+
+    ``gold_paths``: use the relation paths the file names (MetaQA qtype, PathQuestion paths,
+    JSONL relation_paths); false ignores them, as for a file without any (shortest paths).
+    ``oracle_hops``: walk each question as far as its gold path / MetaQA qtype says, instead of
+    ``retrieval.hops`` with the planner choosing the length (a person gives no hop count).
+    """
+
+    gold_paths: bool = True
+    oracle_hops: bool = False
+
+
 class Settings(_Section):
     """All settings, one nested section per subsystem."""
 
@@ -210,11 +285,22 @@ class Settings(_Section):
     answer: AnswerSettings = AnswerSettings()
     reader: ReaderSettings = ReaderSettings()
     runtime: RuntimeSettings = RuntimeSettings()
+    train: TrainingSettings = TrainingSettings()
+    eval: EvalSettings = EvalSettings()
+    questions: QuestionsSettings = QuestionsSettings()
 
     @property
     def checkpoint_path(self) -> Path:
         """The retriever checkpoint in use (``retrieval.checkpoint`` or the data dir's default)."""
         return self.retrieval.checkpoint or self.store.data_dir / "retriever.pt"
+
+    @property
+    def example_cache_dir(self) -> Path | None:
+        """Where training keeps prepared examples (``train.example_cache`` or the data dir's
+        default); ``None`` when ``train.cache_examples`` is off."""
+        if not self.train.cache_examples:
+            return None
+        return self.train.example_cache or self.store.data_dir / "example-cache"
 
 
 @dataclass(frozen=True, slots=True)

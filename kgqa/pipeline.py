@@ -12,18 +12,18 @@ from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass, replace
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Literal, Protocol
 
 import torch
 
-from kgqa.answer import Answer, AnswerEntity, EvidenceLine, ground
+from kgqa.answer import Answer, AnswerEntity, AnswerPlan, EvidenceLine, ground
 from kgqa.config import AnswerSettings, ReaderSettings, Settings
 from kgqa.embed import make_embedder
 from kgqa.errors import CheckpointError
 from kgqa.retrieval.evidence import EvidenceItem
 from kgqa.retrieval.features import SubgraphSettings
 from kgqa.retrieval.organise import ChainGuide, Evidence, organise, uses_plan_chains
-from kgqa.retrieval.retriever import Retrieval, Retriever
+from kgqa.retrieval.retriever import SHOWN_PLANS, Retrieval, Retriever
 from kgqa.store import open_store
 from kgqa.store.schema import check_query_embedder, ensure_lookup_indexes
 from kgqa.types import EmbeddingMeta
@@ -87,6 +87,8 @@ def model_origin(settings: Settings) -> str:
     trained on labelled questions, on questions made from the graph, or on both."""
     if train_free(settings):
         return "none: train-free (relation names matched with the question's words)"
+    if is_mor_checkpoint(settings):
+        return f"{settings.checkpoint_path}, MoR (typed plans and a trajectory reranker)"
     from kgqa.checkpoint_file import load_checkpoint
 
     sources = [Path(path) for path, _ in load_checkpoint(settings.checkpoint_path).get("sources", [])]
@@ -151,6 +153,10 @@ class Asker:
             return f"llm:{self.llm.client.model_id}"
         return "extractive" if self.retriever.trained else "train-free"
 
+    @property
+    def store(self) -> GraphStore:
+        return self.retriever.store
+
     def ask(self, question: str, *, topic_ids: Sequence[str] = (), hops: int | None = None) -> Answer:
         """Answer one question (topics are linked unless ``topic_ids`` are given)."""
         return self.read(self.gather(question, topic_ids=topic_ids, hops=hops))
@@ -205,7 +211,17 @@ class Asker:
         else:
             answer = self._read_llm(retrieval, evidence)
         timings["read"] = (time.perf_counter() - started) * 1e3
-        return replace(answer, timings_ms=timings, disambiguation=retrieval.disambiguation)
+        plans = (
+            ()
+            if retrieval.plans is None
+            else retrieval.plans.describe(retrieval.prepared.subgraph, SHOWN_PLANS)
+        )
+        return replace(
+            answer,
+            timings_ms=timings,
+            disambiguation=retrieval.disambiguation,
+            plans=tuple(AnswerPlan(" ".join(p["steps"]), p["probability"]) for p in plans),
+        )
 
     def _read_extractive(
         self, retrieval: Retrieval, evidence: Evidence, entity_scores: torch.Tensor | None
@@ -267,6 +283,41 @@ def make_llm_reader(settings: Settings) -> LLMReader:
     from kgqa.reasoning.readers import make_llm_client
 
     return LLMReader(make_llm_client(settings.reader), settings.reader)
+
+
+class QuestionAsker(Protocol):
+    """One question path whatever the checkpoint: :class:`Asker` (KGQA) and
+    :class:`kgqa.mor_asker.MorAsker` (MoR) both answer with an :class:`Answer` over ``store``."""
+
+    @property
+    def store(self) -> GraphStore: ...
+
+    def ask(self, question: str, *, topic_ids: Sequence[str] = (), hops: int | None = None) -> Answer: ...
+
+
+#: Which question path :func:`open_question_asker` takes: the checkpoint's kind decides (``auto``).
+AskMode = Literal["auto", "kgqa", "mor"]
+
+
+@contextmanager
+def open_question_asker(
+    settings: Settings, *, mode: AskMode = "auto", mor_planner: str = "trained"
+) -> Iterator[QuestionAsker]:
+    """The asker for the configured checkpoint: MoR for a ``kgqa train --format stark`` one
+    (or ``mode="mor"``), else KGQA; closes the store.
+
+    Args:
+        mode: ``auto`` (the checkpoint's kind), or force one path.
+        mor_planner: MoR's planner, ``trained`` or ``llm`` (:func:`open_mor_retriever`).
+    """
+    if mode == "mor" or (mode == "auto" and is_mor_checkpoint(settings)):
+        from kgqa.mor_asker import MorAsker
+
+        with open_mor_retriever(settings, planner=mor_planner) as retriever:
+            yield MorAsker(retriever, max_answers=settings.answer.max_answers)
+        return
+    with open_asker(settings) as asker:
+        yield asker
 
 
 @contextmanager

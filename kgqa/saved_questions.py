@@ -22,7 +22,6 @@ from typing import Any
 
 from kgqa.answer import Answer
 from kgqa.errors import QuestionNotFoundError
-from kgqa.retrieval.mor.retriever import MorResult
 from kgqa.store import queries
 from kgqa.store.mapping import GraphMapping
 from kgqa.store.protocol import GraphStore, Statement
@@ -75,35 +74,6 @@ def save_answer(
         link_entities=link_entities,
     )
     return replace(answer, question_id=qid)
-
-
-def save_mor_result(
-    store: GraphStore,
-    question: str,
-    result: MorResult,
-    *,
-    question_id: str | None = None,
-    link_entities: bool = False,
-) -> str:
-    """Write a MoR answer like :func:`save_answer`: its answer nodes, the anchors its evidence
-    trajectories start from as topics, and their relationships as evidence.
-
-    Returns:
-        the question id.
-    """
-    qid = question_id or new_question_id()
-    trajectories = [t for node in result.nodes for t in node.trajectories]
-    _save(
-        store,
-        qid,
-        question,
-        answers=[n.id for n in result.nodes],
-        evidence=list(dict.fromkeys(k for t in trajectories for k in t.rel_keys)),
-        topic_ids=list(dict.fromkeys(t.nodes[0] for t in trajectories if t.rels)),
-        answer_ids=[n.id for n in result.nodes],
-        link_entities=link_entities,
-    )
-    return qid
 
 
 def _save(

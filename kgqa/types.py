@@ -1,10 +1,13 @@
-"""Records shared across modules: what ingest writes and what the store reports about itself."""
+"""Records shared across modules: what ingest writes, what the store reports about itself, and
+a question as the stages read it."""
 
 from __future__ import annotations
 
 from collections.abc import Callable
 from dataclasses import asdict, astuple, dataclass, field
 from typing import Any
+
+from kgqa.names import BRACKET
 
 SCHEMA_VERSION = 1
 
@@ -141,6 +144,33 @@ class LinkedEntity:
 
     def to_dict(self) -> dict[str, Any]:
         return asdict(self)
+
+
+@dataclass(frozen=True, slots=True)
+class ParsedQuestion:
+    """A question parsed once, for every stage that reads it (the linker, the retriever's
+    embedding and planner, question files).
+
+    ``[brackets]`` are the MetaQA convention for naming a topic: the linker takes the spans as
+    entity names or ids, and every model reads the text without the bracket characters, as a
+    user would type it.
+
+    Attributes:
+        asked: the question as given.
+        text: without bracket characters, whitespace collapsed: ``"what did [Tom Hanks] do"`` ->
+            ``"what did Tom Hanks do"``.
+        bracketed: the texts inside brackets, stripped, non-empty, in order (``("Tom Hanks",)``).
+    """
+
+    asked: str
+    text: str
+    bracketed: tuple[str, ...]
+
+    @classmethod
+    def parse(cls, question: str) -> ParsedQuestion:
+        spans = tuple(s for m in BRACKET.finditer(question) if (s := m.group(1).strip()))
+        text = " ".join(BRACKET.sub(lambda m: m.group(1), question).split())
+        return cls(question, text, spans)
 
 
 @dataclass(frozen=True, slots=True)

@@ -25,6 +25,7 @@ import torch
 from torch import nn
 from tqdm import tqdm
 
+from kgqa.config import TRAIN_DEFAULTS, TrainingSettings
 from kgqa.errors import ConfigError
 from kgqa.reasoning.extractive import EntityReader, ReaderConfig, calibrate_threshold
 from kgqa.retrieval.features import PreparedQuestion, to_batch
@@ -53,39 +54,51 @@ Item = TypeVar("Item")  # what _fit trains on: a TrainingExample, or a PlanChoic
 
 @dataclass(frozen=True, slots=True)
 class TrainSettings:
-    """Optimisation settings shared by the models, and which optional ones to train."""
+    """Optimisation settings shared by the models, and which optional ones to train.
 
-    # At most 8 epochs, patience 3: kgqa train's default recipe (MetaQA, --limit 1000 per file)
-    # within 15 minutes on one thread (docs/decisions.md, "issue 16, session 9").
-    epochs: int = 8
-    patience: int = 3
+    The trainer's record (stored in each checkpoint). The keys a user sets are the config's
+    ``[train]`` section (:class:`kgqa.config.TrainingSettings`), which holds their defaults and
+    reasons; :meth:`from_config` builds this record from it. The rest are the recipe's constants.
+    """
+
+    epochs: int = TRAIN_DEFAULTS.epochs
+    patience: int = TRAIN_DEFAULTS.patience
     min_epochs: int = 3  # never stop earlier: a first epoch's metric is often already near 1.0
     # Patience counts only gains beyond the validation metric's standard error (_fit); False:
     # every better epoch counts (how kgqa refine's planner judge was measured).
     patience_past_noise: bool = True
     lr: float = 1e-3
-    scorer_hidden: int = 256
-    reader_hidden: int = 256
+    scorer_hidden: int = TRAIN_DEFAULTS.hidden
+    reader_hidden: int = TRAIN_DEFAULTS.hidden
     scorer_layers: int = 1  # SubgraphRAG's reference: Linear -> ReLU -> Linear(hidden, 1)
     reader_layers: int = 2
     recall_k: int = 100
-    seed: int = 0
-    path_scorer: bool = True  # train the second-pass scorer (kgqa.retrieval.path_context)
-    planner: bool = True  # train the relation-path planner (kgqa.retrieval.plans)
+    seed: int = TRAIN_DEFAULTS.seed
+    path_scorer: bool = TRAIN_DEFAULTS.path_scorer  # the second-pass scorer (kgqa.retrieval.path_context)
+    planner: bool = TRAIN_DEFAULTS.planner  # the relation-path planner (kgqa.retrieval.plans)
     planner_steps: int = 3  # longest plan
-    # mlp (kgqa.retrieval.plans), attention (word order, kgqa.retrieval.plan_attention), or auto:
-    # train both and keep the better validation plan accuracy (the MLP on a tie: it is faster).
-    # mlp by default: the word-order planner validated lower on MetaQA and PathQuestion, and auto
-    # costs the second planner's training (docs/decisions.md).
-    planner_kind: str = "mlp"
-    # Most questions per optimiser step of the planner, their losses averaged: 16 trains it in
-    # ~0.4x the CPU of one per step (SubgraphRAG's recipe) and validated as high or higher on
-    # MetaQA and PathQuestion (docs/decisions.md: Speed, session 8; issue 16, session 9). A small
-    # training part takes smaller batches (planner_batch_for), so an epoch keeps its steps.
-    planner_batch: int = 16
+    # mlp (kgqa.retrieval.plans), attention (word order, kgqa.retrieval.plan_attention) or auto.
+    planner_kind: str = TRAIN_DEFAULTS.planner_kind
+    # A small training part takes smaller batches (planner_batch_for), so an epoch keeps its steps.
+    planner_batch: int = TRAIN_DEFAULTS.planner_batch
     # The MLP planner also reads the cosines of each step's relation name with the question
     # (PlannerConfig.name_match): what carries to wording the training never used.
     planner_name_match: bool = True
+
+    @classmethod
+    def from_config(cls, train: TrainingSettings) -> TrainSettings:
+        """The record for the config's ``[train]`` section (``hidden`` sizes the scorer and the reader)."""
+        return cls(
+            epochs=train.epochs,
+            patience=train.patience,
+            scorer_hidden=train.hidden,
+            reader_hidden=train.hidden,
+            seed=train.seed,
+            path_scorer=train.path_scorer,
+            planner=train.planner,
+            planner_kind=train.planner_kind,
+            planner_batch=train.planner_batch,
+        )
 
 
 #: The most a validation gain must exceed to count as progress (:func:`_fit`): on a few dozen

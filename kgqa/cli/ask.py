@@ -2,12 +2,14 @@
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 
 import click
 
 from kgqa.cli import CliState, pass_state
 from kgqa.cli.common import (
+    F,
     checkpoint_option,
     config_flag,
     emit_json,
@@ -21,23 +23,34 @@ from kgqa.cli.common import (
 
 if TYPE_CHECKING:
     from kgqa.answer import Answer
-    from kgqa.config import Settings
+    from kgqa.pipeline import AskMode
 
 
-def answer_options(func: Any) -> Any:
-    """Reader, pooling and organisation flags shared by ``ask`` and ``eval``."""
+def answer_options(*, reader_flags: bool = True) -> Callable[[F], F]:
+    """Reader, pooling and organisation flags shared by ``ask`` and ``eval``.
+
+    ``reader_flags``: show ``--reader``, ``--model`` and ``--base-url`` in ``--help`` (``ask``,
+    where people try an LLM one question at a time); ``eval`` keeps them hidden, as flags for
+    the ``reader.*`` keys its ``--set`` reaches, to stay a command one can hold in one's head.
+    """
+
+    def reader_option(decl: str, key: str, help: str, **kwargs: Any) -> Callable[[F], F]:
+        if reader_flags:
+            return click.option(decl, help=f"{help} ({key}).", **kwargs)
+        return config_flag(decl, key=key, **kwargs)
+
     options = [
-        click.option(
+        reader_option(
             "--reader",
-            "reader_kind",
+            "reader.kind",
+            "Who answers: extractive (default) or llm",
             type=click.Choice(["extractive", "llm"]),
-            help="Who answers (reader.kind, default extractive).",
         ),
         config_flag(
             "--llm-backend", key="reader.backend", type=click.Choice(["openai", "transformers", "vllm"])
         ),
-        click.option("--model", help="LLM model: served name (openai) or path / package (reader.model)."),
-        click.option("--base-url", help="OpenAI-compatible endpoint (reader.base_url).", metavar="URL"),
+        reader_option("--model", "reader.model", "LLM model: served name (openai) or path / package"),
+        reader_option("--base-url", "reader.base_url", "OpenAI-compatible endpoint", metavar="URL"),
         config_flag(
             "--organisation", key="answer.organisation", type=click.Choice(["triples", "chains", "paths"])
         ),
@@ -51,16 +64,20 @@ def answer_options(func: Any) -> Any:
         ),
         checkpoint_option,
     ]
-    for option in reversed(options):
-        func = option(func)
-    return func
+
+    def apply(func: F) -> F:
+        for option in reversed(options):
+            func = option(func)
+        return func
+
+    return apply
 
 
 def answer_overrides(opts: dict[str, Any]) -> dict[str, dict[str, Any]]:
     """Config overrides from the flags of :func:`answer_options`."""
     return {
         "reader": {
-            "kind": opts.get("reader_kind"),
+            "kind": opts.get("reader"),
             "backend": opts.get("llm_backend"),
             "model": opts.get("model"),
             "base_url": opts.get("base_url"),
@@ -96,16 +113,16 @@ def answer_overrides(opts: dict[str, Any]) -> dict[str, dict[str, Any]]:
     help="KGQA (named entities, relation paths) or MoR (text-rich typed graphs); auto: the "
     "checkpoint's kind decides (a 'kgqa train --format stark' checkpoint is MoR).",
 )
-@click.option("--top-k", type=int, default=5, hidden=True, help="MoR: answers shown.")
+@config_flag("--top-k", key="answer.max_answers", type=click.IntRange(min=1))
 @click.option(
     "--planner",
     type=click.Choice(["trained", "llm"]),
     hidden=True,
     default="trained",
     show_default=True,
-    help="MoR: who plans; llm uses the reader backend (--llm-backend, --base-url, --model).",
+    help="MoR: who plans; llm uses the reader backend (reader.backend, reader.base_url, reader.model).",
 )
-@answer_options
+@answer_options()
 @store_options
 @json_option
 @pass_state
@@ -116,8 +133,8 @@ def ask(
     hops: int | None,
     save: bool,
     link_entities: bool,
-    mode: str,
-    top_k: int,
+    mode: AskMode,
+    top_k: int | None,
     planner: str,
     backend: str | None,
     data_dir: str | None,
@@ -126,113 +143,51 @@ def ask(
 ) -> None:
     """Answer QUESTION from the knowledge graph and show the evidence paths behind the answer.
 
+    A KGQA checkpoint and a MoR one (text-rich typed graphs, 'kgqa train --format stark') answer
+    in the same layout and the same JSON keys; the checkpoint's kind decides which answers.
+
     \b
     Examples:
       kgqa ask "which films did [Robert Zemeckis] direct"
-      kgqa ask "who directed Forrest Gump" --organisation chains --save
+      kgqa ask "who directed Forrest Gump" --set answer.organisation=chains --save
       kgqa ask "..." --reader llm --base-url http://localhost:8000/v1 --model Qwen/Qwen2.5-7B-Instruct
       kgqa ask "Which genes are associated with both pain and ..." --checkpoint mor.pt --save
     """
-    loaded = resolve(state, {"store": store_overrides(backend, data_dir), **answer_overrides(opts)})
-    from kgqa.pipeline import is_mor_checkpoint, model_origin, open_asker
-
-    if mode == "mor" or (mode == "auto" and is_mor_checkpoint(loaded.settings)):
-        _ask_mor(
-            loaded.settings,
-            question,
-            top_k=top_k,
-            planner=planner,
-            save=save,
-            link_entities=link_entities,
-            as_json=as_json,
-        )
-        return
+    overrides = answer_overrides(opts)
+    overrides["answer"]["max_answers"] = top_k
+    loaded = resolve(state, {"store": store_overrides(backend, data_dir), **overrides})
+    from kgqa.pipeline import model_origin, open_question_asker
     from kgqa.saved_questions import browser_cypher, save_answer
     from kgqa.store import graph_mapping
 
-    mapping = graph_mapping(loaded.settings.store)
-    with open_asker(loaded.settings) as asker:
+    settings = loaded.settings
+    with open_question_asker(settings, mode=mode, mor_planner=planner) as asker:
         answer = asker.ask(question, topic_ids=topics, hops=hops)
         if save:
-            answer = save_answer(asker.retriever.store, answer, link_entities=link_entities)
+            answer = save_answer(asker.store, answer, link_entities=link_entities)
+    cypher = browser_cypher(answer.question_id, graph_mapping(settings.store)) if answer.question_id else None
     if as_json:
-        saved = (
-            {"browser_cypher": browser_cypher(answer.question_id, mapping)}
-            if save and answer.question_id
-            else {}
-        )
-        emit_json({**answer.to_dict(), "model": model_origin(loaded.settings), **saved})
+        emit_json({**answer.to_dict(), "model": model_origin(settings), "browser_cypher": cypher})
         return
-    _render(answer, loaded.settings.answer.max_answers)
-    click.echo(f"model: {model_origin(loaded.settings)}")
+    _render(answer, settings.answer.max_answers)
+    click.echo(f"model: {model_origin(settings)}")
     if answer.reader == "train-free":
         from kgqa.reasoning.plan_reader import NOTICE
 
         click.echo(f"note: {NOTICE}")
-    if answer.question_id:
+    if cypher:
         click.echo(f"\nsaved as {answer.question_id}; to see the evidence in Neo4j Browser paste:\n")
-        click.echo(browser_cypher(answer.question_id, mapping))
-
-
-def _ask_mor(
-    settings: Settings,
-    question: str,
-    *,
-    top_k: int,
-    planner: str,
-    save: bool,
-    link_entities: bool,
-    as_json: bool,
-) -> None:
-    """The MoR path: answers are typed nodes with their best trajectories as evidence."""
-    from kgqa.pipeline import open_mor_retriever
-    from kgqa.retrieval.mor.traversal import node_rows
-    from kgqa.saved_questions import browser_cypher, save_mor_result
-    from kgqa.store import graph_mapping
-
-    mapping = graph_mapping(settings.store)
-    with open_mor_retriever(settings, planner=planner) as retriever:
-        result = retriever.retrieve(question, top_k=top_k)
-        qid = (
-            save_mor_result(retriever.store, question, result, link_entities=link_entities) if save else None
-        )
-        names = {
-            r["id"]: r["name"]
-            for r in node_rows(
-                retriever.store, [i for n in result.nodes for t in n.trajectories for i in t.nodes]
-            )
-        }
-    if as_json:
-        emit_json(
-            {
-                "question": question,
-                "plan": str(result.plan),
-                "plan_probability": result.plan_prob,
-                "answers": [n.to_dict() for n in result.nodes],
-                "timings_ms": result.timings_ms,
-                **({"question_id": qid, "browser_cypher": browser_cypher(qid, mapping)} if qid else {}),
-            }
-        )
-        return
-    click.echo(f"plan (p={result.plan_prob:.2f}): {result.plan}")
-    for node in result.nodes:
-        click.echo(f"answer: {node.name} [{node.type} {node.id}]  score={node.score:.3f}")
-        for t in node.trajectories:
-            steps = [names.get(t.nodes[0], t.nodes[0])]
-            for rel, target in zip(t.rel_types, t.nodes[1:], strict=True):
-                steps += [f"-{rel}-", names.get(target, target)]
-            how = "text match" if not t.rels else "traversal"
-            click.echo(f"    {t.score:.3f}  ({how}) " + " ".join(steps))
-    if qid:
-        click.echo(f"\nsaved as {qid}; to see the evidence in Neo4j Browser paste:\n")
-        click.echo(browser_cypher(qid, mapping))
-    click.echo("timings ms: " + ", ".join(f"{s}={v:.1f}" for s, v in result.timings_ms.items()), err=True)
+        click.echo(cypher)
 
 
 def _render(answer: Answer, max_answers: int) -> None:
+    """The one layout of an answer, whichever checkpoint gave it: topics, plans, evidence (best
+    last), answers, and the timings on stderr."""
     click.echo("topics: " + ", ".join(f"{t.name} ({t.method}, {t.score:.2f})" for t in answer.topics))
     if answer.disambiguation is not None:
         click.echo(render_disambiguation(answer.disambiguation))
+    for plan in answer.plans:
+        click.echo(f"plan: {plan.text}  p={plan.probability:.3f}")
     click.echo(f"evidence ({len(answer.evidence)} lines, best last):")
     for line in answer.evidence:
         click.echo(f"  {line.score:.3f}  {line.text}")

@@ -77,39 +77,44 @@ def question_options(func: F) -> F:
     return func
 
 
-def gold_paths_option(func: F) -> F:
-    """--gold-paths/--no-gold-paths for commands over question files that may name relation paths."""
-    return click.option(
-        "--gold-paths/--no-gold-paths",
-        default=True,
-        show_default=True,
-        help="Use the relation paths the file names (MetaQA qtype, PathQuestion paths, JSONL "
-        "relation_paths); --no-gold-paths ignores them, as for a file without any (shortest paths).",
-    )(func)
-
-
-def _check_hops(ctx: click.Context, param: click.Parameter, value: str) -> str:
+def _check_hops(ctx: click.Context, param: click.Parameter, value: str | None) -> str | None:
     from kgqa.eval.splits import hops_reader
 
-    try:
-        hops_reader(value, 1)
-    except ValueError as e:
-        raise click.BadParameter(str(e).removeprefix("--hops "), ctx, param) from None
+    if value is not None:
+        try:
+            hops_reader(value, 1)
+        except ValueError as e:
+            raise click.BadParameter(str(e).removeprefix("--hops "), ctx, param) from None
     return value
 
 
-def hops_option(func: F) -> F:
-    """--hops for commands over question files: the longest relation path for every question, or
-    the benchmark's own hop count per question as an ablation."""
+def hops_flag(func: F) -> F:
+    """--hops of the commands over question files, kept hidden from before ``--set``: a number
+    is ``retrieval.hops``, ``oracle`` is ``questions.oracle_hops`` (:func:`question_file_overrides`)."""
     return click.option(
         "--hops",
-        default="auto",
-        show_default=True,
+        hidden=True,
         callback=_check_hops,
-        help="Longest relation path walked from each question's topic: 'auto' = retrieval.hops "
-        "(default 3; the planner chooses each question's length), a number, or 'oracle' (ablation: "
-        "each question's hop count from its gold path / MetaQA qtype, which a user never gives).",
+        deprecated="use --set retrieval.hops=N, or --set questions.oracle_hops=true for 'oracle'",
     )(func)
+
+
+def question_file_flags(func: F) -> F:
+    """--hops and --gold-paths/--no-gold-paths (``questions.gold_paths``) of ``train`` and
+    ``eval``, both kept hidden from before ``--set``."""
+    func = config_flag("--gold-paths/--no-gold-paths", key="questions.gold_paths", default=None)(func)
+    return hops_flag(func)
+
+
+def question_file_overrides(hops: str | None, gold_paths: bool | None) -> dict[str, dict[str, Any]]:
+    """Config overrides of :func:`question_file_flags`: a number of ``--hops`` is
+    ``retrieval.hops``, ``oracle`` is ``questions.oracle_hops`` (``auto`` is the default)."""
+    from kgqa.eval.splits import ORACLE_HOPS
+
+    return {
+        "retrieval": {"hops": int(hops) if hops is not None and hops.isdigit() else None},
+        "questions": {"oracle_hops": True if hops == ORACLE_HOPS else None, "gold_paths": gold_paths},
+    }
 
 
 def checkpoint_option(func: F) -> F:

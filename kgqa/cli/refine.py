@@ -10,8 +10,9 @@ from kgqa.cli import CliState, pass_state
 from kgqa.cli.common import (
     QUESTION_FORMATS,
     emit_json,
-    hops_option,
+    hops_flag,
     json_option,
+    question_file_overrides,
     resolve,
     store_options,
     store_overrides,
@@ -107,7 +108,7 @@ from kgqa.cli.common import (
 )
 @click.option("--model", help="llm: reader.model (served name, local path or hub id).")
 @click.option("--base-url", help="llm: reader.base_url of an OpenAI-compatible server.")
-@hops_option
+@hops_flag
 @store_options
 @json_option
 @pass_state
@@ -133,7 +134,7 @@ def refine(
     llm_backend: str | None,
     model: str | None,
     base_url: str | None,
-    hops: str,
+    hops: str | None,
     backend: str | None,
     data_dir: str | None,
     as_json: bool,
@@ -151,27 +152,27 @@ def refine(
           --base-url http://localhost:8000/v1 --model my-model
       kgqa train refined.jsonl --format rog-jsonl
     """
-    from dataclasses import replace
-
-    from kgqa.eval.splits import ORACLE_HOPS
     from kgqa.pipeline import subgraph_settings
     from retriever_training.refine import PlannerRefineSettings, run_refine
     from retriever_training.train import TrainSettings
 
     reader = {"backend": llm_backend, "model": model, "base_url": base_url, "concurrency": concurrency}
-    loaded = resolve(state, {"store": store_overrides(backend, data_dir), "reader": reader})
-    subgraph = subgraph_settings(loaded.settings)
-    oracle = hops == ORACLE_HOPS
-    if hops.isdigit():
-        subgraph = replace(subgraph, hops=int(hops))
+    loaded = resolve(
+        state,
+        {
+            "store": store_overrides(backend, data_dir),
+            "reader": reader,
+            **question_file_overrides(hops, None),
+        },
+    )
     report = run_refine(
         loaded.settings,
         file,
         fmt,
         out,
         judge="llm" if judge == "llm" else "planner",
-        subgraph=subgraph,
-        oracle_hops=oracle,
+        subgraph=subgraph_settings(loaded.settings),
+        oracle_hops=loaded.settings.questions.oracle_hops,
         planner_settings=PlannerRefineSettings(
             rounds=rounds,
             margin=margin,

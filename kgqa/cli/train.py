@@ -10,15 +10,48 @@ import click
 from kgqa.cli import CliState, pass_state
 from kgqa.cli.common import (
     QUESTION_FORMATS,
+    config_flag,
     emit_json,
-    gold_paths_option,
-    hops_option,
     json_option,
+    question_file_flags,
+    question_file_overrides,
     resolve,
     store_options,
     store_overrides,
 )
 from kgqa.config import Settings
+
+
+def _train_flags(func: Any) -> Any:
+    """The flags kept hidden from before ``--set``, each for the ``train.*`` key of its name
+    (``--no-example-cache``: ``train.cache_examples=false``); ``None`` when not given."""
+    flags = [
+        config_flag("--graph-questions", key="train.graph_questions", type=click.IntRange(min=1)),
+        config_flag("--epochs", key="train.epochs", type=int),
+        config_flag("--patience", key="train.patience", type=int),
+        config_flag("--hidden", key="train.hidden", type=int),
+        config_flag("--seed", key="train.seed", type=int),
+        config_flag("--heldout-fraction", key="train.heldout_fraction", type=float),
+        config_flag("--val-fraction", key="train.val_fraction", type=float),
+        config_flag("--path-scorer/--no-path-scorer", key="train.path_scorer", default=None),
+        config_flag("--planner/--no-planner", key="train.planner", default=None),
+        config_flag(
+            "--planner-kind", key="train.planner_kind", type=click.Choice(["auto", "mlp", "attention"])
+        ),
+        config_flag("--planner-batch", key="train.planner_batch", type=click.IntRange(min=1)),
+        config_flag(
+            "--reuse-scorers",
+            key="train.reuse_scorers",
+            type=click.Path(exists=True, dir_okay=False, path_type=Path),
+        ),
+        config_flag(
+            "--example-cache", key="train.example_cache", type=click.Path(file_okay=False, path_type=Path)
+        ),
+        config_flag("--no-example-cache", key="train.cache_examples", is_flag=True, default=None),
+    ]
+    for flag in reversed(flags):
+        func = flag(func)
+    return func
 
 
 @click.command()
@@ -29,15 +62,8 @@ from kgqa.config import Settings
 @click.option(
     "--from-graph",
     is_flag=True,
-    help="Also train on questions generated from the graph itself (no labels needed; FILES optional). "
-    "They are written to <data-dir>/from-graph/ and reused by a re-run.",
-)
-@click.option(
-    "--graph-questions",
-    type=click.IntRange(min=1),
-    default=2000,
-    show_default=True,
-    help="With --from-graph: how many questions to generate.",
+    help="Also train on questions generated from the graph itself (no labels needed; FILES optional; "
+    "how many: train.graph_questions). They are written to <data-dir>/from-graph/ and reused by a re-run.",
 )
 @click.option("--out", type=click.Path(dir_okay=False, path_type=Path), help="Checkpoint to write.")
 @click.option(
@@ -45,73 +71,13 @@ from kgqa.config import Settings
     type=int,
     help="Use a fixed pseudo-random sample of N training (and N/3 validation) questions per file.",
 )
-@click.option("--epochs", type=int, default=8, show_default=True, help="Most epochs of each model.")
-@click.option(
-    "--patience",
-    type=int,
-    default=3,
-    show_default=True,
-    help="Early-stopping patience: epochs without a gain beyond the validation metric's standard "
-    "error (no model stops before its third).",
-)
-@click.option("--hidden", type=int, default=256, show_default=True, help="MLP width (paper: 1024).")
-@click.option("--seed", type=int, default=0, show_default=True)
-@click.option(
-    "--heldout-fraction",
-    type=float,
-    default=0.2,
-    show_default=True,
-    help="Share of each file kept out of training and validation (for eval --heldout).",
-)
-@click.option("--val-fraction", type=float, default=0.1, show_default=True)
-@click.option(
-    "--path-scorer/--no-path-scorer",
-    default=True,
-    show_default=True,
-    help="Also train the second-pass scorer that sees each entity's best path from a topic.",
-)
-@click.option(
-    "--planner/--no-planner",
-    default=True,
-    show_default=True,
-    help="Also train the planner that rates whole relation paths for the reader.",
-)
-@click.option(
-    "--planner-kind",
-    type=click.Choice(["auto", "mlp", "attention"]),
-    default="mlp",
-    show_default=True,
-    help="Planner model: mlp (sentence embeddings, fast), attention (reads the question's word order), "
-    "or auto (train both, keep the better validation plan accuracy).",
-)
-@click.option(
-    "--planner-batch",
-    type=click.IntRange(min=1),
-    default=16,
-    show_default=True,
-    help="Questions per optimiser step of the planner, their losses averaged (1: SubgraphRAG's "
-    "recipe, ~2.5x the planner's CPU).",
-)
-@click.option(
-    "--reuse-scorers",
-    type=click.Path(exists=True, dir_okay=False, path_type=Path),
-    help="Take the triple scorer and second-pass scorer from this checkpoint (same store) and train "
-    "only the planner and the reader.",
-)
 @click.option(
     "--val-file",
     type=click.Path(exists=True, dir_okay=False, path_type=Path),
-    help="stark: validation questions (early stopping); default: --val-fraction of FILES.",
+    help="stark: validation questions (early stopping); default: train.val_fraction of FILES.",
 )
-@click.option(
-    "--example-cache",
-    type=click.Path(file_okay=False, path_type=Path),
-    help="Directory of prepared examples reused by a re-run on the same questions, KB and settings "
-    "(default <data-dir>/example-cache).",
-)
-@click.option("--no-example-cache", is_flag=True, help="Prepare every example afresh and store none.")
-@hops_option
-@gold_paths_option
+@_train_flags
+@question_file_flags
 @store_options
 @json_option
 @pass_state
@@ -120,28 +86,16 @@ def train(
     files: tuple[Path, ...],
     fmt: str | None,
     from_graph: bool,
-    graph_questions: int,
     out: Path | None,
     limit: int | None,
-    epochs: int,
-    patience: int,
-    hidden: int,
-    seed: int,
-    heldout_fraction: float,
-    val_fraction: float,
-    path_scorer: bool,
-    planner: bool,
-    planner_kind: str,
-    planner_batch: int,
-    reuse_scorers: Path | None,
     val_file: Path | None,
-    example_cache: Path | None,
-    no_example_cache: bool,
-    hops: str,
-    gold_paths: bool,
+    no_example_cache: bool | None,
+    hops: str | None,
+    gold_paths: bool | None,
     backend: str | None,
     data_dir: str | None,
     as_json: bool,
+    **train_flags: Any,
 ) -> None:
     """Train the triple scorer(s) and the extractive reader on question FILES.
 
@@ -150,12 +104,15 @@ def train(
     Without gold paths, 'kgqa refine' writes refined ones first (docs/guide.md: your own KG).
 
     With --format stark (text-rich typed graphs) it trains MoR instead: the typed planner on the
-    files' metapath column and the trajectory reranker on their answers (--epochs, --patience,
-    --seed apply; the checkpoint's kind tells 'kgqa ask' which path to take).
+    files' metapath column and the trajectory reranker on their answers (train.epochs,
+    train.patience, train.seed apply; the checkpoint's kind tells 'kgqa ask' which path to take).
 
     With --from-graph, questions generated from the graph (relation paths of 1 to 3 steps from
     sampled entities, worded from the relation names, answers the ends of every walk) are
     trained on too, or alone without FILES.
+
+    Epochs, model sizes, the split and the optional models are the [train] config keys
+    ('kgqa config show'), e.g. --set train.epochs=4 --set train.planner_kind=auto.
     """
     if files and fmt is None:
         raise click.UsageError("--format is required with question FILES")
@@ -163,50 +120,45 @@ def train(
         raise click.UsageError("give question FILES, --from-graph, or both")
     if from_graph and fmt == "stark":
         raise click.UsageError("--from-graph makes questions for relation paths, not for --format stark")
-    loaded = resolve(state, {"store": store_overrides(backend, data_dir), "retrieval": {"checkpoint": out}})
+    flags = {**train_flags, "cache_examples": False if no_example_cache else None}
+    overrides = question_file_overrides(hops, gold_paths)
+    loaded = resolve(
+        state,
+        {
+            "store": store_overrides(backend, data_dir),
+            "retrieval": {**overrides["retrieval"], "checkpoint": out},
+            "questions": overrides["questions"],
+            "train": flags,
+        },
+    )
     if fmt == "stark":
-        _train_mor(loaded.settings, files, val_file, limit, val_fraction, epochs, patience, seed, as_json)
+        _train_mor(loaded.settings, files, val_file, limit, as_json)
         return
-    from dataclasses import replace
-
-    from kgqa.eval.splits import ORACLE_HOPS, SplitSettings
+    from kgqa.eval.splits import SplitSettings
     from kgqa.pipeline import subgraph_settings
     from retriever_training.run import run_training
     from retriever_training.train import TrainSettings
 
-    subgraph = subgraph_settings(loaded.settings)
-    oracle = hops == ORACLE_HOPS
-    if hops.isdigit():
-        subgraph = replace(subgraph, hops=int(hops))
-    cache_dir = example_cache or loaded.settings.store.data_dir / "example-cache"
+    settings = loaded.settings
+    t = settings.train
     sources = [(f, fmt) for f in files] if fmt else []
     generated = None
     if from_graph:
-        generated = _graph_questions(loaded.settings, graph_questions, seed, progress=not as_json)
+        generated = _graph_questions(settings, t.graph_questions, t.seed, progress=not as_json)
         sources.append((Path(generated["path"]), "rog-jsonl"))
     report = run_training(
-        loaded.settings,
+        settings,
         sources,
-        loaded.settings.checkpoint_path,
-        subgraph=subgraph,
-        oracle_hops=oracle,
-        split=SplitSettings(heldout_fraction, val_fraction, seed),
-        train_settings=TrainSettings(
-            epochs=epochs,
-            patience=patience,
-            scorer_hidden=hidden,
-            reader_hidden=hidden,
-            seed=seed,
-            path_scorer=path_scorer,
-            planner=planner,
-            planner_kind=planner_kind,
-            planner_batch=planner_batch,
-        ),
+        settings.checkpoint_path,
+        subgraph=subgraph_settings(settings),
+        oracle_hops=settings.questions.oracle_hops,
+        split=SplitSettings.from_config(t),
+        train_settings=TrainSettings.from_config(t),
         limit=limit,
         progress=not as_json,
-        gold_paths=gold_paths,
-        cache_dir=None if no_example_cache else cache_dir,
-        reuse_scorers=reuse_scorers,
+        gold_paths=settings.questions.gold_paths,
+        cache_dir=settings.example_cache_dir,
+        reuse_scorers=t.reuse_scorers,
     )
     if as_json:
         emit_json({**report.to_dict(), **({"from_graph": generated} if generated else {})})
@@ -222,7 +174,7 @@ def train(
     click.echo(f"walk rule: {rule} ({w['returning']} of {w['questions']} training questions return)")
     if s:
         best = f"best {s['metric']} {max(s['val_metric']):.4f} at epoch {s['best_epoch']}"
-        click.echo(f"triple scorer{' (reused)' if reuse_scorers else ''}: {best}")
+        click.echo(f"triple scorer{' (reused)' if t.reuse_scorers else ''}: {best}")
     for name, h in (("path scorer", report.path_scorer_history), ("planner", report.planner_history)):
         if h:
             click.echo(f"{name}: best {h['metric']} {max(h['val_metric']):.4f} at epoch {h['best_epoch']}")
@@ -245,30 +197,24 @@ def _graph_questions(settings: Settings, count: int, seed: int, *, progress: boo
 
 
 def _train_mor(
-    settings: Settings,
-    files: tuple[Path, ...],
-    val_file: Path | None,
-    limit: int | None,
-    val_fraction: float,
-    epochs: int,
-    patience: int,
-    seed: int,
-    as_json: bool,
+    settings: Settings, files: tuple[Path, ...], val_file: Path | None, limit: int | None, as_json: bool
 ) -> None:
+    """MoR training: ``train.epochs`` and ``train.patience`` bound the reranker."""
     from kgqa.eval.datasets import read_questions, sample, split_train_val
     from retriever_training.mor import MorTrainSettings, run_mor_training
 
+    t = settings.train
     examples = [e for f in files for e in read_questions(f, "stark")]
     if val_file is not None:
         train_part, val_part = examples, list(read_questions(val_file, "stark"))
     else:
-        train_part, val_part = split_train_val(examples, val_fraction=val_fraction, seed=seed)
+        train_part, val_part = split_train_val(examples, val_fraction=t.val_fraction, seed=t.seed)
     report = run_mor_training(
         settings,
-        sample(train_part, limit, seed=seed),
-        sample(val_part, limit, seed=seed),
+        sample(train_part, limit, seed=t.seed),
+        sample(val_part, limit, seed=t.seed),
         settings.checkpoint_path,
-        train_settings=MorTrainSettings(reranker_epochs=epochs, patience=patience, seed=seed),
+        train_settings=MorTrainSettings(reranker_epochs=t.epochs, patience=t.patience, seed=t.seed),
         progress=not as_json,
     )
     if as_json:

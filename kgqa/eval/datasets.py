@@ -38,8 +38,7 @@ from typing import Any, Literal, TextIO, get_args
 from kgqa.atomic_write import atomic_write
 from kgqa.errors import ConfigError, IngestError
 from kgqa.gzip_check import READ_ERRORS, check_gzip, is_gzip
-from kgqa.names import BRACKET as _BRACKET
-from kgqa.types import QAExample
+from kgqa.types import ParsedQuestion, QAExample
 
 QuestionFormat = Literal["metaqa", "pathquestion", "wc2014", "rog-jsonl", "stark"]
 FORMATS: tuple[str, ...] = get_args(QuestionFormat)
@@ -335,8 +334,8 @@ def _unique(items: Iterable[str]) -> tuple[str, ...]:
 
 def _parse_metaqa(text: str, stem: str, line: int) -> QAExample:
     raw_question, answers = _fields(text, at_least=2, at_most=2, fmt="metaqa")
-    topics = [m.group(1).strip() for m in _BRACKET.finditer(raw_question)]
-    question = " ".join(_BRACKET.sub(lambda m: m.group(1), raw_question).split())
+    parsed = ParsedQuestion.parse(raw_question)
+    topics, question = list(parsed.bracketed), parsed.text
     if not question:
         raise _Malformed(f"metaqa: empty question: {_snippet(text)}")
     gold = _unique(a.strip() for a in answers.split("|"))

@@ -11,6 +11,7 @@ from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any, Literal
 
+from kgqa.config import TRAIN_DEFAULTS, TrainingSettings
 from kgqa.eval.datasets import split_train_val
 from kgqa.types import QAExample
 
@@ -22,12 +23,17 @@ SplitKey = Literal["content", "qid"]
 
 @dataclass(frozen=True, slots=True)
 class SplitSettings:
-    """How question files are split; stored in the checkpoint."""
+    """How question files are split; stored in the checkpoint (defaults: the ``[train]`` section)."""
 
-    heldout_fraction: float = 0.2
-    val_fraction: float = 0.1
-    seed: int = 0
+    heldout_fraction: float = TRAIN_DEFAULTS.heldout_fraction
+    val_fraction: float = TRAIN_DEFAULTS.val_fraction
+    seed: int = TRAIN_DEFAULTS.seed
     key: SplitKey = "content"
+
+    @classmethod
+    def from_config(cls, train: TrainingSettings) -> SplitSettings:
+        """The split the config's ``[train]`` section asks for (its fractions and seed)."""
+        return cls(train.heldout_fraction, train.val_fraction, train.seed)
 
     @classmethod
     def from_checkpoint(cls, stored: Mapping[str, Any]) -> SplitSettings:

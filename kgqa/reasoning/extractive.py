@@ -243,14 +243,14 @@ class ExtractiveReader:
 
     def entity_probabilities(self, retrieval: Retrieval) -> Tensor:
         """FloatTensor [N] in [0, 1]: the reader's probability that each local entity answers the
-        question, 0 for entities that may not answer (``Subgraph.candidate_mask``: the topics,
-        unless the walk rule lets them answer)."""
+        question, 0 for entities that may not answer (``Retrieval.answerable``: the topics, unless
+        the walk rule lets them answer, and nameless nodes)."""
         sub = retrieval.prepared.subgraph
         with torch.inference_mode():
             batch = to_batch(retrieval.prepared, self.tables)
             plans = None if retrieval.plans is None else retrieval.plans.reach(sub.num_entities)
             logits = self.model(batch, retrieval.probabilities, sub.topic, plans)
-            return torch.sigmoid(logits).masked_fill(~sub.candidate_mask(), 0.0)
+            return torch.sigmoid(logits).masked_fill(~retrieval.answerable(), 0.0)
 
     def extract_answers(
         self,
@@ -275,8 +275,7 @@ class ExtractiveReader:
             probabilities: :meth:`entity_probabilities` of ``retrieval`` when already computed.
         """
         started = time.perf_counter()
-        sub = retrieval.prepared.subgraph
-        allowed = sub.candidate_mask() if candidates is None else candidates & sub.candidate_mask()
+        allowed = retrieval.answerable() if candidates is None else candidates & retrieval.answerable()
         probs = self.entity_probabilities(retrieval) if probabilities is None else probabilities
         threshold = self.model.config.answer_threshold
         if threshold is not None:

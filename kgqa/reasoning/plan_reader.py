@@ -11,10 +11,12 @@ from __future__ import annotations
 
 import time
 
+import torch
 from torch import Tensor
 
 from kgqa.reasoning.extractive import ExtractedAnswer, ranked_answers
 from kgqa.retrieval.retriever import Retrieval
+from kgqa.retrieval.subgraph import Subgraph
 
 #: Entities within this share of the best score answer together (the best plan's ends tie exactly).
 TIE = 1e-6
@@ -25,12 +27,27 @@ NOTICE = (
 )
 
 
+def touches_every_other_topic(sub: Subgraph) -> Tensor:
+    """BoolTensor [N]: the entities with a triple to each topic but the first (all True with one
+    topic). The plans walk from the first topic; a question naming two ("who plays Forward for
+    Germany") asks for an answer tied to both, and where some of the plans' ends are, only those
+    answer (:meth:`PlanReader.entity_probabilities`)."""
+    touching = torch.ones(sub.num_entities, dtype=torch.bool)
+    for topic in range(1, sub.num_topics):
+        near = torch.zeros(sub.num_entities, dtype=torch.bool)
+        near[sub.head[sub.tail == topic]] = True
+        near[sub.tail[sub.head == topic]] = True
+        touching &= near
+    return touching
+
+
 class PlanReader:
     """Ranks a retrieval's entities by the best plan that ends at each; no weights."""
 
     def entity_probabilities(self, retrieval: Retrieval) -> Tensor:
         """FloatTensor [N] in [0, 1]: the probability of the likeliest plan ending at each entity
-        (0 where none does, and for entities that may not answer).
+        (0 where none does, and for entities that may not answer: ``Retrieval.answerable``), kept
+        only where an entity :func:`touches_every_other_topic` if any of the plans' ends does.
 
         Raises:
             ValueError: the retrieval ranked no plans (a retriever without a planner).
@@ -38,8 +55,9 @@ class PlanReader:
         sub = retrieval.prepared.subgraph
         if retrieval.plans is None:
             raise ValueError("the train-free reader reads plans, and this retrieval ranked none")
-        best = retrieval.plans.reach(sub.num_entities)[:, 0]
-        return best.masked_fill(~sub.candidate_mask(), 0.0)
+        best = retrieval.plans.reach(sub.num_entities)[:, 0].masked_fill(~retrieval.answerable(), 0.0)
+        touching = touches_every_other_topic(sub)
+        return best * touching if bool((best * touching).any()) else best
 
     def extract_answers(
         self,
@@ -60,8 +78,7 @@ class PlanReader:
         their clubs, the answers to "which club has a player from X", show.
         """
         started = time.perf_counter()
-        sub = retrieval.prepared.subgraph
-        allowed = sub.candidate_mask()
+        allowed = retrieval.answerable()
         probs = self.entity_probabilities(retrieval) if probabilities is None else probabilities
         shown = probs.masked_fill(~allowed, -1.0)
         top = float(shown.max()) if shown.numel() else 0.0

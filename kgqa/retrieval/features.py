@@ -56,6 +56,9 @@ class PreparedQuestion:
         question_tokens: FloatTensor [T, d], the encoder's token states of the question in order,
             for the word-order planner (:mod:`kgqa.retrieval.plan_attention`); ``None`` when no
             model reads them.
+        sharing_cues: BoolTensor [U], for the train-free planner: which of the question's word
+            runs (:func:`kgqa.retrieval.name_match.content_words`) say that the answers share
+            something with the topic ("same director", "co-starred"); ``None`` elsewhere.
     """
 
     question_views: torch.Tensor
@@ -66,6 +69,7 @@ class PreparedQuestion:
     hops: int
     timings_ms: dict[str, float] = field(default_factory=dict)
     question_tokens: torch.Tensor | None = None
+    sharing_cues: torch.Tensor | None = None
 
     @property
     def question_emb(self) -> torch.Tensor:

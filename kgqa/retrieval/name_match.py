@@ -3,15 +3,19 @@
 On a graph nobody labelled there is no trained planner, but relation names are words too
 ("directed_by", "plays_in_club", "location.country.languages_spoken"), and the embedding model
 already puts "directed" near "directed by" and "club" near "plays in club". So each step of a
-plan is matched with a word of the question outside the topic mention, each word at most once,
-and a plan scores the sum over its steps of (match - :data:`STEP_COST`): a step pays for itself
-only where the question has a word for it, which is what decides the plan's length ("who directed
-cast away" has one such word, "where is the club X plays for" two).
+plan is matched with a run of the question's words outside the topic mention (adjacent content
+words, "release years": one thing named, so one step), each run at most once, a run matching a
+relation as its best word does, and a plan scores the sum over its steps of (match -
+:data:`STEP_COST`): a step pays for itself only where the question has a word for it, which is
+what decides the plan's length ("who directed cast away" has one such word, "where is the club X
+plays for" two).
 
 Matches are centred per word over the subgraph's relations: a word such as "film" is about as
 close to every MetaQA relation and should decide none. Function words carry no relation
 (``_FUNCTION_WORDS``, a general English closed-class list), except "when" and "where", which do
-(a date, a place). :data:`STEP_COST` was chosen on the training parts of MetaQA 1-hop and
+(a date, a place). Runs keep "release years" from paying for two steps (there and back over
+RELEASE_YEAR), but also make "share writers" one step where MetaQA means two (measured in
+docs/decisions.md). :data:`STEP_COST` was chosen on the training parts of MetaQA 1-hop and
 WorldCup2014 WC-P2 (docs/decisions.md); nothing here reads a benchmark.
 """
 
@@ -38,10 +42,16 @@ SHARPNESS = 20.0
 _FUNCTION_WORDS = frozenset(
     "a an the of in on at to for by with from and or is are was were be been being do does did "
     "who whom whose what which why how that this these those it its his her their them they he "
-    "she i you we me my your our us as also there here than then into out up about can could "
+    "she i you we me my your our us as there here than then into out up about can could "
     "would should will shall may might must has have had not no".split()
 )
 _WORD = re.compile(r"[^\W\d_][\w'-]*")
+#: English words that say the answers share something with the topic ("films with the same
+#: director as X", "who co-starred with X"): a walk there and back over one relation.
+_SHARING_WORDS = frozenset("same share shares shared sharing together also fellow".split())
+#: What a cued walk back earns: its step cost back, and this much more, so the walk there and back
+#: beats the walk there alone where the question says "same" or "co-".
+SHARING_BONUS = 0.05
 
 
 def find_mention(question: str, mentions: Sequence[str]) -> re.Match[str] | None:
@@ -55,18 +65,33 @@ def find_mention(question: str, mentions: Sequence[str]) -> re.Match[str] | None
 
 
 def content_words(question: str, mentions: Sequence[str]) -> list[str]:
-    """The question's words outside the first topic mention found, lower case, in order, without
-    function words and words of two letters or fewer.
+    """The question's runs of adjacent content words outside the topics' mentions, lower case, in
+    order: words of three letters or more that are not function words, joined by a space
+    while no function word or mention stands between them.
 
-    >>> content_words("Who directed Cast Away?", ["Cast Away"])
-    ['directed']
+    >>> content_words("What were the release years of the films Tom Hanks acted in?", ["Tom Hanks"])
+    ['release years', 'films', 'acted']
     """
-    text = question.replace("_", " ")  # ids such as Alan_PULIDO are mentioned either way
-    found = find_mention(text, [m.replace("_", " ") for m in mentions])
-    if found is not None:
-        text = f"{text[: found.start()]} {text[found.end() :]}"
-    words = (w.lower().strip("'-") for w in _WORD.findall(text))
-    return [w for w in words if len(w) > 2 and w not in _FUNCTION_WORDS]
+    pieces = [question.replace("_", " ")]  # ids such as Alan_PULIDO are mentioned either way
+    for mention in mentions:  # every topic's mention: "for country Germany" names no relation
+        for i, piece in enumerate(pieces):
+            found = find_mention(piece, [mention.replace("_", " ")])
+            if found is not None:
+                pieces[i : i + 1] = [piece[: found.start()], piece[found.end() :]]
+                break
+    phrases: list[str] = []
+    for piece in pieces:
+        run: list[str] = []
+        for word in (w.lower().strip("'-") for w in _WORD.findall(piece)):
+            if len(word) > 2 and word not in _FUNCTION_WORDS:
+                run.append(word)
+                continue
+            if run:
+                phrases.append(" ".join(run))
+            run = []
+        if run:
+            phrases.append(" ".join(run))
+    return phrases
 
 
 @dataclass(frozen=True, slots=True)
@@ -92,35 +117,58 @@ class NameMatchPlanner:
 
     @staticmethod
     def word_vectors(embedder: Embedder, question: str, mentions: Sequence[str]) -> Tensor:
-        """FloatTensor [W, d]: the embeddings of ``question``'s :func:`content_words` (W may be 0)."""
-        words = content_words(question, mentions)
-        if not words:
-            return torch.zeros(0, embedder.dimension)
-        return embedder.embed(list(dict.fromkeys(words)))
+        """FloatTensor [U, K, d]: the embeddings of the words of ``question``'s :func:`content_words`
+        runs, one row per run, zero-padded to the longest run's K words (U may be 0)."""
+        runs = [run.split() for run in dict.fromkeys(content_words(question, mentions))]
+        if not runs:
+            return torch.zeros(0, 1, embedder.dimension)
+        words = list(dict.fromkeys(w for run in runs for w in run))
+        vectors = embedder.embed(words)
+        row = {w: i for i, w in enumerate(words)}
+        units = torch.zeros(len(runs), max(len(run) for run in runs), embedder.dimension)
+        for u, run in enumerate(runs):
+            units[u, : len(run)] = vectors[[row[w] for w in run]]
+        return units
+
+    @staticmethod
+    def sharing_cues(question: str, mentions: Sequence[str]) -> Tensor:
+        """BoolTensor [U]: per run of :meth:`word_vectors`, whether it holds a sharing word
+        ("same", "share", "together", "also", ...) or a word made with "co-" ("co-starred")."""
+        runs = [run.split() for run in dict.fromkeys(content_words(question, mentions))]
+        return torch.tensor(
+            [any(w in _SHARING_WORDS or w.startswith("co-") for w in run) for run in runs], dtype=torch.bool
+        )
 
     def plan_logits(self, prepared: PreparedQuestion, relation_emb: Tensor, steps: Tensor) -> Tensor:
         """Logits [P]: :data:`SHARPNESS` x the best sum over a plan's steps of (its relation's
         match with a distinct question word - :data:`STEP_COST`); a step left without a word
-        matches 0."""
+        matches 0, and one that walks back the step before, whose word run holds a sharing cue
+        (``prepared.sharing_cues``), earns :data:`SHARING_BONUS`."""
         words = prepared.question_tokens
         if words is None:
             raise ValueError("NameMatchPlanner needs prepared.question_tokens (its word vectors)")
         matches = word_matches(relation_emb, words)
-        return SHARPNESS * best_assignment(matches, steps, STEP_COST)
+        return SHARPNESS * best_assignment(matches, steps, STEP_COST, prepared.sharing_cues)
 
 
 def word_matches(relation_emb: Tensor, word_emb: Tensor) -> Tensor:
-    """FloatTensor [R, W]: cosine of each relation's name with each word, minus that word's mean
-    over the R relations."""
+    """FloatTensor [R, U]: per relation and run of words, the best over the run's words of the
+    cosine of the relation's name with the word, minus that word's mean over the R relations.
+
+    ``word_emb``: [U, K, d], runs zero-padded (a padding word matches 0, as no word does)."""
     names = torch.nn.functional.normalize(relation_emb, dim=-1)
     words = torch.nn.functional.normalize(word_emb, dim=-1)
-    cosines = names @ words.T
-    return cosines - cosines.mean(dim=0, keepdim=True) if cosines.numel() else cosines
+    cosines = torch.einsum("rd,ukd->ruk", names, words)
+    if not cosines.numel():
+        return cosines.new_zeros(names.shape[0], word_emb.shape[0])
+    return (cosines - cosines.mean(dim=0, keepdim=True)).max(dim=2).values
 
 
-def best_assignment(matches: Tensor, steps: Tensor, cost: float) -> Tensor:
+def best_assignment(matches: Tensor, steps: Tensor, cost: float, cues: Tensor | None = None) -> Tensor:
     """FloatTensor [P]: per plan, the largest sum over its steps of (match - ``cost``) where each
-    step takes a distinct word or none (match 0).
+    step takes a distinct word or none (match 0); a step without a word that walks back the step
+    before (same relation, other direction; that step not itself a walk back) earns ``cost`` +
+    :data:`SHARING_BONUS` where the word the step before took is one of ``cues`` (BoolTensor [W]).
 
     With L steps a step's word in the best choice is among its relation's L best words (the other
     steps take at most L - 1 of them), so only those and "none" are tried: (L + 1)^L choices a
@@ -148,7 +196,15 @@ def best_assignment(matches: Tensor, steps: Tensor, cost: float) -> Tensor:
     picked_index = index[:, position, choices]
     distinct = _all_distinct(picked_index)  # [P, C]
     present = (steps >= 0).to(matches.dtype).unsqueeze(1)
-    totals = ((picked_value - cost) * present).sum(dim=2).masked_fill(~distinct, float("-inf"))
+    gains = picked_value - cost
+    if cues is not None and cues.any() and length > 1:
+        back = (steps[:, 1:] >= 0) & (steps[:, 1:] == (steps[:, :-1] ^ 1))  # [P, L-1]
+        back[:, 1:] &= ~back[:, :-1]  # there, back and there again is no "same X" walk
+        cued = torch.cat([cues, cues.new_zeros(length)])[picked_index[:, :, :-1]]  # [P, C, L-1]
+        wordless = picked_index[:, :, 1:] >= num_words
+        shared = back.unsqueeze(1) & cued & wordless
+        gains[:, :, 1:] += (cost + SHARING_BONUS) * shared.to(gains.dtype)
+    totals = (gains * present).sum(dim=2).masked_fill(~distinct, float("-inf"))
     return totals.max(dim=1).values if num_plans else totals.new_zeros(0)
 
 

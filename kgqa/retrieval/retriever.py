@@ -11,7 +11,8 @@ The extractive reader that reads answers off a retrieval is :mod:`kgqa.reasoning
 from __future__ import annotations
 
 import time
-from collections.abc import Callable, Sequence
+from collections import ChainMap
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any, Literal
@@ -21,11 +22,12 @@ import torch
 from kgqa.checkpoint_file import load_checkpoint
 from kgqa.embed.protocol import Embedder
 from kgqa.errors import CheckpointError, ConfigError
-from kgqa.link import link, strip_brackets
+from kgqa.link import link
 from kgqa.linking_words import RelationWords
 from kgqa.retrieval.disambiguation import Disambiguation, rank_topics
 from kgqa.retrieval.features import PreparedQuestion, SubgraphSettings, prepare
 from kgqa.retrieval.name_match import NameMatchPlanner
+from kgqa.retrieval.nameless import nameless_names
 from kgqa.retrieval.path_context import triple_probabilities
 from kgqa.retrieval.path_pooling import path_rescore
 from kgqa.retrieval.plan_attention import AttentionPlanScorer
@@ -40,7 +42,7 @@ from kgqa.retrieval.plans import (
 from kgqa.retrieval.scorer import TripleScorer
 from kgqa.retrieval.tables import EntityTable, RelationTable
 from kgqa.store.protocol import GraphStore
-from kgqa.types import LinkedEntity
+from kgqa.types import LinkedEntity, ParsedQuestion
 
 #: ``kind`` and ``format_version`` of the checkpoint file ``kgqa train`` writes (:func:`load_bundle`).
 CHECKPOINT_KIND = "kgqa_retriever"
@@ -91,6 +93,8 @@ class Retrieval:
         plans: the planner's relation paths, ``None`` without a planner.
         disambiguation: how the first topic was chosen among close linking candidates, ``None``
             when the linker left no choice.
+        named: BoolTensor [N], False for nameless entities (Freebase CVT nodes, named by their
+            mid and nothing else; ``has_meaningful_text``); ``None``: all are named.
     """
 
     question: str
@@ -98,10 +102,18 @@ class Retrieval:
     prepared: PreparedQuestion
     scores: torch.Tensor
     probabilities: torch.Tensor
-    names: dict[str, str]
+    names: Mapping[str, str]
     timings_ms: dict[str, float] = field(default_factory=dict)
     plans: RankedPlans | None = None
     disambiguation: Disambiguation | None = None
+    named: torch.Tensor | None = None
+
+    def answerable(self) -> torch.Tensor:
+        """BoolTensor [N]: the entities an answer may be: ``Subgraph.candidate_mask`` less the
+        nameless ones. A question's walks pass through a CVT node ("Obama -> education -> m.02nqgpk
+        -> institution -> Harvard") but its answer is never the CVT itself."""
+        allowed = self.prepared.subgraph.candidate_mask()
+        return allowed if self.named is None else allowed & self.named
 
     def order(self) -> torch.Tensor:
         """LongTensor [E]: triple indices by descending score."""
@@ -274,15 +286,17 @@ class Retriever:
         When the linker leaves several close candidates for the first topic
         (:meth:`LinkResult.contenders`), each is retrieved as the topic and the best fit to the
         question wins (:mod:`kgqa.retrieval.disambiguation`); the ``disambiguate`` timing is the
-        extra work that took.
+        extra work that took. The question is parsed once (:class:`ParsedQuestion`): the linker
+        reads its brackets, the models its text without them.
         """
         started = time.perf_counter()
+        parsed = ParsedQuestion.parse(question)
         if self._relation_words is None:  # read once: every question without capitals needs them
             self._relation_words = RelationWords.from_store(self.store)
         linked = link(
             self.store,
             lambda: self.embedder,
-            question,
+            parsed,
             topic_ids=topic_ids,
             relation_words=self._relation_words,
         )
@@ -291,12 +305,12 @@ class Retriever:
         contenders = linked.contenders()
         topics = linked.topics
         if len(contenders) < 2:
-            retrieval = self._score(question, topics, settings, {})
+            retrieval = self._score(parsed, topics, settings, {})
             retrieval.timings_ms["link"] = link_ms
             return retrieval
         views_cache: dict[tuple[str, ...], torch.Tensor] = {}
         runs = [
-            self._score(question, (c, *[t for t in topics[1:] if t.id != c.id]), settings, views_cache)
+            self._score(parsed, (c, *[t for t in topics[1:] if t.id != c.id]), settings, views_cache)
             for c in contenders
         ]
         logits = (
@@ -314,14 +328,14 @@ class Retriever:
 
     def _score(
         self,
-        question: str,
+        question: ParsedQuestion,
         topics: tuple[LinkedEntity, ...],
         settings: SubgraphSettings,
         views_cache: dict[tuple[str, ...], torch.Tensor],
     ) -> Retrieval:
         """Embed, extract, score, plan and rank for fixed topics."""
         started = time.perf_counter()
-        text = strip_brackets(question)
+        text = question.text
         mentions = [t.mention or t.name for t in topics]
         # A trained planner also reads the text around the topic mention; otherwise the question only.
         trained_planner = self.planner is not None and not isinstance(self.planner, NameMatchPlanner)
@@ -338,6 +352,8 @@ class Retriever:
         prepared = prepare(
             self.store, views, [t.id for t in topics], self.tables, settings, question_tokens=tokens
         )
+        if isinstance(self.planner, NameMatchPlanner):
+            prepared = replace(prepared, sharing_cues=self.planner.sharing_cues(text, mentions))
         scored_at = time.perf_counter()
         with torch.inference_mode():
             if self.scorer is None:
@@ -364,8 +380,12 @@ class Retriever:
             scores = plan_guided_scores(probabilities, plans, sub)
         if scores is not probabilities:
             timings["rescore"] = (time.perf_counter() - rescored_at) * 1e3
-        names = self.tables[0].names
-        return Retrieval(question, topics, prepared, scores, probabilities, names, timings, plans)
+        entities = self.tables[0]
+        named = entities.has_text[prepared.entity_rows]
+        names = ChainMap(nameless_names(sub, named, entities.names, scores), entities.names)
+        return Retrieval(
+            question.asked, topics, prepared, scores, probabilities, names, timings, plans, named=named
+        )
 
 
 def question_token_states(embedder: Embedder, text: str) -> torch.Tensor:

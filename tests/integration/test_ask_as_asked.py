@@ -44,7 +44,7 @@ def data_dir(tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
     """The bundled slice, trained with the quick start's recipe and no hop count."""
     data = _loaded(tmp_path_factory)
     questions = str(SLICE / "questions.txt")
-    _kgqa("train", questions, "--format", "metaqa", "--epochs", "10", "--data-dir", data, "--json")
+    _kgqa("train", questions, "--format", "metaqa", "--set", "train.epochs=10", "--data-dir", data, "--json")
     yield data
 
 

@@ -274,16 +274,49 @@ def test_mor_eval_scores_stark_and_kgqa_metrics_per_kind(trained: MorRetriever, 
 
 
 def test_saved_mor_answer_keeps_its_trajectories_as_evidence(trained: MorRetriever) -> None:
-    from kgqa.saved_questions import load_saved, save_mor_result
+    from kgqa.mor_asker import MorAsker
+    from kgqa.saved_questions import load_saved, save_answer
 
     result = trained.retrieve(QUESTION, top_k=1)
-    qid = save_mor_result(trained.store, QUESTION, result)
-    saved = load_saved(trained.store, qid)
+    answer = save_answer(trained.store, MorAsker(trained, max_answers=1).ask(QUESTION))
+    assert answer.question_id is not None
+    saved = load_saved(trained.store, answer.question_id)
     assert saved.answers == ("D:2",)
     # keys in the graph's direction, whichever way the walk crossed the relationship
     assert set(saved.evidence) >= {("D:2", "DISEASE_PHENOTYPE_POSITIVE", "HP:2")}
     walked = {k for node in result.nodes for t in node.trajectories for k in t.rel_keys}
     assert set(saved.evidence) == walked
+
+
+def _key_paths(value: Any, prefix: str = "") -> set[str]:
+    """Every key path of a JSON value (``evidence[].triples[].head``), lists read through all items."""
+    if isinstance(value, dict):
+        return {p for k, v in value.items() for p in {f"{prefix}{k}", *_key_paths(v, f"{prefix}{k}.")}}
+    if isinstance(value, list):
+        return {p for item in value for p in _key_paths(item, prefix.rstrip(".") + "[].")}
+    return set()
+
+
+def test_mor_and_kgqa_answers_have_the_same_record_and_json_keys(
+    trained: MorRetriever, trained_models: Any
+) -> None:
+    """One question path: a MoR checkpoint and a KGQA one answer with the same Answer record,
+    so 'kgqa ask --json' has the same keys, nested ones included."""
+    from kgqa.config import AnswerSettings
+    from kgqa.mor_asker import MorAsker
+    from kgqa.pipeline import Asker
+
+    retriever, extractive = trained_models
+    kgqa = Asker(retriever, AnswerSettings(), extractive=extractive).ask("who directed [Cast Away]").to_dict()
+    mor = MorAsker(trained, max_answers=3).ask(QUESTION).to_dict()
+    assert mor["reader"] == "mor" and mor["answers"][0]["id"] == "D:2" and mor["plans"]
+    assert kgqa["answers"] and kgqa["evidence"] and kgqa["plans"] and mor["evidence"]
+    assert all(0.0 <= a["score"] <= 1.0 for a in mor["answers"])
+    assert mor["evidence"][-1]["triples"], "the best line (last) walks relationships"
+    stages = {"timings_ms.", "disambiguation."}  # stage names and a KGQA-only choice are values
+    assert {p for p in _key_paths(kgqa) if not p.startswith(tuple(stages))} == {
+        p for p in _key_paths(mor) if not p.startswith(tuple(stages))
+    }
 
 
 def test_cli_ingests_trains_asks_and_evaluates_the_mor_path(tmp_path: Path) -> None:
@@ -314,6 +347,16 @@ def test_cli_ingests_trains_asks_and_evaluates_the_mor_path(tmp_path: Path) -> N
     )
     asked = json.loads(run("ask", QUESTION, "--data-dir", data, "--json"))
     assert asked["answers"] and all(a["id"].startswith("D:") for a in asked["answers"])
+    assert asked["reader"] == "mor" and "MoR" in asked["model"] and asked["browser_cypher"] is None
+    # the same layout as a KGQA answer: topics, plans, evidence (best last), answers
+    shown = run("ask", QUESTION, "--data-dir", data).splitlines()
+    assert shown[0].startswith("topics: ") and shown[1].startswith("plan: Disease*")
+    assert any(line.startswith("evidence (") for line in shown)
+    assert any(line.startswith("answer (mor): ") for line in shown)
+    import kgqa  # the Python API takes the same question path
+
+    with kgqa.open(data_dir=data) as graph:
+        assert graph.ask(QUESTION).to_dict().keys() == asked.keys() - {"model", "browser_cypher"}
     log = str(tmp_path / "eval.jsonl")
     summary = json.loads(
         run("eval", str(questions), "--format", "stark", "--data-dir", data, "--log", log, "--json")

@@ -8,12 +8,12 @@ import pytest
 
 from kgqa.embed.protocol import Embedder
 from kgqa.errors import EntityNotFoundError
-from kgqa.link import LinkResult, bracket_spans, escape_lucene, link, strip_brackets
+from kgqa.link import LinkResult, escape_lucene, link
 from kgqa.names import normalise_name
 from kgqa.store import queries
 from kgqa.store.kglite_store import KgliteStore
 from kgqa.store.protocol import Statement
-from kgqa.types import LinkedEntity
+from kgqa.types import LinkedEntity, ParsedQuestion
 
 
 def _no_embedder() -> Embedder:
@@ -226,11 +226,22 @@ def test_link_raises_entity_not_found_when_no_match(toy_kg: KgliteStore, fake_em
 # --- helpers and result ---------------------------------------------------------------------------
 
 
-def test_bracket_helpers_follow_the_metaqa_convention() -> None:
+def test_parsed_question_follows_the_metaqa_bracket_convention() -> None:
     question = "the films that share actors with the film [Black Snake Moan] were in which genres"
-    assert bracket_spans(question) == ["Black Snake Moan"]
-    assert strip_brackets(question) == question.replace("[", "").replace("]", "")
-    assert bracket_spans("no brackets") == [] and strip_brackets("a  [b]  c") == "a b c"
+    parsed = ParsedQuestion.parse(question)
+    assert parsed.bracketed == ("Black Snake Moan",) and parsed.asked == question
+    assert parsed.text == question.replace("[", "").replace("]", "")
+    assert ParsedQuestion.parse("no brackets").bracketed == ()
+    assert ParsedQuestion.parse("a  [b]  c [ ]").text == "a b c" and ParsedQuestion.parse(
+        "[ x ]"
+    ).bracketed == ("x",)
+
+
+def test_link_reads_the_brackets_of_a_question_parsed_once(
+    toy_kg: KgliteStore, fake_embedder: Embedder
+) -> None:
+    parsed = ParsedQuestion.parse("who directed [Cast Away]")
+    assert link(toy_kg, fake_embedder, parsed).topics == link(toy_kg, fake_embedder, parsed.asked).topics
 
 
 def test_link_result_to_dict_lists_candidates_and_topics() -> None:

@@ -93,17 +93,11 @@ def test_batches_average_their_questions_losses_in_one_step(monkeypatch: pytest.
         torch.testing.assert_close(got, want)
 
 
-def test_kgqa_train_option_defaults_are_the_train_settings_defaults() -> None:
-    """The CLI states its defaults for --help; they must be the ones TrainSettings documents."""
-    from kgqa.cli.train import train
+def test_train_settings_from_the_default_config_are_the_train_settings_defaults() -> None:
+    """The trainer's record takes its defaults from the config's [train] section: one source."""
+    from kgqa.config import Settings
 
-    defaults = {p.name: p.default for p in train.params}
-    settings = TrainSettings()
-    assert defaults["epochs"] == settings.epochs
-    assert defaults["patience"] == settings.patience
-    assert defaults["planner_batch"] == settings.planner_batch
-    assert defaults["planner_kind"] == settings.planner_kind
-    assert defaults["hidden"] == settings.scorer_hidden == settings.reader_hidden
+    assert TrainSettings.from_config(Settings().train) == TrainSettings()
 
 
 @pytest.mark.parametrize(("patience", "min_epochs", "ran"), [(3, 3, 4), (1, 3, 3), (2, 1, 3)])

@@ -63,8 +63,8 @@ def test_command_refuses_a_bad_checkpoint_by_name(
             str(data),
             "--out",
             str(tmp_path / "new.pt"),
-            "--reuse-scorers",
-            str(checkpoint),
+            "--set",
+            f"train.reuse_scorers={checkpoint}",
         ],
     }[command]
     result = CliRunner().invoke(cli, args)

@@ -217,12 +217,12 @@ def test_train_retrieve_eval_on_the_bundled_slice(tmp_path: Path) -> None:
         data,
         "--limit",
         "40",
-        "--epochs",
-        "2",
-        "--hidden",
-        "32",
-        "--planner-kind",
-        "auto",
+        "--set",
+        "train.epochs=2",
+        "--set",
+        "train.hidden=32",
+        "--set",
+        "train.planner_kind=auto",
         "--json",
     )
     assert code == 0, err
@@ -234,16 +234,16 @@ def test_train_retrieve_eval_on_the_bundled_slice(tmp_path: Path) -> None:
     assert len(report["scorer_history"]["val_metric"]) == 2
     assert len(report["path_scorer_history"]["val_metric"]) == 2  # the second pass trains by default
     assert len(report["planner_history"]["val_metric"]) == 2  # and so does the planner
-    # --planner-kind auto: the MLP and the word-order planner, the better one kept
+    # train.planner_kind=auto: the MLP and the word-order planner, the better one kept
     candidates = report["planner_history"]["candidates"]
     assert set(candidates) == {"mlp", "attention"}
     assert max(report["planner_history"]["val_metric"]) == max(candidates.values())
-    # --reuse-scorers: the scorers come from that checkpoint as they are; planner and reader train
+    # train.reuse_scorers: the scorers come from that checkpoint as they are; planner and reader train
     again = str(tmp_path / "again.pt")
     code, out, err = _run(
         "train", str(examples / "questions.txt"), "--format", "metaqa", "--data-dir", data, "--limit", "40",
-        "--epochs", "1", "--hidden", "32", "--reuse-scorers", report["out"],
-        "--out", again, "--json",
+        "--set", "train.epochs=1", "--set", "train.hidden=32",
+        "--set", f"train.reuse_scorers={report['out']}", "--out", again, "--json",
     )  # fmt: skip
     assert code == 0, err
     reused = json.loads(out)
@@ -283,9 +283,9 @@ def test_train_retrieve_eval_on_the_bundled_slice(tmp_path: Path) -> None:
     summary = evaluate(10, log)
     assert summary["n"] + summary["failed"] == 10
     assert len(log.read_text().splitlines()) == 10
-    # --workers 2: two processes answer, the log and the summary are those of one process
+    # eval.workers=2: two processes answer, the log and the summary are those of one process
     parallel_log = tmp_path / "workers.jsonl"
-    parallel = evaluate(10, parallel_log, "--workers", "2")
+    parallel = evaluate(10, parallel_log, "--set", "eval.workers=2")
     records = [json.loads(line) for line in log.read_text().splitlines()]
     parallel_records = [json.loads(line) for line in parallel_log.read_text().splitlines()]
     assert [r["qid"] for r in parallel_records] == [r["qid"] for r in records]
@@ -296,13 +296,15 @@ def test_train_retrieve_eval_on_the_bundled_slice(tmp_path: Path) -> None:
     assert {k: v for k, v in parallel.items() if k != "latency_ms"} == {
         k: v for k, v in summary.items() if k != "latency_ms"
     }
-    assert evaluate(10, parallel_log, "--workers", "2")["resumed"] == summary["n"]  # same fingerprint
+    assert (
+        evaluate(10, parallel_log, "--set", "eval.workers=2")["resumed"] == summary["n"]
+    )  # same fingerprint
     assert set(summary["answer_recall"]) == {"25", "50", "100", "200"}
     assert summary["linking_top1"] is None or math.isnan(summary["linking_top1"])  # topics given
     # the same log, another selection: the summary counts this run's questions only
     resumed = evaluate(3, log)
     assert resumed["n"] + resumed["failed"] == 3 and resumed["resumed"] <= 3
-    free = evaluate(10, tmp_path / "free.jsonl", "--strip-brackets")
+    free = evaluate(10, tmp_path / "free.jsonl", "--set", "eval.strip_brackets=true")
     assert free["n"] + free["failed"] == 10 and 0.5 <= free["linking_top1"] <= 1.0
     # a lower-case name with a tag twin: both are retrieved and weighed by fit
     code, out, err = _run("link", "which films did robert zemeckis direct", "--data-dir", data, "--json")

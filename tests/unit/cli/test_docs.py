@@ -1,5 +1,5 @@
 """The documentation agrees with the commands: docs/cli.md is the current ``--help`` of each, and
-every ``kgqa ...`` line in README.md and docs/ names a command that exists with flags it has.
+every ``kgqa ...`` line in README.md and docs/ names a command that exists with flags it shows.
 
 docs/decisions.md is the record of what was tried, in the words of its day, and is not checked.
 """
@@ -79,9 +79,11 @@ CALLS = sorted(
 
 
 def _option_names(command: click.Command, ctx: click.Context) -> set[str]:
+    """The options ``--help`` shows: a hidden one is kept only for old scripts (it warns to use
+    ``--set``), so the docs must not teach it."""
     names = {"--help", "-h"}
     for param in command.get_params(ctx):
-        if isinstance(param, click.Option):
+        if isinstance(param, click.Option) and not param.hidden:
             names.update(param.opts + param.secondary_opts)
     return names
 

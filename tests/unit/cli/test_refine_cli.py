@@ -1,4 +1,4 @@
-"""``kgqa refine`` and ``--no-gold-paths`` through the command line, on the bundled MetaQA slice."""
+"""``kgqa refine`` and ``questions.gold_paths`` through the command line, on the bundled MetaQA slice."""
 
 from __future__ import annotations
 
@@ -58,17 +58,18 @@ def test_refine_then_train_on_the_refined_file(tmp_path: Path) -> None:
         str(refined),
         "--format",
         "rog-jsonl",
-        "--hops",
-        "2",
+        "--set",
+        "retrieval.hops=2",
         "--data-dir",
         data,
         "--out",
         str(tmp_path / "r.pt"),
-        "--epochs",
-        "1",
-        "--hidden",
-        "16",
-        "--no-path-scorer",
+        "--set",
+        "train.epochs=1",
+        "--set",
+        "train.hidden=16",
+        "--set",
+        "train.path_scorer=false",
         "--json",
     ]
     code, out, err = _run("train", *train_args)
@@ -77,30 +78,31 @@ def test_refine_then_train_on_the_refined_file(tmp_path: Path) -> None:
     # MetaQA never walks back through the topic: the refined paths keep train's rule "never back".
     assert report["walk_rule"]["questions"] == report["prepared"]
     assert report["walk_rule"]["topic_walks"] is json.loads(out)["walk_rule"]["topic_walks"] is False
-    # --no-gold-paths changes the labels, so it prepares (and caches) examples of its own.
+    # questions.gold_paths=false changes the labels, so it prepares (and caches) examples of its own.
     for expected in ("written", "hit"):
-        code, out, err = _run("train", *train_args, "--no-gold-paths")
+        code, out, err = _run("train", *train_args, "--set", "questions.gold_paths=false")
         assert code == 0, err
         assert json.loads(out)["example_cache"]["train"] == expected
-    # eval reads the refined paths as gold; --no-gold-paths ignores them, and is a run of its own
+    # eval reads the refined paths as gold; questions.gold_paths=false ignores them, and is a run of its own
     # (its log is not resumed by the other).
     common = [
         "--format",
         "rog-jsonl",
-        "--hops",
-        "2",
+        "--set",
+        "retrieval.hops=2",
         "--data-dir",
         data,
         "--checkpoint",
         str(tmp_path / "r.pt"),
     ]
     summaries = []
-    for flag in ("--gold-paths", "--no-gold-paths"):
-        log = str(tmp_path / f"eval{flag}.jsonl")
-        code, out, err = _run("eval", str(refined), *common, "--limit", "10", "--log", log, flag, "--json")
+    for gold in ("true", "false"):
+        log = str(tmp_path / f"eval-{gold}.jsonl")
+        flag = ["--set", f"questions.gold_paths={gold}"]
+        code, out, err = _run("eval", str(refined), *common, "--limit", "10", "--log", log, *flag, "--json")
         assert code == 0, err
         summaries.append(json.loads(out))
-    code, _, err = _run("eval", str(refined), *common, "--limit", "10", "--log", log, "--gold-paths")
+    code, _, err = _run("eval", str(refined), *common, "--limit", "10", "--log", log)
     assert code == 1 and "comes from a run with other settings" in err
     with_gold, without = summaries
     assert without["n"] == with_gold["n"] == 10

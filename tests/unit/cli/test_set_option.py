@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 from pathlib import Path
+from typing import Any
 
 import pytest
 from click.testing import CliRunner
@@ -71,3 +72,96 @@ def test_set_with_an_unknown_key_is_a_usage_error_listing_the_keys() -> None:
 def test_set_with_a_bad_value_names_the_key_and_its_source(tmp_path: Path) -> None:
     code, _, err = _run("config", "show", "--set", "retrieval.hops=many")
     assert code == 1 and "retrieval.hops (--set)" in err
+
+
+class _Captured(Exception):
+    """Raised by a stand-in trainer once it has what ``kgqa train`` passed it."""
+
+
+@pytest.fixture
+def captured_training(monkeypatch: pytest.MonkeyPatch) -> dict[str, Any]:
+    """What ``kgqa train`` hands ``run_training``, captured instead of training."""
+    import retriever_training.run
+
+    seen: dict[str, Any] = {}
+
+    def run_training(settings: Any, sources: Any, out: Any, **kwargs: Any) -> None:
+        seen.update(kwargs, settings=settings)
+        raise _Captured
+
+    monkeypatch.setattr(retriever_training.run, "run_training", run_training)
+    return seen
+
+
+def _train(tmp_path: Path, *args: str) -> tuple[int, str]:
+    argv = ["train", KB, "--format", "metaqa", "--data-dir", str(tmp_path / "d"), *args]
+    result = CliRunner().invoke(cli, argv, env={"KGQA_CONFIG": ""})
+    assert isinstance(result.exception, _Captured), result.output
+    return result.exit_code, result.stderr
+
+
+def test_train_set_reaches_the_trainer_settings_split_and_cache(
+    tmp_path: Path, captured_training: dict[str, Any]
+) -> None:
+    _, err = _train(
+        tmp_path,
+        *("--set", "train.epochs=4", "--set", "train.hidden=32", "--set", "train.planner_kind=auto"),
+        *("--set", "train.seed=7", "--set", "train.val_fraction=0.2", "--set", "train.cache_examples=false"),
+        *("--set", "train.path_scorer=false", "--set", "questions.oracle_hops=true"),
+    )
+    settings = captured_training["train_settings"]
+    assert (settings.epochs, settings.scorer_hidden, settings.reader_hidden) == (4, 32, 32)
+    assert settings.planner_kind == "auto" and settings.seed == 7 and settings.path_scorer is False
+    assert captured_training["split"].val_fraction == 0.2 and captured_training["split"].seed == 7
+    assert captured_training["cache_dir"] is None and captured_training["oracle_hops"] is True
+    assert "deprecated" not in err.lower()
+
+
+def test_train_defaults_come_from_the_train_section(
+    tmp_path: Path, captured_training: dict[str, Any]
+) -> None:
+    from kgqa.config import Settings
+    from retriever_training.train import TrainSettings
+
+    _train(tmp_path)
+    assert captured_training["train_settings"] == TrainSettings.from_config(Settings().train)
+    assert captured_training["cache_dir"] == tmp_path / "d" / "example-cache"
+    assert captured_training["gold_paths"] is True and captured_training["oracle_hops"] is False
+
+
+def test_train_hidden_flags_still_work_and_name_their_key(
+    tmp_path: Path, captured_training: dict[str, Any]
+) -> None:
+    _, err = _train(
+        tmp_path, "--epochs", "5", "--hidden", "16", "--no-planner", "--hops", "2", "--no-gold-paths"
+    )
+    settings = captured_training["train_settings"]
+    assert settings.epochs == 5 and settings.scorer_hidden == 16 and settings.planner is False
+    assert captured_training["subgraph"].hops == 2 and captured_training["gold_paths"] is False
+    assert "use --set train.epochs=VALUE" in err and "use --set retrieval.hops=N" in err
+
+
+def test_train_and_eval_show_few_options_and_hide_the_config_flags() -> None:
+    """Issue 32's budget: train <= 10 options, eval <= 12, ask <= 10 (-h/--help not counted)."""
+    for command, most in (("train", 10), ("eval", 12), ("ask", 10)):
+        code, out, _ = _run(command, "--help")
+        shown = [line for line in out.splitlines() if line.startswith("  -") and "--help" not in line]
+        assert code == 0 and len(shown) <= most, (command, shown)
+    _, out, _ = _run("train", "--help")
+    assert "--epochs" not in out and "--planner-kind" not in out
+
+
+def test_eval_set_and_hidden_flags_reach_the_eval_section(tmp_path: Path) -> None:
+    args = ["eval", KB, "--format", "metaqa", "--data-dir", str(tmp_path / "d"), "--dry-run"]
+    code, out, _ = _run(*args, "--set", "eval.workers=3", "--set", "eval.strip_brackets=true")
+    data = json.loads(out)
+    assert code == 0 and data["eval"]["workers"] == 3 and data["eval"]["strip_brackets"] is True
+    code, out, err = _run(*args, "--workers", "2", "--reader", "llm", "--hops", "oracle")
+    data = json.loads(out)
+    assert code == 0 and data["eval"]["workers"] == 2 and data["reader"]["kind"] == "llm"
+    assert data["questions"]["oracle_hops"] is True and "use --set eval.workers=VALUE" in err
+
+
+def test_config_show_lists_the_train_keys() -> None:
+    code, out, _ = _run("config", "show", "--set", "train.epochs=4")
+    assert code == 0 and "[train]" in out and "epochs = 4  # --set" in out and "planner_kind = 'mlp'" in out

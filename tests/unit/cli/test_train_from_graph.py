@@ -29,8 +29,9 @@ def test_train_from_graph_alone_writes_a_checkpoint_and_reuses_the_questions(tmp
     data = str(tmp_path / "d")
     code, _, err = _run("ingest", str(SLICE / "kb.txt"), "--format", "metaqa", "--data-dir", data)
     assert code == 0, err
-    args = ("train", "--from-graph", "--graph-questions", "60", "--data-dir", data, "--epochs", "1")
-    code, out, err = _run(*args, "--hidden", "32", "--json")
+    args = ("train", "--from-graph", "--set", "train.graph_questions=60", "--data-dir", data)
+    args += ("--set", "train.epochs=1", "--set", "train.hidden=32")
+    code, out, err = _run(*args, "--json")
     assert code == 0, err
     report = json.loads(out)
     generated = report["from_graph"]
@@ -39,6 +40,6 @@ def test_train_from_graph_alone_writes_a_checkpoint_and_reuses_the_questions(tmp
     assert Path(generated["path"]).parent == Path(data) / "from-graph"
     assert sum(report["questions"].values()) == 60
     assert Path(report["out"]).is_file()
-    code, out, err = _run(*args, "--hidden", "32", "--no-planner", "--no-path-scorer")
+    code, out, err = _run(*args, "--set", "train.planner=false", "--set", "train.path_scorer=false")
     assert code == 0, err
     assert "from the graph (reused): 60 questions" in out

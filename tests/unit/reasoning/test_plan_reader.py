@@ -8,6 +8,7 @@ from conftest import FakeEmbedder
 from kgqa.reasoning.plan_reader import PlanReader
 from kgqa.retrieval.retriever import Retriever
 from kgqa.store.kglite_store import KgliteStore
+from kgqa.types import TripleRecord
 
 
 def test_train_free_answers_are_every_end_of_the_best_plan(
@@ -29,3 +30,46 @@ def test_train_free_answers_ignore_the_evidence_cap(toy_kg: KgliteStore, fake_em
     nothing_shown = torch.zeros(retrieval.prepared.subgraph.num_entities, dtype=torch.bool)
     answers = PlanReader().extract_answers(retrieval, candidates=nothing_shown)
     assert len(answers) == 3
+
+
+def test_train_free_answers_of_two_topics_touch_both(
+    toy_kg: KgliteStore, fake_embedder: FakeEmbedder
+) -> None:
+    question = "which films starred [Tom Hanks] directed by [Robert Zemeckis]"
+    retrieval = Retriever.train_free(toy_kg, fake_embedder).retrieve(question)
+    answers = PlanReader().extract_answers(retrieval)
+    assert {a.name for a in answers} == {"Forrest Gump", "Cast Away"}  # not The Terminal (Spielberg)
+
+
+def test_answers_never_stop_at_a_nameless_node(
+    kglite_store: KgliteStore, fake_embedder: FakeEmbedder
+) -> None:
+    from ingest.embedding import embed_store
+    from ingest.loader import load
+
+    triples = [
+        ("Barack Obama", "people.person.education", "m.02nqgpk"),  # a CVT node: named by its mid only
+        ("m.02nqgpk", "education.education.institution", "Harvard Law School"),
+        ("Barack Obama", "people.person.place_of_birth", "Honolulu"),
+    ]
+    load(
+        kglite_store,
+        [TripleRecord(*t, line=i + 1) for i, t in enumerate(triples)],
+        source="t",
+        fmt="test",
+        source_key="t",
+    )
+    embed_store(kglite_store, fake_embedder)
+    retrieval = Retriever.train_free(kglite_store, fake_embedder).retrieve(
+        "what education did [Barack Obama] have"
+    )
+    sub = retrieval.prepared.subgraph
+    cvt = sub.entity_ids.index("m.02nqgpk")
+    assert retrieval.plans is not None and float(retrieval.plans.reach(sub.num_entities)[cvt, 0]) > 0
+    assert not bool(retrieval.answerable()[cvt]) and bool(
+        retrieval.answerable()[sub.entity_ids.index("Honolulu")]
+    )
+    assert float(PlanReader().entity_probabilities(retrieval)[cvt]) == 0.0
+    assert "m.02nqgpk" not in {a.id for a in PlanReader().extract_answers(retrieval)}
+    assert retrieval.names["m.02nqgpk"].startswith("m.02nqgpk [")  # named by its neighbours
+    assert "Harvard Law School" in retrieval.names["m.02nqgpk"]

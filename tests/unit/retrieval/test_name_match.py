@@ -46,7 +46,7 @@ def test_a_step_pays_for_itself_only_with_a_word_of_its_own() -> None:
 
 def test_word_matches_are_centred_per_word_over_the_relations() -> None:
     relations = torch.tensor([[1.0, 0.0], [0.0, 1.0]])
-    words = torch.tensor([[1.0, 1.0], [1.0, 0.0]])  # a word equally near both, then one near the first
+    words = torch.tensor([[[1.0, 1.0]], [[1.0, 0.0]]])  # a word equally near both, then one near the first
     matches = word_matches(relations, words)
     torch.testing.assert_close(matches[:, 0], torch.zeros(2))
     assert matches[0, 1] > 0 > matches[1, 1]
@@ -60,3 +60,48 @@ def test_content_words_drop_the_topic_and_function_words_but_keep_when_and_where
         "club",
         "plays",
     ]
+
+
+def test_a_run_of_words_matches_as_its_best_word_per_relation_and_names_one_step() -> None:
+    relations = torch.tensor([[1.0, 0.0], [0.0, 1.0]])
+    # One run of two words ("release years"): each near one relation; zero padding matches 0.
+    run = torch.tensor([[[1.0, 0.0], [0.9, 0.1]], [[0.0, 1.0], [0.0, 0.0]]])
+    matches = word_matches(relations, run)
+    assert matches.shape == (2, 2)
+    alone = [word_matches(relations, run[:1, k : k + 1]).squeeze(1) for k in range(2)]
+    torch.testing.assert_close(matches[:, 0], torch.maximum(*alone))
+    # A plan walking relation 0 there and back has one unit for two steps: the second pays its cost.
+    one, two = best_assignment(matches[:, :1], torch.tensor([[0, -1], [0, 1]]), 0.25).tolist()
+    assert one > two
+
+
+def test_content_words_join_adjacent_words_into_one_run() -> None:
+    question = "what were the release years of the films Tom Hanks acted in"
+    assert content_words(question, ["Tom Hanks"]) == ["release years", "films", "acted"]
+
+
+def test_content_words_leave_out_every_topic_mention() -> None:
+    question = "who plays at position Forward for country Germany"
+    assert content_words(question, ["Germany", "Forward"]) == ["plays", "position", "country"]
+
+
+def test_a_sharing_cue_pays_for_the_walk_back() -> None:
+    # "films with the same director as X": one run ("same director") matching relation 0. The walk
+    # there and back (0 then its reverse, 1) beats the walk there alone only with the cue.
+    matches = torch.tensor([[0.6], [0.0]])
+    steps = torch.tensor([[0, -1], [0, 1]])
+    there, back = best_assignment(matches, steps, 0.25).tolist()
+    assert there > back
+    there, back = best_assignment(matches, steps, 0.25, torch.tensor([True])).tolist()
+    assert back > there
+    # There, back and there again earns no second bonus.
+    three = best_assignment(matches, torch.tensor([[0, 1, 0]]), 0.25, torch.tensor([True]))
+    assert float(three) < back
+
+
+def test_sharing_cues_mark_the_runs_with_same_share_or_co() -> None:
+    from kgqa.retrieval.name_match import NameMatchPlanner
+
+    cues = NameMatchPlanner.sharing_cues("which films have the same director as Jaws", ["Jaws"])
+    assert cues.tolist() == [False, True]  # "films", "same director"
+    assert NameMatchPlanner.sharing_cues("who co-starred with Tom Hanks", ["Tom Hanks"]).tolist() == [True]

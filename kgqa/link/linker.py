@@ -1,0 +1,87 @@
+"""``link``: the steps in order, the first that finds candidates wins."""
+
+from __future__ import annotations
+
+import logging
+from collections.abc import Sequence
+
+from kgqa.errors import EntityNotFoundError
+from kgqa.link.explicit import link_brackets, link_topics
+from kgqa.link.name_step import link_names
+from kgqa.link.result import LinkResult
+from kgqa.link.search import FULLTEXT_LIMIT, MIN_VECTOR_SCORE, EmbedderSource, link_fulltext, link_vector
+from kgqa.link.tokens import tokenize
+from kgqa.linking_words import RelationWords
+from kgqa.store.protocol import GraphStore
+from kgqa.types import ParsedQuestion
+
+log = logging.getLogger(__name__)
+
+
+def link(
+    store: GraphStore,
+    embedder: EmbedderSource,
+    question: str | ParsedQuestion,
+    *,
+    topic_ids: Sequence[str] = (),
+    k: int = 5,
+    max_ngram: int = 16,
+    fulltext_limit: int = FULLTEXT_LIMIT,
+    min_vector_score: float = MIN_VECTOR_SCORE,
+    relation_words: RelationWords | None = None,
+) -> LinkResult:
+    """Link a question to store entities.
+
+    Args:
+        store: the graph store holding ``:Entity`` nodes with ``name_norm`` and the search indexes.
+        embedder: the store's embedding model, or a factory for it; only the vector step (reached
+            when nothing else matched) uses it, so a factory keeps model loading off the fast path.
+        question: the question, as text or parsed once by the caller; ``[bracketed]`` spans are
+            taken as entity names or ids.
+        topic_ids: explicit ``Entity.id`` values; when given, nothing else is tried.
+        k: vector neighbours to fetch.
+        max_ngram: longest word n-gram tried by the exact step.
+        fulltext_limit: full-text hits to fetch.
+        min_vector_score: vector neighbours below this Neo4j-scale score ((1 + cos) / 2) are dropped.
+        relation_words: the words of the store's relation names; read from the store when None
+            (one query; pass :meth:`RelationWords.from_store` once to link many questions).
+
+    Returns:
+        The candidates of the first step that found any, best first.
+
+    Raises:
+        EntityNotFoundError: a topic id or bracketed span does not exist, or nothing matched.
+
+    Example:
+        >>> link(store, embedder, "what movies did tom hanks star in").topics[0].id  # doctest: +SKIP
+        'Tom Hanks'
+    """
+    if topic_ids:
+        return LinkResult(link_topics(store, topic_ids))
+    parsed = question if isinstance(question, ParsedQuestion) else ParsedQuestion.parse(question)
+    if parsed.bracketed:
+        return LinkResult(link_brackets(store, parsed.bracketed))
+    question = parsed.asked
+    tokens = tokenize(question)
+    for step in (
+        lambda: link_names(
+            store,
+            question,
+            tokens,
+            max_ngram=max_ngram,
+            fulltext_limit=fulltext_limit,
+            relation_words=relation_words,
+            embedder=embedder,
+        ),
+        lambda: LinkResult(link_fulltext(store, tokens, limit=fulltext_limit)),
+        lambda: LinkResult(link_vector(store, embedder, question, tokens, k=k, min_score=min_vector_score)),
+    ):
+        found = step()
+        if found.candidates:
+            log.debug("linked %r via %s: %s", question, found.method, [c.id for c in found.topics])
+            return found
+    raise EntityNotFoundError(
+        f"no entity matched the question {question!r} well enough: no name or near miss of one, "
+        f"no full-text hit, no entity embedding within similarity {min_vector_score:g}",
+        hint="check the spelling of the entity name, or pass its id with --topic",
+    )

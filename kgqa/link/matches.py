@@ -1,0 +1,129 @@
+"""Name matches of question mentions and how they rank: against each other for a mention,
+and mentions against mentions (named before common, longer before shorter)."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass
+from typing import Any, Literal
+
+from kgqa.link.result import SCORE_EXACT, entity, unique
+from kgqa.link.tokens import Span, case_key, is_proper
+from kgqa.linking_words import popularity
+from kgqa.types import LinkedEntity
+
+MatchKind = Literal["name", "typo", "partial", "demonym", "acronym"]
+
+
+PRIOR_QUALITY_WEIGHT = 3.0  # match quality against log(1 + degree): a partial name needs ~5x the facts
+
+
+@dataclass(frozen=True, slots=True)
+class Match:
+    """One entity row matched to one question span; ``quality`` in (0, 1], 1 for an exact match."""
+
+    span: Span
+    row: dict[str, Any]
+    quality: float
+    cue: tuple[bool, ...]  # see rank_rows: equal cues and quality = twins the text cannot separate
+    kind: MatchKind = "name"  # how the span names the row: whole name, typo, partial name, demonym
+
+
+def candidate(match: Match) -> LinkedEntity:
+    """The candidate a match gives: ``exact`` at 0.95, else ``fulltext`` (a partial name) or
+    ``fuzzy`` at 0.95 times its quality."""
+    method = "exact" if match.quality >= 1.0 else "fulltext" if match.kind == "partial" else "fuzzy"
+    return entity(match.row, SCORE_EXACT * match.quality, match.span.text, method)
+
+
+def prior(match: Match) -> float:
+    """How likely a reading of a mention is, in a question without capitals: the popularity
+    prior (log(1 + degree)) plus ``PRIOR_QUALITY_WEIGHT`` times the match quality, so a partial
+    name wins over an exact one when its entity is far better connected ("tupac": Tupac Shakur
+    over the book author record "Tupac")."""
+    return popularity(match.row.get("degree")) + PRIOR_QUALITY_WEIGHT * match.quality
+
+
+def twins(group: Sequence[Match]) -> tuple[LinkedEntity, ...]:
+    """The best match of a mention and those the question's text cannot tell from it (same
+    quality, same cue from :func:`rank_rows`)."""
+    best = group[0]
+    return unique(candidate(m) for m in group if (m.quality, m.cue) == (best.quality, best.cue))
+
+
+def span_tier(match: Match, uncased: bool) -> int:
+    """0: a capitalised mention equal to its entity's name in letter case ("Crazy Heart", not the
+    title "Movie Crazy" matched case-insensitively in "the movie Crazy Heart"); 1: a named
+    mention: capitals or digits in the question, or several words ("tom hanks", "forest gump");
+    2: the rest, lone lower-case words ("films", "director", "star"), which may still name an
+    entity ("jaws") but are weighed by fit when nothing named competes, and, in a question
+    without capitals, mentions made mostly of relation words ("official language").
+    """
+    span = match.span
+    if span.capitalised and _case_exact(match) and match.quality >= 1.0:
+        return 0
+    if uncased and span.relational:
+        return 2
+    return 1 if span.name_like or span.words > 1 else 2
+
+
+def _case_exact(match: Match) -> bool:
+    """The mention has its entity's name in the same letter case (punctuation and a leading
+    article aside)."""
+    name = match.row["name"] or match.row["id"]
+    return case_key(name, bare=True) == case_key(match.span.text, bare=True)
+
+
+def span_rank(match: Match, uncased: bool) -> tuple[int, float, bool, int]:
+    """Order of mentions (by their best match), used to resolve overlaps and to rank the chosen ones.
+
+    1. Tier (:func:`span_tier`).
+    2. Matched length: the span's normalised characters times the match quality, so "rush hour 2"
+       comes before "2" and "forest gump" (Forrest Gump, 0.92) before "forest" (an exact tag);
+       among lone words, names the KB capitalises come first.
+    3. A case-exact match, 4. earlier position.
+    """
+    span = match.span
+    tier, length, case_exact = span_tier(match, uncased), len(span.norm) * match.quality, _case_exact(match)
+    if tier == 2:  # lone words: a proper name in the KB ("jaws" -> Jaws) before a tag ("director")
+        length += 1000.0 * is_proper(match.row["name"] or match.row["id"])
+    return (tier, -length, not case_exact, span.start)
+
+
+def uncased_span_rank(match: Match) -> tuple[int, bool, bool, bool, float, int]:
+    """:func:`span_rank` for a question without capitals: named mentions (several words, or
+    digits) by matched length first, then lone words and relation-word mentions as
+    :func:`uncased_lone_rank` orders them."""
+    tier = span_tier(match, True)
+    if tier < 2:
+        rank = span_rank(match, True)
+        return (tier, False, False, False, rank[1], match.span.start)
+    proper = is_proper(match.row["name"] or match.row["id"])
+    partial = match.kind in ("typo", "partial")
+    return (2, match.span.relational, not proper, partial, -_lone_length(match), match.span.start)
+
+
+def uncased_lone_rank(cand: LinkedEntity, match: Match | None) -> tuple[bool, bool, bool, bool, float]:
+    """Order of lone-word candidates in a question without capitals: whole-name matches before
+    the full-text bag of words, mentions of relation words last ("capital" after "egypt"),
+    proper names before tags, typos after the rest ("write" is no typo of Writer where "tupac"
+    names Tupac Shakur), then the popularity prior (:func:`prior`): "seattle" (51 facts)
+    before "washington" (7)."""
+    if match is None:
+        return (True, False, False, False, -cand.score)
+    proper = is_proper(cand.name)
+    return (False, match.span.relational, not proper, match.kind in ("typo", "partial"), -_lone_length(match))
+
+
+def _lone_length(match: Match) -> float:
+    """Matched length (normalised characters times quality) plus the popularity prior
+    (:func:`prior`) as a tie-break."""
+    return len(match.span.norm) * match.quality + 0.01 * prior(match)
+
+
+def lone_word_rank(cand: LinkedEntity) -> tuple[bool, bool, float]:
+    """Order of candidates when the question names nothing but lone words: whole-name matches
+    before partial full-text hits ("what films are about mathematics": the tag, not a title with
+    "films" and "about" in it), a proper name in the KB first ("surogates" -> Surrogates over the
+    tag "director"), then matched length."""
+    return (cand.method == "fulltext", not is_proper(cand.name), -len(cand.mention) * cand.score)

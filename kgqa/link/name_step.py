@@ -1,0 +1,125 @@
+"""The name step: exact and fuzzy names (and people's words) together, mentions chosen
+without overlap."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+from kgqa.embed.protocol import Embedder
+from kgqa.link.exact import exact_rows, rank_rows
+from kgqa.link.fuzzy import fuzzy_matches
+from kgqa.link.matches import (
+    Match,
+    candidate,
+    lone_word_rank,
+    prior,
+    span_rank,
+    span_tier,
+    twins,
+    uncased_lone_rank,
+    uncased_span_rank,
+)
+from kgqa.link.people import acronym_matches, people_matches
+from kgqa.link.result import LinkResult, interleave, unique
+from kgqa.link.search import EmbedderSource, link_fulltext
+from kgqa.link.tokens import Token, is_proper, ngrams
+from kgqa.linking_words import RelationWords
+from kgqa.store.protocol import GraphStore
+
+
+def link_names(
+    store: GraphStore,
+    question: str,
+    tokens: Sequence[Token],
+    *,
+    max_ngram: int,
+    fulltext_limit: int,
+    relation_words: RelationWords | None = None,
+    embedder: EmbedderSource | None = None,
+) -> LinkResult:
+    """Exact and fuzzy name matches, one group of entities per chosen mention, best mention first.
+
+    Every n-gram is looked up exactly (``link_exact``); the content words no name-like exact match
+    covers go to the full-text index as fuzzy terms (``link_fulltext``, ``word~1``), whose hits are
+    re-scored against the question's n-grams with rapidfuzz (:func:`fuzzy_matches`). Mentions are
+    then ranked by :func:`span_rank` and chosen without overlap, so a longer fuzzy match of a real
+    name ("forest gump" -> Forrest Gump) beats a short exact one ("forest"), and a lone common noun
+    ("director") is dropped when a named mention is present.
+
+    A question without capitals gets people's words as well (:func:`people_matches`): partial
+    names, demonyms, acronyms (where ``embedder`` is a loaded model) and possessives; its
+    mentions made of relation words ("official language") rank as common nouns, and the
+    popularity prior (:func:`prior`) orders the readings of a mention.
+    """
+    uncased = not any(t.capitalised for t in tokens)
+    if uncased and relation_words is None:
+        relation_words = RelationWords.from_store(store)
+    spans = ngrams(question, tokens, max_ngram=max_ngram, relation_words=relation_words if uncased else None)
+    rows_by_norm = exact_rows(store, {s.norm for s in spans})
+    matches = [
+        Match(span, row, 1.0, cue)
+        for span in spans
+        for row, cue in rank_rows(
+            rows_by_norm.get(span.norm, []),
+            span.text,
+            raw=span.raw,
+            uncased=uncased,
+            article=tokens[span.start - 1].text.lower() if span.start else "",
+        )
+    ]
+    covered = {i for m in matches if span_tier(m, uncased) < 2 for i in range(m.span.start, m.span.end)}
+    leftover = [i for i, t in enumerate(tokens) if t.content and i not in covered]
+    if leftover:
+        matches += fuzzy_matches(store, tokens, spans, leftover, limit=fulltext_limit, uncased=uncased)
+    if uncased and relation_words is not None:
+        matches += people_matches(store, tokens, spans, matches, relation_words, limit=fulltext_limit)
+        if isinstance(embedder, Embedder):  # a model already loaded; a factory is kept for the vector step
+            matches += acronym_matches(store, embedder, tokens, spans, matches, relation_words)
+    by_span: dict[tuple[int, int], list[Match]] = {}
+    for match in matches:
+        by_span.setdefault((match.span.start, match.span.end), []).append(match)
+    groups = [
+        sorted(group, key=(lambda m: -prior(m)) if uncased else (lambda m: -m.quality))  # stable
+        for group in by_span.values()
+    ]
+    chosen: list[list[Match]] = []
+    taken: set[int] = set()
+    for group in sorted(
+        groups, key=lambda g: uncased_span_rank(g[0]) if uncased else span_rank(g[0], uncased)
+    ):
+        span = group[0].span
+        if taken.isdisjoint(range(span.start, span.end)):
+            taken.update(range(span.start, span.end))
+            chosen.append(group)
+    if chosen:
+        best_tier = span_rank(chosen[0][0], uncased)[0]
+        if best_tier == 0:
+            # The question capitalises names, so lower-case words are not mentions ("films", "star").
+            chosen = [g for g in chosen if g[0].span.name_like]
+        elif best_tier == 1:
+            # A named mention is present: a lone common noun ("director") is not a topic.
+            chosen = [g for g in chosen if span_tier(g[0], uncased) < 2]
+        else:
+            # Only lone words: one of them is the topic, the others its runners-up. Unless one of
+            # them is a proper name in the KB, full-text hits for a partial name ("films by
+            # zemeckis") join them, ahead of lower-case tags.
+            lone = interleave([[candidate(m) for m in group] for group in chosen])
+            proper = is_proper(lone[0].name)
+            partial = () if proper else link_fulltext(store, tokens, limit=fulltext_limit)
+            if uncased:
+                firsts = {candidate(g[0]).id: g[0] for g in chosen}
+                ranked = tuple(
+                    sorted(unique((*lone, *partial)), key=lambda c: uncased_lone_rank(c, firsts.get(c.id)))
+                )
+            else:
+                ranked = tuple(sorted(unique((*lone, *partial)), key=lone_word_rank))
+            top = ranked[0]
+            groups = [g for g in chosen if candidate(g[0]) == top]
+            if groups:
+                ties = twins(groups[0])
+            else:  # a partial name: the full-text hits that scored the same
+                ties = tuple(c for c in partial if (c.mention, c.score) == (top.mention, top.score))
+            return LinkResult(ranked, chosen=ranked[:1], ties=ties)
+    if not chosen:
+        return LinkResult(())
+    return LinkResult(interleave([[candidate(m) for m in group] for group in chosen]), ties=twins(chosen[0]))
