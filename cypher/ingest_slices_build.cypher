@@ -10,8 +10,9 @@
 //        from the far entity's side (its outgoing or incoming relationships), or, when that side
 //        is heavier than the entity's own in that direction, to `..._via_self`, walked from the
 //        entity's side. So an expansion reads the cheaper end of each pair.
-//        `kgqa_slice_degree` is the degree it was built at: subgraph_hop ignores a slice once the
-//        degree has changed. Lists of strings, as Neo4j stores only homogeneous lists of
+//        `kgqa_slice_degree` is the degree it was built at and `kgqa_slice_rows` the number of
+//        relationships between the entity and its far ids in the walked directions (what
+//        subgraph_hop's slice walk finds): subgraph_hop ignores a slice once either has changed. Lists of strings, as Neo4j stores only homogeneous lists of
 //        primitives. Reads every relationship of the entity once, at load time instead of per question.
 // used by: ingest.slices
 UNWIND $ids AS wanted
@@ -25,13 +26,16 @@ CALL (e) {
   RETURN DISTINCT far, far_id, outgoing
 }
 WITH e, degree, e_out, far_id, outgoing,
-     coalesce(far.kgqa_out_degree, COUNT { (far)-->() }) AS far_out, coalesce(far.kgqa_degree, COUNT { (far)--() }) AS far_degree
-WITH e, degree, far_id, outgoing,
+     coalesce(far.kgqa_out_degree, COUNT { (far)-->() }) AS far_out, coalesce(far.kgqa_degree, COUNT { (far)--() }) AS far_degree,
+     CASE WHEN outgoing THEN COUNT { (e)-->(far) } ELSE COUNT { (far)-->(e) } END AS walked
+WITH e, degree, far_id, outgoing, walked,
      CASE WHEN outgoing THEN far_degree - far_out <= e_out ELSE far_out <= degree - e_out END AS from_far
 WITH e, degree,
      collect(CASE WHEN NOT outgoing AND from_far THEN far_id END) AS heads,
      collect(CASE WHEN outgoing AND from_far THEN far_id END) AS tails,
      collect(CASE WHEN NOT outgoing AND NOT from_far THEN far_id END) AS heads_via_self,
-     collect(CASE WHEN outgoing AND NOT from_far THEN far_id END) AS tails_via_self
+     collect(CASE WHEN outgoing AND NOT from_far THEN far_id END) AS tails_via_self,
+     sum(walked) AS rows
 SET e.kgqa_slice_heads = heads, e.kgqa_slice_tails = tails, e.kgqa_slice_heads_via_self = heads_via_self,
-    e.kgqa_slice_tails_via_self = tails_via_self, e.kgqa_slice_cap = $max_per_node, e.kgqa_slice_degree = degree
+    e.kgqa_slice_tails_via_self = tails_via_self, e.kgqa_slice_cap = $max_per_node, e.kgqa_slice_degree = degree,
+    e.kgqa_slice_rows = rows

@@ -25,7 +25,15 @@
 //          such as `far.id IN list` costs about ten times more per relationship). The work is bounded
 //          by the cap and the lighter ends, not the degree, and the rows are those of the full
 //          order: every triple within the cap is found, and whatever else is found goes to the
-//          same far ids and sorts after it.
+//          same far ids and sorts after it. A slice is checked by content as well as by degree:
+//          a first pass counts what its walk finds, which must be the `kgqa_slice_rows`
+//          relationships the slice held when built, so a fact to a sliced far end deleted or added
+//          on a live graph (a swap keeps the degree) sends the entity down the full order instead
+//          (correct, at its degree's cost) until the slice is rebuilt (ingest_slices_pending lists
+//          it). A slice built before the count (no `kgqa_slice_rows`) is trusted by degree alone.
+//          The count walks the slice a first time (cap index seeks, for sliced entities only);
+//          the walk's rows are not carried on as a list because kglite unwinds a list passed
+//          into a CALL about 40 times slower than it walks (docs/decisions.md).
 //        Only Entity-Entity triples count: saved (:KgqaQuestion) links never enter a subgraph.
 //        Arrays, not paths, come back: index i of each list is one triple (head, type, tail, elementId).
 // used by: kgqa.retrieval.graph.subgraph
@@ -45,33 +53,74 @@ CALL (f) {
   WITH f
   WHERE f.kgqa_slice_cap >= $max_per_node AND f.kgqa_slice_degree = coalesce(f.kgqa_degree, COUNT { (f)--() })
   CALL (f) {
-    UNWIND f.kgqa_slice_heads AS far_id
-    MATCH (far:Entity {id: far_id})
-    WITH f, far, far_id
-    MATCH (far)-[r]->(f)
-    RETURN r, far_id
-    UNION ALL
-    UNWIND f.kgqa_slice_tails AS far_id
-    MATCH (far:Entity {id: far_id})
-    WITH f, far, far_id
-    MATCH (far)<-[r]-(f)
-    RETURN r, far_id
-    UNION ALL
-    UNWIND f.kgqa_slice_heads_via_self AS far_id
-    MATCH (far:Entity {id: far_id})
-    WITH f, far, far_id
-    MATCH (f)<-[r]-(far)
-    RETURN r, far_id
-    UNION ALL
-    UNWIND f.kgqa_slice_tails_via_self AS far_id
-    MATCH (far:Entity {id: far_id})
-    WITH f, far, far_id
-    MATCH (f)-[r]->(far)
-    RETURN r, far_id
+    CALL (f) {
+      UNWIND f.kgqa_slice_heads AS far_id
+      MATCH (far:Entity {id: far_id})
+      WITH f, far, far_id
+      MATCH (far)-[r]->(f)
+      RETURN r, far_id
+      UNION ALL
+      UNWIND f.kgqa_slice_tails AS far_id
+      MATCH (far:Entity {id: far_id})
+      WITH f, far, far_id
+      MATCH (far)<-[r]-(f)
+      RETURN r, far_id
+      UNION ALL
+      UNWIND f.kgqa_slice_heads_via_self AS far_id
+      MATCH (far:Entity {id: far_id})
+      WITH f, far, far_id
+      MATCH (f)<-[r]-(far)
+      RETURN r, far_id
+      UNION ALL
+      UNWIND f.kgqa_slice_tails_via_self AS far_id
+      MATCH (far:Entity {id: far_id})
+      WITH f, far, far_id
+      MATCH (f)-[r]->(far)
+      RETURN r, far_id
+    }
+    RETURN count(r) AS walked
   }
-  WITH r, far_id, type(r) AS r_type, startNode(r).id AS head_id
-  ORDER BY far_id, r_type, head_id
-  LIMIT $max_per_node
+  CALL (f, walked) {
+    WITH f, walked
+    WHERE walked = coalesce(f.kgqa_slice_rows, walked)
+    CALL (f) {
+      UNWIND f.kgqa_slice_heads AS far_id
+      MATCH (far:Entity {id: far_id})
+      WITH f, far, far_id
+      MATCH (far)-[r]->(f)
+      RETURN r, far_id
+      UNION ALL
+      UNWIND f.kgqa_slice_tails AS far_id
+      MATCH (far:Entity {id: far_id})
+      WITH f, far, far_id
+      MATCH (far)<-[r]-(f)
+      RETURN r, far_id
+      UNION ALL
+      UNWIND f.kgqa_slice_heads_via_self AS far_id
+      MATCH (far:Entity {id: far_id})
+      WITH f, far, far_id
+      MATCH (f)<-[r]-(far)
+      RETURN r, far_id
+      UNION ALL
+      UNWIND f.kgqa_slice_tails_via_self AS far_id
+      MATCH (far:Entity {id: far_id})
+      WITH f, far, far_id
+      MATCH (f)-[r]->(far)
+      RETURN r, far_id
+    }
+    WITH r, far_id, type(r) AS r_type, startNode(r).id AS head_id
+    ORDER BY far_id, r_type, head_id
+    LIMIT $max_per_node
+    RETURN r, far_id, r_type, head_id
+    UNION ALL
+    WITH f, walked
+    WHERE walked <> coalesce(f.kgqa_slice_rows, walked)
+    MATCH (f)-[r]-(far:Entity)
+    WITH r, far.id AS far_id, type(r) AS r_type, startNode(r).id AS head_id
+    ORDER BY far_id, r_type, head_id
+    LIMIT $max_per_node
+    RETURN r, far_id, r_type, head_id
+  }
   RETURN r, far_id, r_type, head_id
 }
 WITH position, r, far_id, r_type, head_id

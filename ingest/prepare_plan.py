@@ -16,9 +16,16 @@ from typing import Any
 
 from ingest.prepare import fact_types
 from kgqa.store import queries
+from kgqa.store.index_schema import index_aliases
 from kgqa.store.mapping import GraphMapping, quote
 from kgqa.store.protocol import GraphStore
-from kgqa.store.schema import count_entities, stored_mapping
+from kgqa.store.schema import (
+    SEEK_INDEX_TYPES,
+    count_entities,
+    list_indexes,
+    stored_mapping,
+    wants_text_index,
+)
 
 #: Bytes a property adds besides its value (Neo4j's property record and key), roughly.
 PROPERTY_OVERHEAD = 16
@@ -30,6 +37,7 @@ SLICE_PROPERTIES = (
     "kgqa_slice_tails_via_self",
     "kgqa_slice_cap",
     "kgqa_slice_degree",
+    "kgqa_slice_rows",
 )
 
 
@@ -204,19 +212,53 @@ def plan_prepare(
         plan.writes.append(
             Write("relation-type vectors", ":KgqaRelationType", len(types), len(types) * vector)
         )
+    plan.indexes = _planned_indexes(store, dimension=dimension, embed=embed)
+    return plan
+
+
+def _planned_indexes(store: GraphStore, *, dimension: int, embed: bool) -> list[str]:
+    """kgqa's indexes and constraints, each with its schema; one for which an index of the same
+    schema exists (the user's, under another name) says it is reused, not created."""
+    mapping = store.mapping
     label = quote(mapping.entity_label)
-    plan.indexes = [
-        f"{mapping.index_name('entity_id')}: RANGE :{label}({mapping.id_property})",
-        f"{mapping.index_name('entity_name_norm')}: RANGE :{label}({mapping.name_norm_property})",
-        f"{mapping.index_name('entity_name')}: FULLTEXT :{label}({mapping.name_property})",
-        f"{mapping.index_name('relation_type_name')}: UNIQUE :KgqaRelationType(name)",
-        "kgqa_question_id: UNIQUE :KgqaQuestion(id)",
+    present = list_indexes(store)
+    names = {ix.name for ix in present}
+    seeks = {(ix.labels, ix.properties) for ix in present if ix.kind.upper() in SEEK_INDEX_TYPES}
+    reused = index_aliases(present, mapping)
+    planned = [
+        ("entity_id", f"RANGE :{label}({mapping.id_property})", (mapping.id_property,)),
+        ("entity_name_norm", f"RANGE :{label}({mapping.name_norm_property})", (mapping.name_norm_property,)),
+        ("entity_name", f"FULLTEXT :{label}({mapping.name_property})", None),
+        *(
+            [
+                (
+                    "entity_text",
+                    f"FULLTEXT :{label}({mapping.text_property}) (texts of typed entities: MoR)",
+                    None,
+                )
+            ]
+            if wants_text_index(store)
+            else []
+        ),
+        ("relation_type_name", "UNIQUE :KgqaRelationType(name)", None),
+        ("kgqa_question_id", "UNIQUE :KgqaQuestion(id)", None),
     ]
     if embed:
-        plan.indexes += [
-            f"{mapping.index_name('entity_embedding')}: VECTOR :{label}({mapping.embedding_property}), "
-            f"{dimension} dims",
-            f"{mapping.index_name('relation_type_embedding')}: VECTOR :KgqaRelationType(embedding), "
-            f"{dimension} dims",
+        planned += [
+            ("entity_embedding", f"VECTOR :{label}({mapping.embedding_property}), {dimension} dims", None),
+            ("relation_type_embedding", f"VECTOR :KgqaRelationType(embedding), {dimension} dims", None),
         ]
-    return plan
+    lines = []
+    for kgqa_name, schema, seek_property in planned:
+        name = mapping.index_name(kgqa_name)
+        line = f"{name}: {schema}"
+        if name in reused:
+            line += f" (reused: your index '{reused[name]}' has this schema; not created)"
+        elif (
+            seek_property is not None
+            and name not in names
+            and ((mapping.entity_label,), seek_property) in seeks
+        ):
+            line += " (reused: an index of yours has this schema; not created)"
+        lines.append(line)
+    return lines

@@ -3,14 +3,18 @@
 ``cypher/subgraph_hop.cypher`` keeps, per expanded entity, its first ``retrieval.max_per_node``
 triples by (far end's id, type, head id). Finding them needs every relationship of the entity
 sorted, so a topic with 350k relationships cost its degree at every question. A slice is the list
-of far ids those first triples go to, written on the entity (``kgqa_slice``, with the cap
-``kgqa_slice_cap`` and the degree ``kgqa_slice_degree`` it was built for); subgraph_hop expands a
-sliced entity through it, from the far side, and gets the same rows.
+of far ids those first triples go to, written on the entity (``kgqa_slice_*``, with the cap
+``kgqa_slice_cap``, the degree ``kgqa_slice_degree`` and the number of relationships to those far
+ids ``kgqa_slice_rows`` it was built at); subgraph_hop expands a sliced entity through it, from
+the far side, and gets the same rows.
 
 Which entities: those with more relationships than the cap whose slice is missing, built for
-another cap, or built at another degree (a later load added relationships; an idempotent re-run
-adds none and rebuilds nothing). The loader refreshes them at the end of every load and
-``kgqa prepare`` on a graph kgqa did not ingest; a stale slice is never used, only slower.
+another cap, built at another degree (a later load added relationships; an idempotent re-run
+adds none and rebuilds nothing), or whose far ids no longer hold the relationships counted (a
+fact deleted or added by hand on a live graph, even when the degree stayed). The loader
+refreshes them at the end of every load and ``kgqa prepare`` on a graph kgqa did not ingest; a
+stale slice is never used: subgraph_hop checks degree and count at every question and takes the
+full order instead, only slower.
 """
 
 from __future__ import annotations

@@ -66,6 +66,7 @@ class StoreSettings(_Section):
     entity_id_property: str = "id"
     entity_name_property: str = "name"
     entity_text_property: str = "text"
+    entity_type_property: str = "type"  # the entity's type (MoR's typed plans)
     entity_embedding_property: str | None = None  # default: embedding, kgqa_embedding when mapped
     fact_types: tuple[str, ...] = ()
 

@@ -8,7 +8,13 @@ overwrite, a non-fact relationship type and a user ``:Question`` node kgqa must 
 
 from __future__ import annotations
 
-from kgqa.store.mapping import GraphMapping
+import csv
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+from kgqa.names import label_name, relationship_type
+from kgqa.store.mapping import GraphMapping, quote
 
 MAPPING = GraphMapping.of(
     entity_label="Film Thing",
@@ -43,3 +49,39 @@ SNAPSHOT_NODES = (
     "RETURN labels(n) AS labels, properties(n) AS props ORDER BY coalesce(n.uid, n.id)"
 )
 SNAPSHOT_RELS = "MATCH (a)-[r]->(b) RETURN type(r) AS type, count(*) AS n ORDER BY type"
+
+
+#: The MoR graph (tests/fixtures/hpo_mini_*: typed, text-rich) in a user's own schema.
+TYPED_MAPPING = GraphMapping.of(
+    entity_label="Bio Thing",
+    id_property="uid",
+    name_property="title",
+    text_property="blurb",
+    type_property="kind",
+)
+HPO_MINI = Path(__file__).resolve().parent / "fixtures" / "hpo_mini"
+
+
+def write_typed_user_graph(run: Callable[[str, dict[str, Any]], object]) -> None:
+    """Write the hpo_mini nodes and edges as a user would have them (no kgqa property, label or
+    index) through ``run(cypher, params)``, on either backend."""
+    with Path(f"{HPO_MINI}_nodes.csv").open() as fh:
+        nodes = [
+            {"uid": r["id"], "title": r["name"], "blurb": r["text"] or None, "kind": label_name(r["type"])}
+            for r in csv.DictReader(fh)
+        ]
+    run(
+        "UNWIND $rows AS row "
+        "CREATE (:`Bio Thing` {uid: row.uid, title: row.title, blurb: row.blurb, kind: row.kind})",
+        {"rows": nodes},
+    )
+    edges: dict[str, list[dict[str, str]]] = {}
+    with Path(f"{HPO_MINI}_edges.csv").open() as fh:
+        for r in csv.DictReader(fh):
+            edges.setdefault(relationship_type(r["type"]), []).append({"src": r["src"], "dst": r["dst"]})
+    for rel_type, rows in edges.items():
+        run(
+            "UNWIND $rows AS row MATCH (a:`Bio Thing` {uid: row.src}), (b:`Bio Thing` {uid: row.dst}) "
+            f"CREATE (a)-[:{quote(rel_type)}]->(b)",
+            {"rows": rows},
+        )

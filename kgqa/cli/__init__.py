@@ -69,8 +69,9 @@ def cli(ctx: click.Context, config_file: Path | None, debug: bool) -> None:
         format="%(levelname)s %(name)s: %(message)s",
         stream=sys.stderr,
     )
-    if not debug:  # the driver logs every server notification (deprecations, plan hints) as a warning
-        logging.getLogger("neo4j.notifications").setLevel(logging.ERROR)
+    # the driver logs every server notification (deprecations, plan hints) as a warning: shown
+    # with --debug only
+    logging.getLogger("neo4j.notifications").setLevel(logging.NOTSET if debug else logging.ERROR)
     ctx.obj = CliState(config_file=config_file, debug=debug)
 
 

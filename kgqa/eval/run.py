@@ -321,7 +321,7 @@ def summarise(records: Sequence[dict[str, Any]], failed: int, *, resumed: int = 
 
 def answer_in_kg(asker: Asker, example: QAExample) -> bool:
     """Whether some gold answer entity exists in the store (Score_h's split)."""
-    rows = asker.retriever.store.run(queries.get("entities_get"), {"ids": list(example.answers)})
+    rows = asker.retriever.store.run(queries.get("entities_names"), {"ids": list(example.answers)})
     return bool(rows)
 
 

@@ -20,7 +20,7 @@ def link_topics(store: GraphStore, topic_ids: Sequence[str]) -> tuple[LinkedEnti
         EntityNotFoundError: an id is not in the store (ids are case-sensitive).
     """
     wanted = list(dict.fromkeys(topic_ids))
-    rows = {r["id"]: r for r in store.run(queries.get("entities_get"), {"ids": wanted})}
+    rows = {r["id"]: r for r in store.run(queries.get("entities_names"), {"ids": wanted})}
     missing = [t for t in wanted if t not in rows]
     if missing:
         raise EntityNotFoundError(
@@ -41,7 +41,7 @@ def link_brackets(store: GraphStore, spans: Sequence[str]) -> tuple[LinkedEntity
         EntityNotFoundError: a span names no entity.
     """
     unique = list(dict.fromkeys(spans))
-    by_id = {r["id"]: r for r in store.run(queries.get("entities_get"), {"ids": unique})}
+    by_id = {r["id"]: r for r in store.run(queries.get("entities_names"), {"ids": unique})}
     by_norm = exact_rows(store, {normalise_name(s) for s in unique if s not in by_id})
     found: list[list[LinkedEntity]] = []
     missing = []

@@ -31,6 +31,7 @@ def graph_mapping(settings: StoreSettings) -> GraphMapping:
         text_property=settings.entity_text_property,
         embedding_property=settings.entity_embedding_property,
         fact_types=settings.fact_types,
+        type_property=settings.entity_type_property,
     )
 
 

@@ -14,6 +14,10 @@ of kgqa never sees it:
   readers see its last checkpoint and say so in one log line instead of kglite's warning.
 - vector indexes are served by exact search in ``kglite_vectors`` (kglite's HNSW index costs
   ~37 s to build for 43k vectors and is rebuilt at every open).
+- ``vector.similarity.cosine``, which kglite lacks, is computed here on the vectors the rewritten
+  kernel returns (kgqa.store.kglite_vectors), on Neo4j's scale.
+- kgqa's indexes are found by schema (kgqa.store.index_schema): where a user's index of the
+  same type, label and property stands in for an absent kgqa one, kernels query it by its name.
 - full-text queries with fuzzy terms (``word~1``), which kglite's full-text index ignores, are
   served by ``kglite_fulltext``.
 - kglite prints advisory query warnings ("no node has property 'text'") on stderr; they go to
@@ -36,10 +40,11 @@ import kglite
 from kgqa.errors import MissingIndexError, QueryError, StoreError, StoreUnavailableError
 from kgqa.store import kglite_fulltext as fulltext
 from kgqa.store import kglite_vectors as vectors
+from kgqa.store.index_schema import apply_aliases, index_aliases
 from kgqa.store.mapping import GraphMapping
 from kgqa.store.protocol import Statement
 from kgqa.store.queries import Query
-from kgqa.store.schema import read_store_info
+from kgqa.store.schema import list_indexes, read_store_info
 from kgqa.types import StoreInfo, WriteSummary
 
 log = logging.getLogger(__name__)
@@ -125,6 +130,7 @@ class KgliteStore:
         self._graph: kglite.KnowledgeGraph | None = opened
         self._vectors = vectors.VectorSearch(self._read)
         self._fuzzy: dict[str, fulltext.FuzzyNameIndex] = {}
+        self._index_aliases: dict[str, str] | None = None  # read at the first index query
 
     def _open_reader(self) -> kglite.KnowledgeGraph:
         """The read snapshot, or the writer handle when the log holds commits the snapshot lacks.
@@ -169,9 +175,16 @@ class KgliteStore:
         return self._graph
 
     def _prepare(self, query: Query, params: Mapping[str, Any] | None) -> tuple[str, dict[str, Any]]:
+        """The kernel as this graph runs it (mapped; a user's equivalent index in place of an
+        absent kgqa one) and its checked parameters."""
         given = dict(params or {})
         query.check_params(given)
-        return self.mapping.render(query).body, given
+        text = self.mapping.render(query).body
+        if "queryNodes" in text:
+            if self._index_aliases is None:
+                self._index_aliases = index_aliases(list_indexes(self), self.mapping)
+            text = apply_aliases(text, self._index_aliases)
+        return text, given
 
     def _read(self, text: str, params: dict[str, Any]) -> list[dict[str, Any]]:
         result: Any = self.graph.cypher(text, params=params)  # a ResultView without to_df/explain
@@ -195,7 +208,12 @@ class KgliteStore:
             if swapped is not None and fulltext.is_fuzzy(str(values.get(swapped[1].group("query"), ""))):
                 text, call = swapped
                 values = self._with_fuzzy_hits(query, values, call)
-            rows = self._read(text, values)
+            similarity = vectors.swap_similarity(text)
+            if similarity is not None:
+                text, call = similarity
+                rows = self._with_similarity(query, self._read(text, values), values, call)
+            else:
+                rows = self._read(text, values)
             if re.match(r"\s*SHOW\s+INDEXES", text, re.I):
                 rows += [
                     {k: v for k, v in idx.show_row().items() if k in query.returns}
@@ -217,6 +235,17 @@ class KgliteStore:
         except ValueError as exc:
             raise QueryError(f"{query.path}: {exc}", query=query.name) from exc
         return {**values, "__hits": hits}
+
+    def _with_similarity(
+        self, query: Query, rows: list[dict[str, Any]], values: dict[str, Any], call: re.Match[str]
+    ) -> list[dict[str, Any]]:
+        """``rows`` with the vectors in the similarity call's column replaced by their scores."""
+        alias = call.group("alias")
+        try:
+            scores = vectors.cosine_scores([r[alias] for r in rows], values[call.group("vec")])
+        except ValueError as exc:
+            raise QueryError(f"{query.path}: {exc}", query=query.name) from exc
+        return [{**row, alias: score} for row, score in zip(rows, scores, strict=True)]
 
     def _with_fuzzy_hits(self, query: Query, values: dict[str, Any], call: re.Match[str]) -> dict[str, Any]:
         """``values`` with the full-text call's parameters swapped for its fuzzy hits."""
@@ -242,6 +271,7 @@ class KgliteStore:
         self._ensure_writer()
         self._vectors.invalidate()
         self._fuzzy.clear()
+        self._index_aliases = None  # a write may create or drop an index
         prepared = [(st.query, *self._prepare(st.query, st.params)) for st in statements]
         if len(prepared) == 1:  # one statement is atomic on its own; schema DDL must run this way
             query, text, values = prepared[0]

@@ -12,7 +12,9 @@ exact cosine scan of the same vectors as one matrix product takes milliseconds
   ``UNWIND $__hits ... MATCH (node) WHERE elementId(node) = ...``, with the hits computed here
   from a matrix of the label's vectors, so the rest of the kernel (its WHERE, RETURN, LIMIT)
   still runs unchanged in kglite, and scores come back on Neo4j's scale (1 + cos) / 2;
-- ``SHOW INDEXES`` rows gain these indexes, so ``kgqa stats`` shows them like Neo4j's.
+- ``SHOW INDEXES`` rows gain these indexes, so ``kgqa stats`` shows them like Neo4j's;
+- ``vector.similarity.cosine(e.prop, $vector) AS score`` (kglite has no vector functions) returns
+  the vector instead, and the adapter scores the rows with ``cosine_scores``.
 
 The matrix is loaded on the first vector query and dropped on any write.
 """
@@ -39,6 +41,11 @@ DROP_INDEX = re.compile(r"^\s*DROP\s+INDEX\s+(?P<name>\w+)(?:\s+IF\s+EXISTS)?\s*
 QUERY_NODES = re.compile(
     r"CALL\s+db\.index\.vector\.queryNodes\(\s*'(?P<name>\w+)'\s*,\s*\$(?P<k>\w+)\s*,\s*\$(?P<vec>\w+)\s*\)"
     r"\s*YIELD\s+node\s*,\s*score",
+    re.I,
+)
+SIMILARITY = re.compile(
+    r"vector\.similarity\.cosine\(\s*(?P<expr>\w+\.(?:\w+|`(?:[^`]|``)+`))\s*,\s*\$(?P<vec>\w+)\s*\)"
+    r"\s+AS\s+(?P<alias>\w+)",
     re.I,
 )
 _CONFIG_ENTRY = re.compile(r"`([\w.]+)`\s*:\s*(\$\w+|'[^']*'|[\d.]+)")
@@ -163,3 +170,37 @@ def swap_call_for_hits(text: str, call: re.Pattern[str]) -> tuple[str, re.Match[
         "WITH node, __hit.score AS score"
     )
     return text[: match.start()] + replacement + text[match.end() :], match
+
+
+def swap_similarity(text: str) -> tuple[str, re.Match[str]] | None:
+    """Replace ``vector.similarity.cosine(x.prop, $param) AS alias`` in ``text`` by
+    ``x.prop AS alias``, for ``cosine_scores`` to score the returned vectors; None when the text
+    has no such call."""
+    match = SIMILARITY.search(text)
+    if match is None:
+        return None
+    replacement = f"{match.group('expr')} AS {match.group('alias')}"
+    return text[: match.start()] + replacement + text[match.end() :], match
+
+
+def cosine_scores(vectors: list[list[float] | None], query: list[float]) -> list[float | None]:
+    """Neo4j's ``vector.similarity.cosine(v, query)`` of each vector: (1 + cos) / 2 in [0, 1];
+    None for a missing or all-zero vector (neither has a cosine).
+
+    Raises:
+        ValueError: a vector's dimension differs from the query's (Neo4j refuses those too).
+    """
+    q = torch.tensor(query, dtype=torch.float32)
+    present = [i for i, v in enumerate(vectors) if v is not None]
+    wrong = next((len(vectors[i] or ()) for i in present if len(vectors[i] or ()) != q.numel()), None)
+    if wrong is not None:
+        raise ValueError(f"vector.similarity.cosine: a vector of {wrong} dims against a query of {q.numel()}")
+    scores: list[float | None] = [None] * len(vectors)
+    if not present or not bool(q.any()):
+        return scores
+    matrix = torch.tensor([vectors[i] for i in present], dtype=torch.float32)
+    norms = matrix.norm(dim=1)
+    cos = (matrix @ q) / (norms * q.norm()).clamp(min=1e-12)
+    for i, c, n in zip(present, cos.tolist(), norms.tolist(), strict=True):
+        scores[i] = (1.0 + c) / 2.0 if n > 0 else None
+    return scores

@@ -21,8 +21,8 @@ the index-name strings noted below), and nothing else:
 - the label ``Entity`` becomes the mapped label, backtick-quoted; ``RelationType`` becomes
   ``KgqaRelationType``, so kgqa's relation-type nodes never meet a user's own label;
 - on variables bound to the entity label (``(e:Entity``), on ``node`` yielded by an ``entity_*``
-  index procedure, and on ``startNode(r)``/``endNode(r)``: ``.id``, ``.name``, ``.text`` and
-  ``.embedding`` become the mapped properties, and the kgqa-owned ``.name_norm`` and
+  index procedure, and on ``startNode(r)``/``endNode(r)``: ``.id``, ``.name``, ``.text``, ``.type``
+  and ``.embedding`` become the mapped properties, and the kgqa-owned ``.name_norm`` and
   ``.embedding_model`` become ``kgqa_name_norm`` and ``kgqa_embedding_model``; keys of a map in
   an entity node pattern (``(e:Entity {id: ...})``) likewise;
 - with ``fact_types`` set, every untyped relationship pattern (``-[r]-``, ``--``) gets those
@@ -98,6 +98,8 @@ class GraphMapping:
         id_property: a unique, string-valued property identifying an entity.
         name_property: the entity's display name (linked against, embedded).
         text_property: an optional description (embedded with the name, searched by MoR).
+        type_property: the entity's type as a string (``Disease``, ``Gene``): what MoR's typed
+            plans, traversal and text matching filter on.
         embedding_property: where kgqa writes the entity's vector (``kgqa_embedding`` on a
             mapped graph unless named, so a user's own vectors are never overwritten).
         fact_types: relationship types that are KG facts; empty means every type.
@@ -109,6 +111,7 @@ class GraphMapping:
     text_property: str = "text"
     embedding_property: str = "embedding"
     fact_types: tuple[str, ...] = ()
+    type_property: str = "type"
 
     def __post_init__(self) -> None:
         names = {
@@ -117,6 +120,7 @@ class GraphMapping:
             "store.entity_name_property": self.name_property,
             "store.entity_text_property": self.text_property,
             "store.entity_embedding_property": self.embedding_property,
+            "store.entity_type_property": self.type_property,
             **{f"store.fact_types[{i}]": t for i, t in enumerate(self.fact_types)},
         }
         for key, name in names.items():
@@ -141,10 +145,13 @@ class GraphMapping:
         text_property: str = "text",
         embedding_property: str | None = None,
         fact_types: tuple[str, ...] = (),
+        type_property: str = "type",
     ) -> GraphMapping:
         """A mapping from settings; an unnamed embedding property is ``embedding`` on kgqa's own
         graph and ``kgqa_embedding`` on a mapped one."""
-        draft = cls(entity_label, id_property, name_property, text_property, "embedding", fact_types)
+        draft = cls(
+            entity_label, id_property, name_property, text_property, "embedding", fact_types, type_property
+        )
         if embedding_property is None and not draft.is_default:
             return replace(draft, embedding_property="kgqa_embedding")
         return replace(draft, embedding_property=embedding_property or "embedding")
@@ -168,6 +175,7 @@ class GraphMapping:
             "id": self.id_property,
             "name": self.name_property,
             "text": self.text_property,
+            "type": self.type_property,
             "embedding": self.embedding_property,
             "name_norm": self.name_norm_property,
             "embedding_model": "embedding_model" if self.is_default else "kgqa_embedding_model",
@@ -183,6 +191,7 @@ class GraphMapping:
                 "text_property": self.text_property,
                 "embedding_property": self.embedding_property,
                 "fact_types": list(self.fact_types),
+                "type_property": self.type_property,
             },
             sort_keys=True,
         )
@@ -213,6 +222,7 @@ class GraphMapping:
             "store.entity_text_property": "text_property",
             "store.entity_embedding_property": "embedding_property",
             "store.fact_types": "fact_types",
+            "store.entity_type_property": "type_property",
         }
         return [
             f"{key}: {getattr(self, attr)!r} -> {getattr(other, attr)!r}"

@@ -6,7 +6,8 @@ schema mapping (kgqa.store.mapping), so there is little to normalise: vector sco
 on Neo4j's ``(1 + cos) / 2`` scale and element ids are already ``str``. What this adapter adds
 is what a server brings with it:
 
-- the driver is imported only when this adapter is used, so the embedded default never loads it.
+- the driver is imported only when this adapter is used, so the embedded default never loads it;
+  without its Rust codec (the ``kgqa[neo4j]`` extra) a warning says how to add it.
 - a kernel that applies a dynamic label or type bound from a parameter (``WITH $rel_type AS
   rel_type ... [:$(rel_type)]``) is sent with that name as a quoted literal: the loader writes
   one type per statement, and a literal type lets its existence probe check that type's
@@ -17,7 +18,8 @@ is what a server brings with it:
 - a created index or constraint is awaited by its own name (kgqa.store.neo4j_indexes), up to
   ``store.neo4j_index_wait_s``, so the first query after ``kgqa ingest``/``embed``/``prepare``
   never meets a POPULATING index and no index of the user's (slow, or FAILED) is waited on;
-  kgqa's indexes are found by schema, and an equivalent index of the user's is reused.
+  kgqa's indexes are found by schema, and an equivalent index of the user's is reused
+  (kgqa.store.index_schema, as on the embedded store).
 - maintenance reads (pending pages and counts, hub slices, stats, prepare estimates: label
   scans) end after ``store.neo4j_maintenance_timeout_s``, not the ask path's read timeout.
 - a commit whose outcome is unknown (``IncompleteCommit``: the connection dropped while
@@ -61,20 +63,16 @@ from kgqa.errors import (
     StoreUnavailableError,
 )
 from kgqa.store import queries
+from kgqa.store.index_schema import apply_aliases, index_aliases, schema_of
 from kgqa.store.mapping import GraphMapping, quote
 from kgqa.store.neo4j_errors import (
     SEARCH_INDEXES,
     check_server_version,
+    has_rust_codec,
     import_neo4j,
     map_store_errors,
 )
-from kgqa.store.neo4j_indexes import (
-    apply_aliases,
-    await_index,
-    created_name,
-    index_aliases,
-    schema_of,
-)
+from kgqa.store.neo4j_indexes import await_index, created_name
 from kgqa.store.protocol import Statement
 from kgqa.store.queries import Query
 from kgqa.store.schema import read_store_info
@@ -274,6 +272,7 @@ class Neo4jStore:
         from kgqa.store import graph_mapping
 
         driver_module = import_neo4j()
+        has_rust_codec()
         if settings.neo4j_password is None:
             raise ConfigError(
                 f"store.backend = 'neo4j' but no password is set for {settings.neo4j_uri}",
@@ -538,7 +537,8 @@ class Neo4jStore:
             if index.state.upper() != "ONLINE":
                 raise StoreError(
                     f"index '{name}' is {index.state}, not ONLINE, in Neo4j at {self.uri}/{self.database}",
-                    hint="wait until SHOW INDEXES says ONLINE (CALL db.awaitIndexes() in Browser waits)"
+                    hint="wait until SHOW INDEXES says ONLINE (in Browser, "
+                    f"CALL db.awaitIndex('{name}', 3600) waits for it alone)"
                     if index.state.upper() == "POPULATING"
                     else f"drop it (DROP INDEX {name}) and re-run '{command}'",
                 )

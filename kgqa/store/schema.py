@@ -83,12 +83,19 @@ def ensure_vector_indexes(store: GraphStore, meta: EmbeddingMeta) -> None:
 def ensure_fulltext_indexes(store: GraphStore) -> None:
     """Create the full-text index over names and, where entities have texts, the one over texts.
 
-    The text index serves MoR's text matching only, which a mapped graph cannot run yet, so a
-    mapped graph does not get it (nor the label scan that looks for texts)."""
+    The text index serves MoR's text matching only, which needs typed entities: a graph kgqa did
+    not ingest gets it where its entities have texts and types (``store.entity_type_property``),
+    not over descriptions MoR could never use."""
     for name in FULLTEXT_INDEX_KERNELS:
         run_ddl(store, name)
-    if store.mapping.is_default and store.run(queries.get("entities_text_present"))[0]["present"]:
+    if wants_text_index(store):
         run_ddl(store, TEXT_INDEX_KERNEL)
+
+
+def wants_text_index(store: GraphStore) -> bool:
+    """Whether the graph gets the full-text index over entity texts (one look at the label)."""
+    [row] = store.run(queries.get("entities_text_present"))
+    return bool(row["present"]) and (store.mapping.is_default or bool(row["typed"]))
 
 
 def read_embedding_meta(store: GraphStore) -> EmbeddingMeta | None:
@@ -250,9 +257,14 @@ def _index_info(row: dict[str, object]) -> IndexInfo:
     )
 
 
+def list_indexes(store: GraphStore) -> tuple[IndexInfo, ...]:
+    """Every index of the store (``SHOW INDEXES``), kgqa's and the user's."""
+    return tuple(_index_info(row) for row in store.run(queries.get("index_list")))
+
+
 def read_store_info(store: GraphStore, *, backend: str, location: str) -> StoreInfo:
     """Indexes and embedding model of any store, through the shared kernels."""
-    indexes = tuple(_index_info(row) for row in store.run(queries.get("index_list")))
+    indexes = list_indexes(store)
     meta_rows = store.run(queries.get("meta_get"))
     version = meta_rows[0]["schema_version"] if meta_rows else None
     return StoreInfo(

@@ -47,6 +47,15 @@ def test_pooling_bench_prints_both_tables_and_records_a_row(tmp_path: Path) -> N
     assert row["git_sha"] and row["results"] and row["flow_results"]
 
 
+def test_bolt_decode_bench_times_each_shape_and_records_a_row(tmp_path: Path) -> None:
+    out = tmp_path / "bolt_decode.jsonl"
+    stdout = _run_bench("bolt_decode", out)
+    assert "| entities | shape | MiB on the wire | decode ms |" in stdout
+    (row,) = [json.loads(line) for line in out.read_text().splitlines()]
+    sizes = {r["shape"]: r["bytes"] for r in row["results"]}
+    assert sizes["score"] < sizes["vector"] < sizes["list"]  # 9 bytes a score, 4 a float32, 9 a float
+
+
 @pytest.mark.slow
 def test_ingest_bench_loads_the_bundled_slice(tmp_path: Path) -> None:
     out = tmp_path / "ingest.jsonl"

@@ -9,7 +9,9 @@ from __future__ import annotations
 from typing import Any
 
 import pytest
+import torch
 
+from kgqa.errors import QueryError
 from kgqa.store import queries
 from kgqa.store.kglite_store import KgliteStore
 from kgqa.store.protocol import Statement
@@ -120,6 +122,8 @@ CASES: dict[str, tuple[dict[str, Any], bool]] = {
     "link_relation_names": ({"limit": 100}, False),
     "link_vector": ({"embedding": VEC16, "k": 3}, False),
     "entities_get": ({"ids": ["Tom Hanks", "nobody"]}, False),
+    "entities_names": ({"ids": ["Tom Hanks", "nobody"]}, False),
+    "entities_similarity": ({"ids": ["Tom Hanks", "nobody"], "embedding": VEC16}, False),
     "entities_walk_pool": ({"max_degree": 200, "limit": 10}, False),
     "entities_neighbours": ({"ids": ["Cast Away", "Tom Hanks", "nobody"], "max_degree": 1000}, False),
     "relation_types_list": ({}, False),
@@ -235,6 +239,41 @@ def test_link_vector_scores_use_neo4j_scale(toy_kg: KgliteStore, fake_embedder: 
     assert all(0.0 <= r["score"] <= 1.0 for r in rows)
     scores = [r["score"] for r in rows]
     assert scores == sorted(scores, reverse=True)
+
+
+def test_entities_similarity_scores_in_the_store_as_neo4j_does(
+    toy_kg: KgliteStore, fake_embedder: Any
+) -> None:
+    """Neo4j's vector.similarity.cosine, which kglite lacks: (1 + cos) / 2 of each entity's stored
+    embedding, the same numbers as scoring the fetched vectors in Python."""
+    ids = ["Tom Hanks", "Jaws", "Cast Away", "nobody"]
+    query = fake_embedder.embed(["Tom Hanks"])[0]
+    rows = toy_kg.run(queries.get("entities_similarity"), {"ids": ids, "embedding": query.tolist()})
+    assert [r["id"] for r in rows] == ids[:3]  # a missing id is absent
+    stored = {
+        r["id"]: torch.tensor(r["embedding"]) for r in toy_kg.run(queries.get("entities_get"), {"ids": ids})
+    }
+    for row in rows:
+        cos = torch.nn.functional.cosine_similarity(stored[row["id"]], query, dim=0)
+        assert row["score"] == pytest.approx((1 + cos.item()) / 2, abs=1e-5)
+    assert rows[0]["score"] == pytest.approx(1.0, abs=1e-5) and rows[1]["score"] < 0.99
+
+
+def test_entities_similarity_is_null_without_an_embedding_and_refuses_another_dimension(
+    toy_kg: KgliteStore,
+) -> None:
+    toy_kg.write(
+        [
+            Statement(
+                queries.get("ingest_entities"),
+                {"rows": [{"id": "bare", "name": "Bare", "name_norm": "bare", "text": None}]},
+            )
+        ]
+    )
+    rows = toy_kg.run(queries.get("entities_similarity"), {"ids": ["bare"], "embedding": [1.0] * 16})
+    assert rows == [{"id": "bare", "score": None}]
+    with pytest.raises(QueryError, match="3 dims|16 dims"):
+        toy_kg.run(queries.get("entities_similarity"), {"ids": ["Jaws"], "embedding": [1.0, 0.0, 0.0]})
 
 
 def test_question_evidence_returns_saved_relationships_in_saved_order(toy_kg: KgliteStore) -> None:

@@ -100,8 +100,9 @@ def test_sliced_hubs_give_the_rows_of_the_full_order(sliced: Any, cap: int) -> N
 
 
 def test_the_kernel_reads_the_slice(tmp_path: Path) -> None:
-    """Drop one far id from a hub's slice: the hop loses that far end's triples (so the slice,
-    not the full order, served it), and comes back whole once the slice is rebuilt."""
+    """Drop one far id from a hub's slice (and its relationships from the slice's count): the hop
+    loses that far end's triples (so the slice, not the full order, served it), and comes back
+    whole once the slice is rebuilt."""
     triples = mixed_hub_triples(seed=1)
     store = KgliteStore(tmp_path / "g.kgl")
     load(store, as_records(triples), source="hubs", fmt="test", source_key="hubs", slice_cap=SLICE_CAP)
@@ -111,7 +112,9 @@ def test_the_kernel_reads_the_slice(tmp_path: Path) -> None:
     )
     dropped = next(far for far in slice_[0]["heads"] if far not in slice_[0]["tails"])
     store.graph.cypher(
-        "MATCH (e:Entity {id: 'T0'}) SET e.kgqa_slice_heads = [x IN e.kgqa_slice_heads WHERE x <> $far]",
+        "MATCH (e:Entity {id: 'T0'}), (far:Entity {id: $far}) "
+        "SET e.kgqa_slice_heads = [x IN e.kgqa_slice_heads WHERE x <> $far], "
+        "e.kgqa_slice_rows = e.kgqa_slice_rows - COUNT { (far)-->(e) }",
         params={"far": dropped},
     )
     assert not any(dropped in (h, t) for h, _, t in _hop(store, "T0", SLICE_CAP))
@@ -125,6 +128,63 @@ def test_the_kernel_reads_the_slice(tmp_path: Path) -> None:
         force=True,
         slice_cap=SLICE_CAP,
     )
+    assert _hop(store, "T0", SLICE_CAP) == expected
+
+
+def test_each_slice_counts_the_relationships_its_walk_finds(sliced: Any) -> None:
+    """``kgqa_slice_rows`` is what subgraph_hop's slice walk finds (far ids in ``heads`` send
+    relationships into the hub, in ``tails`` receive them), counted here from the triples: a current
+    slice passes its content check and is used."""
+    store, triples = sliced
+    rows = _raw(
+        store,
+        "MATCH (e:Entity) WHERE e.kgqa_slice_cap IS NOT NULL RETURN e.id AS id, e.kgqa_slice_rows AS rows, "
+        "e.kgqa_slice_heads + e.kgqa_slice_heads_via_self AS heads, "
+        "e.kgqa_slice_tails + e.kgqa_slice_tails_via_self AS tails",
+    )
+    assert rows
+    for row in rows:
+        hub, heads, tails = row["id"], set(row["heads"]), set(row["tails"])
+        walked = sum(t == hub and h in heads for h, _, t in triples)
+        walked += sum(h == hub and t in tails for h, _, t in triples)
+        assert row["rows"] == walked, hub
+
+
+def test_a_fact_swapped_on_a_live_graph_is_caught_by_content_not_degree(tmp_path: Path) -> None:
+    """Issue 29 minor: on a live graph a user deletes a fact of a hub's slice and adds another, so
+    the degree is what the slice was built at; the hop still gives the rows of the new graph's full
+    order (the slice's count no longer matches its walk), the hub is listed as stale, and a refresh
+    rebuilds its slice."""
+    from ingest.slices import refresh_slices
+
+    triples = mixed_hub_triples(seed=1)
+    store = KgliteStore(tmp_path / "g.kgl")
+    load(store, as_records(triples), source="hubs", fmt="test", source_key="hubs", slice_cap=SLICE_CAP)
+    pending = queries.get("ingest_slices_pending")
+    assert store.run(pending, {"max_per_node": SLICE_CAP}) == []
+    gone = first_by_kernel_order(triples, "T0", SLICE_CAP)[0]
+    _raw(
+        store,
+        "MATCH (h:Entity {id: $h})-[r]->(t:Entity {id: $t}) WHERE type(r) = $r DELETE r",
+        h=gone[0],
+        r=gone[1],
+        t=gone[2],
+    )
+    _raw(store, "MATCH (t:Entity {id: 'T0'}) CREATE (:Entity {id: '0-new', name: 'new'})-[:NEW_FACT]->(t)")
+    [degree] = _raw(
+        store, "MATCH (e:Entity {id: 'T0'}) RETURN e.kgqa_slice_degree = COUNT { (e)--() } AS same"
+    )
+    assert degree["same"]  # the degree cannot tell
+    now = [t for t in triples if (t[0], relationship_type(t[1]), t[2]) != gone] + [
+        ("0-new", "new_fact", "T0")
+    ]
+    expected = first_by_kernel_order(now, "T0", SLICE_CAP)
+    assert expected[0] == ("0-new", "NEW_FACT", "T0")
+    assert _hop(store, "T0", SLICE_CAP) == expected
+    stale = [r["id"] for r in store.run(pending, {"max_per_node": SLICE_CAP})]
+    assert "T0" in stale and set(stale) <= {gone[0], gone[2]}  # the deleted fact's other end may be a hub too
+    assert refresh_slices(store, SLICE_CAP) == len(stale)
+    assert store.run(pending, {"max_per_node": SLICE_CAP}) == []
     assert _hop(store, "T0", SLICE_CAP) == expected
 
 

@@ -56,6 +56,24 @@ def test_link_raises_entity_not_found_naming_missing_topic_ids(toy_kg: KgliteSto
     assert "'Jaws'" not in str(info.value)
 
 
+def test_topic_and_bracket_linking_read_names_not_embeddings(
+    toy_kg: KgliteStore, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Issue 29 major 6: linking needs ids and names only; over Bolt an embedding is 3.4 KB."""
+    run = toy_kg.run
+    columns: list[tuple[str, ...]] = []
+
+    def recording(query: queries.Query, params: object = None) -> list[dict[str, object]]:
+        rows = run(query, params)  # type: ignore[arg-type]
+        columns.extend(tuple(r) for r in rows)
+        return rows
+
+    monkeypatch.setattr(toy_kg, "run", recording)
+    link(toy_kg, _no_embedder, "who directed it", topic_ids=["Jaws"])
+    link(toy_kg, _no_embedder, "who directed [Jaws]")
+    assert columns and not any("embedding" in c for c in columns)
+
+
 # --- brackets ------------------------------------------------------------------------------------
 
 

@@ -23,7 +23,6 @@ import torch
 
 from kgqa.embed.protocol import Embedder
 from kgqa.link import STOP_WORDS, escape_lucene
-from kgqa.retrieval.graph.tables import EntityTable
 from kgqa.retrieval.mor.plan import Chain, Hop, Metapath, Schema
 from kgqa.store import queries
 from kgqa.store.protocol import GraphStore
@@ -161,7 +160,7 @@ MAX_ALIAS_WORDS = 8
 
 
 class Traverser:
-    """Runs plans on one store; keeps the store's embeddings it has fetched for the next question.
+    """Runs plans on one store; the store scores its nodes against a question's embedded spans.
 
     Args:
         store: the graph store (typed nodes with ``type``, ``text``, embeddings and indexes).
@@ -173,7 +172,6 @@ class Traverser:
         self.store = store
         self.embedder = embedder
         self.settings = settings
-        self._table = EntityTable(store, embedder.dimension)
         self._span_vectors: dict[str, torch.Tensor] = {}
         self._hits: dict[tuple[str, str, str, int], list[dict[str, Any]]] = {}
 
@@ -192,13 +190,19 @@ class Traverser:
 
     def text_similarity(self, span: str, nodes: Sequence[tuple[str, str]]) -> list[float]:
         """Similarity of each ``(id, name + text)`` to ``span``: the mean of the cosine of their
-        embeddings on Neo4j's scale (1 + cos) / 2 and :func:`lexical_overlap`, in [0, 1]."""
+        embeddings on Neo4j's scale (1 + cos) / 2 and :func:`lexical_overlap`, in [0, 1].
+
+        The cosine is computed by the store (``entities_similarity``), so over Bolt only one score
+        per node crosses the wire, not its embedding; a node without an embedding counts as
+        orthogonal to the span (0.5)."""
         if not nodes:
             return []
-        rows = self._table.rows([i for i, _ in nodes])
-        vectors = torch.nn.functional.normalize(self._table.matrix[rows], dim=-1)
-        cos = (vectors @ torch.nn.functional.normalize(self.span_vector(span), dim=0)).tolist()
-        return [((1 + c) / 2 + lexical_overlap(span, t)) / 2 for c, (_, t) in zip(cos, nodes, strict=True)]
+        ids = list(dict.fromkeys(i for i, _ in nodes))
+        rows = self.store.run(
+            queries.get("entities_similarity"), {"ids": ids, "embedding": self.span_vector(span).tolist()}
+        )
+        cosine = {r["id"]: r["score"] for r in rows if r["score"] is not None}
+        return [(cosine.get(i, 0.5) + lexical_overlap(span, t)) / 2 for i, t in nodes]
 
     def text_matches(self, span: str, label: str, k: int) -> list[dict[str, Any]]:
         """The ``k`` nodes of type ``label`` best matching ``span`` by :meth:`text_similarity`,

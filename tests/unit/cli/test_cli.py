@@ -37,6 +37,22 @@ def _ingest_excerpt(data: str) -> None:
     assert code == 0, err
 
 
+def test_neo4j_server_notifications_are_shown_only_with_debug(tmp_path: Path) -> None:
+    """Issue 29 minor: the driver logs each server notification (a deprecation, a plan hint) as a
+    warning; without --debug they are not printed."""
+    import logging
+
+    notifications = logging.getLogger("neo4j.notifications")
+    env = {"KGQA_DATA_DIR": str(tmp_path)}
+    try:
+        assert _run("config", "show", "--json", env=env)[0] == 0
+        assert not notifications.isEnabledFor(logging.WARNING)
+        assert _run("--debug", "config", "show", "--json", env=env)[0] == 0
+        assert notifications.isEnabledFor(logging.WARNING)
+    finally:
+        notifications.setLevel(logging.NOTSET)
+
+
 def test_help_imports_no_heavy_modules() -> None:
     code = (
         "import sys\nfrom click.testing import CliRunner\nfrom kgqa.cli import cli\n"

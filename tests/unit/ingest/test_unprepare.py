@@ -137,6 +137,45 @@ def test_dry_run_writes_nothing_and_says_what_where_and_which_privileges(user_st
     assert "kgqa unprepare" in plan.render()
 
 
+def _index_names(store: KgliteStore) -> set[str]:
+    return {r["name"] for r in _raw(store, "SHOW INDEXES YIELD name RETURN name")}
+
+
+def test_a_users_fulltext_index_on_the_name_is_found_by_schema_and_reused(
+    user_store: KgliteStore, fake_embedder: Any
+) -> None:
+    """Major 3 on the embedded store: kglite, like Neo4j, skips kgqa's CREATE ... IF NOT EXISTS when
+    an index of the same schema exists; the dry run says it is reused, the kernels query it by the
+    user's name, and unprepare leaves it."""
+    _raw(user_store, "CREATE FULLTEXT INDEX user_titles FOR (n:`Film Thing`) ON EACH [n.title]")
+    plan = plan_prepare(user_store, model_id="fake-hash-16", dimension=16, slice_cap=1000)
+    [name_index] = [ix for ix in plan.indexes if ix.startswith("kgqa_entity_name:")]
+    assert "reused: your index 'user_titles'" in name_index
+    assert not any("reused" in ix for ix in plan.indexes if not ix.startswith("kgqa_entity_name:"))
+
+    prepare_store(user_store)
+    embed_store(user_store, fake_embedder)
+    assert "user_titles" in _index_names(user_store) and "kgqa_entity_name" not in _index_names(user_store)
+    rows = user_store.run(queries.get("link_fulltext"), {"query": "speed", "limit": 5})
+    assert [r["id"] for r in rows] == ["m2"]
+    fuzzy = user_store.run(queries.get("link_fulltext"), {"query": "sped~1", "limit": 5})
+    assert [r["id"] for r in fuzzy] == ["m2"]  # the in-process fuzzy index reads the user's one too
+
+    unprepare_store(user_store)
+    assert _index_names(user_store) == {"user_titles"}
+
+
+def test_without_a_users_index_kgqa_creates_and_queries_its_own(
+    user_store: KgliteStore, fake_embedder: Any
+) -> None:
+    prepare_store(user_store)
+    embed_store(user_store, fake_embedder)
+    assert "kgqa_entity_name" in _index_names(user_store)
+    assert [
+        r["id"] for r in user_store.run(queries.get("link_fulltext"), {"query": "speed", "limit": 5})
+    ] == ["m2"]
+
+
 def test_a_second_prepare_with_another_mapping_is_refused_then_redone(
     user_store: KgliteStore, fake_embedder: Any
 ) -> None:

@@ -646,6 +646,36 @@ def test_from_settings_without_the_driver_names_the_extra(monkeypatch: pytest.Mo
     assert "neo4j>=6" in (info.value.hint or "")
 
 
+@pytest.mark.parametrize("installed", [True, False])
+def test_from_settings_says_once_how_to_add_the_rust_codec_when_missing(
+    driver_factory: MagicMock,
+    monkeypatch: pytest.MonkeyPatch,
+    caplog: pytest.LogCaptureFixture,
+    installed: bool,
+) -> None:
+    import importlib.util
+
+    from kgqa.store import neo4j_errors
+
+    find_spec = importlib.util.find_spec
+    spec = object() if installed else None
+    monkeypatch.setattr(
+        importlib.util, "find_spec", lambda name: spec if name == "neo4j._rust" else find_spec(name)
+    )
+    neo4j_errors.has_rust_codec.cache_clear()
+    try:
+        with caplog.at_level("WARNING", logger="kgqa.store.neo4j_errors"):
+            Neo4jStore.from_settings(settings(), retry_wait=tenacity.wait_none())
+            Neo4jStore.from_settings(settings(), retry_wait=tenacity.wait_none())
+    finally:
+        neo4j_errors.has_rust_codec.cache_clear()
+    warnings = [r.getMessage() for r in caplog.records if "Rust codec" in r.getMessage()]
+    if installed:
+        assert warnings == []
+    else:
+        assert len(warnings) == 1 and 'pip install "kgqa[neo4j]"' in warnings[0]  # once per process
+
+
 def test_importing_kgqa_store_does_not_import_neo4j() -> None:
     code = "import sys, kgqa.store, kgqa.store.neo4j_store; print('neo4j' in sys.modules)"
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
