@@ -143,8 +143,8 @@ def ask(
 ) -> None:
     """Answer QUESTION from the knowledge graph and show the evidence paths behind the answer.
 
-    A KGQA checkpoint and a MoR one (text-rich typed graphs, 'kgqa train --format stark') answer
-    in the same layout and the same JSON keys; the checkpoint's kind decides which answers.
+    A KGQA checkpoint and a MoR one (text-rich typed graphs, trained on a stark file) answer in
+    the same layout and the same JSON keys; the checkpoint's kind decides which answers.
 
     \b
     Examples:

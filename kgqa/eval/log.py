@@ -1,5 +1,7 @@
 """The per-question JSONL log of ``kgqa eval``, for KGQA and MoR question files alike: what makes
-a run resumable.
+a run resumable, and the one loop that answers the questions not yet in it
+(:func:`answer_and_log`; the two kinds differ only in the records they answer with and the
+metrics they summarise).
 
 Every record carries the run's fingerprint (:func:`fingerprint`: a hash of the settings that
 change answers). A re-run with the same log answers only the selected questions not yet
@@ -11,11 +13,12 @@ from __future__ import annotations
 
 import hashlib
 import json
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, TextIO
 
-from kgqa.errors import ConfigError
+from kgqa.errors import ConfigError, LLMUnavailableError
 from kgqa.types import QAExample
 
 
@@ -80,3 +83,67 @@ def resume(
     logged = {} if restart or log_path is None else read_log(log_path, run)
     done = [logged[e.qid] for e in examples if e.qid in logged]
     return done, [e for e in examples if e.qid not in logged]
+
+
+@dataclass(frozen=True, slots=True)
+class LoggedRun:
+    """What :func:`answer_and_log` leaves for a summary: the answered records of the selected
+    questions (logged earlier first, in question order, then this run's), how many failed, and
+    how many were taken from the log."""
+
+    records: list[dict[str, Any]]
+    failed: int
+    resumed: int
+
+
+def answer_and_log(
+    examples: Sequence[QAExample],
+    answer: Callable[[list[QAExample]], Iterable[dict[str, Any]]],
+    *,
+    log_path: Path | None,
+    fingerprint: str = "",
+    restart: bool = False,
+    on_progress: Callable[[int], None] | None = None,
+) -> LoggedRun:
+    """The one eval loop, for KGQA and MoR questions alike: answer the ``examples`` not yet in
+    the log and log each record as it comes.
+
+    ``answer`` gives the records of the questions still to answer, in their order; a record with
+    an ``"error"`` is a failed question, logged with its error and counted as failed, and a re-run
+    retries it. Resumes from ``log_path`` (records of the same ``fingerprint``) unless
+    ``restart``. Logged answers to other questions (a run over the whole file before a
+    ``--heldout`` or ``--limit`` one) stay in the log but are not returned.
+
+    Raises:
+        LLMUnavailableError: the LLM backend is down; the answers so far are logged, and the
+            message says so (a re-run with the same log does not ask them again).
+    """
+    done, todo = resume(examples, log_path, fingerprint, restart=restart)
+    records = list(done)
+    if on_progress:
+        on_progress(len(records))
+    failed = 0
+    log = open_log(log_path, restart=restart) if log_path else None
+    try:
+        for record in answer(todo):
+            if "error" in record:
+                failed += 1
+            else:
+                records.append(record)
+            if log:
+                log.write(json.dumps({**record, "run": fingerprint}, default=str) + "\n")
+                log.flush()
+            if on_progress:
+                on_progress(1)
+    except LLMUnavailableError as exc:
+        answered = len(records) - len(done) + failed
+        kept = f"the {answered} questions answered before are logged in {log_path}" if log_path else ""
+        raise LLMUnavailableError(
+            f"{exc} (eval stopped{': ' + kept if kept else ''})",
+            hint="start the endpoint (reader.base_url) and re-run"
+            + (" with the same --log: answered questions are not asked again" if log_path else ""),
+        ) from exc
+    finally:
+        if log:
+            log.close()
+    return LoggedRun(records, failed, len(done))

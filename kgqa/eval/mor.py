@@ -9,9 +9,8 @@ question's record goes to the JSONL log that ``kgqa eval`` keeps for KGQA files 
 
 from __future__ import annotations
 
-import json
 import math
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -21,7 +20,7 @@ from tqdm import tqdm
 from kgqa.config import Settings
 from kgqa.errors import KgqaError
 from kgqa.eval.datasets import read_questions, sample
-from kgqa.eval.log import checkpoint_identity, fingerprint, open_log, resume
+from kgqa.eval.log import answer_and_log, checkpoint_identity, fingerprint
 from kgqa.eval.metrics import (
     QAScores,
     StarkScores,
@@ -105,41 +104,36 @@ def evaluate_mor(
     restart: bool = False,
     on_progress: Callable[[int], None] | None = None,
 ) -> MorEvalSummary:
-    """Answer every example not yet in the log, log one JSON line each, and aggregate.
+    """Answer every example not yet in the log through the one eval loop
+    (:func:`kgqa.eval.log.answer_and_log`, as KGQA questions are), and aggregate.
 
     Resumes from ``log_path`` (records of the same ``fingerprint``) unless ``restart``; the
-    summary covers exactly ``examples``, in their order, whichever run answered them. A question
-    that raises a :class:`~kgqa.errors.KgqaError` is logged with the error and counted as
-    failed; a re-run retries it.
+    summary covers exactly ``examples``, whichever run answered them. A question that raises a
+    :class:`~kgqa.errors.KgqaError` is logged with the error and counted as failed; a re-run
+    retries it.
 
     Args:
         gold_plan: the key of an example's gold plan in the store's names, or None.
     """
-    done, todo = resume(examples, log_path, fingerprint, restart=restart)
-    answered = {r["qid"]: r for r in done}
-    if on_progress:
-        on_progress(len(done))
-    failed = 0
-    log = open_log(log_path, restart=restart) if log_path else None
-    try:
+
+    def answer(todo: list[QAExample]) -> Iterator[dict[str, Any]]:
         for ex in todo:
             try:
-                record = _record(retriever, ex, gold_plan(ex))
+                yield _record(retriever, ex, gold_plan(ex))
             except KgqaError as exc:
-                failed += 1
-                record = {"qid": ex.qid, "question": ex.question, "error": str(exc)}
-            else:
-                answered[ex.qid] = record
-            if log:
-                log.write(json.dumps({**record, "run": fingerprint}) + "\n")
-                log.flush()
-            if on_progress:
-                on_progress(1)
-    finally:
-        if log:
-            log.close()
-    summary = summarise_mor([answered[e.qid] for e in examples if e.qid in answered])
-    summary.failed, summary.resumed = failed, len(done)
+                yield {"qid": ex.qid, "question": ex.question, "error": str(exc)}
+
+    run = answer_and_log(
+        list(examples),
+        answer,
+        log_path=log_path,
+        fingerprint=fingerprint,
+        restart=restart,
+        on_progress=on_progress,
+    )
+    answered = {r["qid"]: r for r in run.records}
+    summary = summarise_mor([answered[e.qid] for e in examples if e.qid in answered])  # question order
+    summary.failed, summary.resumed = run.failed, run.resumed
     return summary
 
 

@@ -13,7 +13,6 @@ in a bounded thread pool (``reader.concurrency``) while the main thread keeps re
 
 from __future__ import annotations
 
-import json
 import math
 from collections.abc import Callable, Iterable, Iterator, Sequence
 from concurrent.futures import Future, ThreadPoolExecutor
@@ -25,7 +24,7 @@ import torch
 
 from kgqa.answer import Answer
 from kgqa.errors import KgqaError, LLMUnavailableError
-from kgqa.eval.log import open_log, resume
+from kgqa.eval.log import answer_and_log
 from kgqa.eval.metrics import (
     DEFAULT_KS,
     QAScores,
@@ -417,45 +416,21 @@ def evaluate_records(
     restart: bool = False,
     on_progress: Callable[[int], None] | None = None,
 ) -> EvalSummary:
-    """Score ``examples``, resuming from ``log_path`` unless ``restart``; ``answer`` gives the
-    records of the questions still to answer, in their order (:func:`answer_records` in this
-    process, :func:`kgqa.eval.workers.worker_records` in several), each logged as it comes.
-
-    A failed question (an error record) is logged with its error and counted as failed; a re-run
-    retries it. An LLM backend that is down stops the run (as ``kgqa refine`` does) with the
-    answers so far logged. The summary covers exactly ``examples``: logged answers to other questions (a run
-    over the whole file before a ``--heldout`` or ``--limit`` one) stay in the log but are not
-    counted.
+    """Score ``examples`` through the one eval loop (:func:`kgqa.eval.log.answer_and_log`):
+    ``answer`` gives the records of the questions still to answer (:func:`answer_records` in
+    this process, :func:`kgqa.eval.workers.worker_records` in several). The summary covers
+    exactly ``examples``. An LLM backend that is down stops the run (as ``kgqa refine`` does)
+    with the answers so far logged.
     """
-    done, todo = resume(list(examples), log_path, fingerprint, restart=restart)
-    records = list(done)
-    if on_progress:
-        on_progress(len(records))
-    failed = 0
-    log = open_log(log_path, restart=restart) if log_path else None
-    try:
-        for record in answer(todo):
-            if "error" in record:
-                failed += 1
-            else:
-                records.append(record)
-            if log:
-                log.write(json.dumps({**record, "run": fingerprint}, default=str) + "\n")
-                log.flush()
-            if on_progress:
-                on_progress(1)
-    except LLMUnavailableError as exc:
-        answered = len(records) - len(done) + failed
-        kept = f"the {answered} questions answered before are logged in {log_path}" if log_path else ""
-        raise LLMUnavailableError(
-            f"{exc} (eval stopped{': ' + kept if kept else ''})",
-            hint="start the endpoint (reader.base_url) and re-run"
-            + (" with the same --log: answered questions are not asked again" if log_path else ""),
-        ) from exc
-    finally:
-        if log:
-            log.close()
-    return summarise(records, failed, resumed=len(done))
+    run = answer_and_log(
+        list(examples),
+        answer,
+        log_path=log_path,
+        fingerprint=fingerprint,
+        restart=restart,
+        on_progress=on_progress,
+    )
+    return summarise(run.records, run.failed, resumed=run.resumed)
 
 
 def evaluate(
