@@ -15,6 +15,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, ClassVar, Self
 
+import torch
 from torch import Tensor, nn
 
 import kgqa
@@ -91,6 +92,17 @@ def mlp_tail(hidden: int, *, layers: int, dropout: float) -> nn.Sequential:
 def scatter_max(src: Tensor, index: Tensor, num_nodes: int) -> Tensor:
     """out[v] = max of src[i] with index[i] == v, 0 where no i maps to v: [N]."""
     return src.new_zeros(num_nodes).scatter_reduce(0, index, src, reduce="amax", include_self=False)
+
+
+def scatter_mean(src: Tensor, index: Tensor, num_groups: int) -> Tensor:
+    """out[g] = mean of src[i] with index[i] == g, 0 for a group with none: [num_groups].
+
+    What a loss averaged per question is over a batch of questions (``index``: each element's
+    question), without a Python loop over the questions or a host sync.
+    """
+    total = src.new_zeros(num_groups).index_add(0, index, src)
+    count = src.new_zeros(num_groups).index_add(0, index, torch.ones_like(src))
+    return total / count.clamp(min=1)
 
 
 class Checkpointable(nn.Module):
