@@ -22,7 +22,6 @@ from typing import Any, Literal, TypeVar
 
 import numpy as np
 import torch
-import torch.nn.functional as F
 from torch import nn
 from tqdm import tqdm
 
@@ -35,7 +34,7 @@ from kgqa.reasoning.extractive import (
     reader_features,
 )
 from kgqa.retrieval.features import PreparedQuestion, to_batch
-from kgqa.retrieval.nn import MlpConfig, scatter_mean
+from kgqa.retrieval.nn import MlpConfig, question_bce
 from kgqa.retrieval.path_context import with_path_context
 from kgqa.retrieval.plan_attention import AttentionPlannerConfig, AttentionPlanScorer
 from kgqa.retrieval.plans import (
@@ -289,10 +288,8 @@ def train_scorer(
             return [None] * len(examples)
         batch = ScorerBatch.concat([to_batch(ex.prepared, tables) for ex in kept])
         logits = model(batch)
-        bce = F.binary_cross_entropy_with_logits(
-            logits, torch.cat([ex.labels for ex in kept]), reduction="none"
-        )
-        losses = scatter_mean(bce, batch.question_of_triples(), len(kept))
+        labels = torch.cat([ex.labels for ex in kept])
+        losses = question_bce(logits, labels, batch.question_of_triples(), len(kept))
         outputs = logits.split([ex.prepared.subgraph.num_triples for ex in kept])
         return _aligned(examples, kept, list(zip(outputs, losses, strict=True)))
 
@@ -609,8 +606,7 @@ def train_reader(
         logits, batch = logits_of(kept)
         mask = torch.cat([candidates[id(ex)] for ex in kept])
         answers = torch.cat([ex.answers for ex in kept]).float()
-        bce = F.binary_cross_entropy_with_logits(logits[mask], answers[mask], reduction="none")
-        losses = scatter_mean(bce, batch.question_of_entities()[mask], len(kept))
+        losses = question_bce(logits[mask], answers[mask], batch.question_of_entities()[mask], len(kept))
         outputs = logits.split([ex.prepared.subgraph.num_entities for ex in kept])
         return _aligned(examples, kept, list(zip(outputs, losses, strict=True)))
 
