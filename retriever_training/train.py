@@ -25,6 +25,7 @@ import torch
 from torch import nn
 from tqdm import tqdm
 
+from kgqa.device import model_device
 from kgqa.errors import ConfigError
 from kgqa.reasoning.extractive import (
     EntityReader,
@@ -89,6 +90,9 @@ class TrainSettings:
     # MetaQA and PathQuestion (docs/decisions.md: Speed, session 8; issue 16, session 9). A small
     # training part takes smaller batches (planner_batch_for), so an epoch keeps its steps.
     planner_batch: int = 16
+    # The torch device the models train on (runtime.device, resolved by kgqa train): the
+    # examples stay in host memory and travel to it one batch at a time.
+    device: str = "cpu"
     # Questions per optimiser step of the triple scorers and of the reader, their losses
     # averaged (one graph of all of them per pass, ScorerBatch.concat); 1 is SubgraphRAG's recipe.
     scorer_batch: int = 1
@@ -191,6 +195,7 @@ def _fit(
     arithmetic as the per-tensor loop, bit for bit, with less Python per step (the fused form
     is not: it changed the planner's training, docs/decisions.md).
     """
+    model.to(settings.device)
     optimiser = torch.optim.Adam(model.parameters(), lr=settings.lr, foreach=True)
     order = torch.Generator().manual_seed(settings.seed)
     history = History(metric=metric)
@@ -286,15 +291,15 @@ def train_scorer(
         kept = [ex for ex in examples if labelled[id(ex)]]
         if not kept:
             return [None] * len(examples)
-        batch = ScorerBatch.concat([to_batch(ex.prepared, tables) for ex in kept])
+        batch = ScorerBatch.concat([to_batch(ex.prepared, tables) for ex in kept]).to(settings.device)
         logits = model(batch)
-        labels = torch.cat([ex.labels for ex in kept])
+        labels = torch.cat([ex.labels for ex in kept]).to(settings.device)
         losses = question_bce(logits, labels, batch.question_of_triples(), len(kept))
         outputs = logits.split([ex.prepared.subgraph.num_triples for ex in kept])
         return _aligned(examples, kept, list(zip(outputs, losses, strict=True)))
 
     def metric_of(ex: TrainingExample, logits: torch.Tensor) -> float:
-        return triple_recall_at_k(logits, ex.labels, settings.recall_k)
+        return triple_recall_at_k(logits, ex.labels.to(logits.device), settings.recall_k)
 
     history = _fit(
         model,
@@ -334,12 +339,14 @@ def _probabilities(
     scorer: TripleScorer, prepared: Sequence[PreparedQuestion], tables: Tables
 ) -> list[torch.Tensor]:
     """``sigmoid`` of ``scorer``'s logits [E] for each of ``prepared``, :data:`VAL_BATCH`
-    questions per pass (the same per question as one at a time, in fewer operations)."""
+    questions per pass on the scorer's device (the same per question as one at a time, in fewer
+    operations), back in host memory beside the examples."""
     out: list[torch.Tensor] = []
+    device = model_device(scorer)
     for start in range(0, len(prepared), VAL_BATCH):
         chunk = prepared[start : start + VAL_BATCH]
-        logits = scorer(ScorerBatch.concat([to_batch(p, tables) for p in chunk]))
-        out += torch.sigmoid(logits).split([p.subgraph.num_triples for p in chunk])
+        logits = scorer(ScorerBatch.concat([to_batch(p, tables) for p in chunk]).to(device))
+        out += torch.sigmoid(logits).cpu().split([p.subgraph.num_triples for p in chunk])
     return out
 
 
@@ -508,14 +515,16 @@ def _train_planner_kind(kind: str, task: PlannerTask, progress: bool) -> tuple[P
         if choice is None:
             return None
         question = choice.views if kind == "mlp" else choice.tokens
-        logits = model(question, choice.relation_emb, choice.steps)
-        return logits, torch.logsumexp(logits, 0) - torch.logsumexp(logits[choice.gold], 0)
+        assert question is not None  # planner_task refuses the word-order planner without tokens
+        device = settings.device
+        logits = model(question.to(device), choice.relation_emb.to(device), choice.steps.to(device))
+        return logits, torch.logsumexp(logits, 0) - torch.logsumexp(logits[choice.gold.to(device)], 0)
 
     def scored(choices: Sequence[PlanChoice | None]) -> list[Scored]:
         return [scored_one(c) for c in choices]
 
     def metric_of(choice: PlanChoice | None, logits: torch.Tensor) -> float:
-        gold = choice.gold  # type: ignore[union-attr]  # scored: only questions with a choice
+        gold = choice.gold.to(logits.device)  # type: ignore[union-attr]  # scored: only with a choice
         if task.metric == "gold_mass":
             return float(torch.softmax(logits, 0)[gold].sum())
         return float(gold[int(torch.argmax(logits))])
@@ -594,9 +603,10 @@ def train_reader(
 
     def logits_of(examples: Sequence[TrainingExample]) -> tuple[torch.Tensor, ScorerBatch]:
         """The entity logits of ``examples`` in one pass, and their batch."""
-        batch = ScorerBatch.concat([to_batch(ex.prepared, tables) for ex in examples])
-        probs = torch.cat([triple_probs[id(ex)] for ex in examples])
-        joined = ReaderFeatures.concat([features[id(ex)] for ex in examples])
+        device = settings.device
+        batch = ScorerBatch.concat([to_batch(ex.prepared, tables) for ex in examples]).to(device)
+        probs = torch.cat([triple_probs[id(ex)] for ex in examples]).to(device)
+        joined = ReaderFeatures.concat([features[id(ex)] for ex in examples]).to(device)
         return model.from_features(batch, probs, joined), batch
 
     def scored(examples: Sequence[TrainingExample]) -> list[Scored]:
@@ -604,14 +614,14 @@ def train_reader(
         if not kept:
             return [None] * len(examples)
         logits, batch = logits_of(kept)
-        mask = torch.cat([candidates[id(ex)] for ex in kept])
-        answers = torch.cat([ex.answers for ex in kept]).float()
+        mask = torch.cat([candidates[id(ex)] for ex in kept]).to(settings.device)
+        answers = torch.cat([ex.answers for ex in kept]).to(settings.device, torch.float)
         losses = question_bce(logits[mask], answers[mask], batch.question_of_entities()[mask], len(kept))
         outputs = logits.split([ex.prepared.subgraph.num_entities for ex in kept])
         return _aligned(examples, kept, list(zip(outputs, losses, strict=True)))
 
     def metric_of(ex: TrainingExample, logits: torch.Tensor) -> float:
-        masked = logits.masked_fill(~candidates[id(ex)], float("-inf"))
+        masked = logits.masked_fill(~candidates[id(ex)].to(logits.device), float("-inf"))
         return float(ex.answers[int(torch.argmax(masked))])
 
     history = _fit(
@@ -633,7 +643,7 @@ def train_reader(
             chunk = val[start : start + VAL_BATCH]
             for ex, result in zip(chunk, scored(chunk), strict=True):
                 if result is not None:
-                    entity_probs = torch.sigmoid(result[0]).masked_fill(~candidates[id(ex)], -1.0)
+                    entity_probs = torch.sigmoid(result[0].cpu()).masked_fill(~candidates[id(ex)], -1.0)
                     answer_sets.append((entity_probs, ex.answers))
     model.config = replace(model.config, answer_threshold=calibrate_threshold(answer_sets))
     return model, history

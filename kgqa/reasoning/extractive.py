@@ -163,6 +163,10 @@ class ReaderFeatures:
             torch.cat([f.incident for f in features]), torch.cat([f.after for f in features])
         )
 
+    def to(self, device: torch.device | str) -> ReaderFeatures:
+        """The same features on ``device``."""
+        return ReaderFeatures(self.incident.to(device), self.after.to(device))
+
 
 def reader_features(
     triple_scores: Tensor, batch: ScorerBatch, topic: Tensor, plans: Tensor | None = None
