@@ -514,10 +514,11 @@ def _train_planner_kind(kind: str, task: PlannerTask, progress: bool) -> tuple[P
     def scored_one(choice: PlanChoice | None) -> Scored:
         if choice is None:
             return None
-        question = choice.views if kind == "mlp" else choice.tokens
-        assert question is not None  # planner_task refuses the word-order planner without tokens
         device = settings.device
-        logits = model(question.to(device), choice.relation_emb.to(device), choice.steps.to(device))
+        question = choice.views if kind == "mlp" else choice.tokens
+        if question is not None:  # None: the model says what it lacks (planner_task checks first)
+            question = question.to(device)
+        logits = model(question, choice.relation_emb.to(device), choice.steps.to(device))
         return logits, torch.logsumexp(logits, 0) - torch.logsumexp(logits[choice.gold.to(device)], 0)
 
     def scored(choices: Sequence[PlanChoice | None]) -> list[Scored]:
