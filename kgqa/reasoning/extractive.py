@@ -20,6 +20,7 @@ import torch
 import torch.nn.functional as F
 from torch import Tensor, nn
 
+from kgqa.device import model_device
 from kgqa.retrieval.features import to_batch
 from kgqa.retrieval.nn import Checkpointable, MlpConfig, mlp_tail, scatter_max
 from kgqa.retrieval.path_context import reach_columns
@@ -271,9 +272,15 @@ class ExtractiveReader:
 
     @classmethod
     def from_checkpoint(
-        cls, path: Path, tables: tuple[EntityTable, RelationTable], *, embedder_model_id: str
+        cls,
+        path: Path,
+        tables: tuple[EntityTable, RelationTable],
+        *,
+        embedder_model_id: str,
+        device: torch.device | str = "cpu",
     ) -> ExtractiveReader:
-        """The reader in the checkpoint ``kgqa train`` wrote (the one the retriever loads).
+        """The reader in the checkpoint ``kgqa train`` wrote (the one the retriever loads), on
+        ``device``.
 
         Raises:
             CheckpointError: see :func:`~kgqa.retrieval.retriever.load_bundle` and
@@ -281,17 +288,19 @@ class ExtractiveReader:
         """
         data = load_bundle(path, embedder_model_id)
         model = EntityReader.from_checkpoint(data["reader"], embedder_model_id=embedder_model_id)
-        return cls(model, tables)
+        return cls(model.to(device), tables)
 
     def entity_probabilities(self, retrieval: Retrieval) -> Tensor:
         """FloatTensor [N] in [0, 1]: the reader's probability that each local entity answers the
         question, 0 for entities that may not answer (``Subgraph.candidate_mask``: the topics,
         unless the walk rule lets them answer)."""
         sub = retrieval.prepared.subgraph
+        device = model_device(self.model)
         with torch.inference_mode():
-            batch = to_batch(retrieval.prepared, self.tables)
-            plans = None if retrieval.plans is None else retrieval.plans.reach(sub.num_entities)
-            logits = self.model(batch, retrieval.probabilities, sub.topic, plans)
+            batch = to_batch(retrieval.prepared, self.tables).to(device)
+            plans = None if retrieval.plans is None else retrieval.plans.reach(sub.num_entities).to(device)
+            probabilities = retrieval.probabilities.to(device)
+            logits = self.model(batch, probabilities, sub.topic.to(device), plans).cpu()
             return torch.sigmoid(logits).masked_fill(~sub.candidate_mask(), 0.0)
 
     def extract_answers(
