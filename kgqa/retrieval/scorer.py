@@ -180,12 +180,8 @@ def _distinct(ids: Tensor, num_nodes: int) -> tuple[Tensor, Tensor]:
 
 
 def _project(batch: ScorerBatch, no_text: Tensor, entities: Tensor, w_x: Tensor, w_dde: Tensor) -> Tensor:
-    """``W_x x_e + W_dde s_e`` for the given entities only: [len(entities), hidden].
-
-    Rows of entities without text are projected as they come and then replaced by the
-    projection of ``no_text``: cheaper than substituting the [len, d] inputs first, and the
-    text embeddings, which need no gradient, never enter the backward pass.
-    """
+    """``W_x x_e + W_dde s_e`` for the given entities only: [len(entities), hidden]
+    (:func:`projected_inputs`)."""
     return projected_inputs(
         batch.entity_emb[entities], batch.has_text[entities], batch.dde[entities] @ w_dde.T, no_text, w_x
     )
@@ -197,12 +193,18 @@ def projected_inputs(
     """``W_x x_e + rest_e`` per entity row, ``x_e`` the shared ``no_text`` [d] where ``has_text``
     [n] is False (``entity_emb`` [n, d], ``rest`` [n, h], ``w_x`` [h, d]): [n, h].
 
-    The same as projecting :func:`entity_inputs`, but ``no_text`` is projected once and chosen
-    per row by a mask (no host sync, no [n, d] copy), and the backward pass computes no
-    gradient for the [n, d] text embeddings, only for ``w_x`` and ``no_text``.
+    The same as projecting :func:`entity_inputs`, but the text embeddings, which need no
+    gradient, never enter the backward pass, and rows without text are projected as they come
+    and then overwritten with the projection of ``no_text`` (cheaper than substituting the
+    [n, d] inputs first). Finding those rows reads their count on the host, once per batch: a
+    mask over every row (``torch.where``) cost a third more per training step on the CPU,
+    where kgqa trains most (docs/decisions.md, issue 31).
     """
-    texts = torch.addmm(rest, entity_emb, w_x.T)
-    return torch.where(has_text.unsqueeze(1), texts, rest + no_text @ w_x.T)
+    out = torch.addmm(rest, entity_emb, w_x.T)
+    missing = (~has_text).nonzero().squeeze(1)
+    if missing.numel():
+        out[missing] = rest[missing] + no_text @ w_x.T
+    return out
 
 
 def entity_inputs(batch: ScorerBatch, no_text: Tensor) -> Tensor:
