@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import torch
+from torch import nn
 
 from kgqa.errors import ConfigError
 
@@ -18,3 +19,9 @@ def resolve_device(name: str) -> torch.device:
     if device.type == "cuda" and not torch.cuda.is_available():
         raise ConfigError(f"device '{name}' requested but CUDA is not available", hint="use 'cpu' or 'auto'")
     return device
+
+
+def model_device(model: nn.Module) -> torch.device:
+    """The device ``model``'s parameters live on (the CPU for a model without any), which its
+    inputs must be moved to."""
+    return next((p.device for p in model.parameters()), torch.device("cpu"))

@@ -18,6 +18,7 @@ import torch
 
 from kgqa.answer import Answer, AnswerEntity, AnswerPlan, EvidenceLine, ground
 from kgqa.config import AnswerSettings, ReaderSettings, Settings
+from kgqa.device import resolve_device
 from kgqa.embed import make_embedder
 from kgqa.errors import CheckpointError
 from kgqa.retrieval.evidence.items import EvidenceItem
@@ -75,6 +76,7 @@ def open_retriever(settings: Settings) -> Iterator[Retriever]:
             settings.checkpoint_path,
             subgraph=subgraph_settings(settings),
             rescoring=settings.retrieval.rescoring,
+            device=resolve_device(settings.runtime.device),
         )
 
 
@@ -347,7 +349,10 @@ def open_extractive_reader(settings: Settings, retriever: Retriever) -> Extracti
     if retriever.plans_by_name:
         return PlanReader()
     return ExtractiveReader.from_checkpoint(
-        settings.checkpoint_path, retriever.tables, embedder_model_id=retriever.embedder.model_id
+        settings.checkpoint_path,
+        retriever.tables,
+        embedder_model_id=retriever.embedder.model_id,
+        device=resolve_device(settings.runtime.device),
     )
 
 

@@ -19,6 +19,7 @@ from tqdm import tqdm
 
 from kgqa.checkpoint_file import save_checkpoint
 from kgqa.config import Settings
+from kgqa.device import resolve_device
 from kgqa.embed import make_embedder
 from kgqa.eval.datasets import read_questions, sample
 from kgqa.eval.splits import SplitSettings, oracle_hop_count
@@ -136,6 +137,9 @@ def run_training(
     The walk rule (:mod:`retriever_training.walk_rule`) is chosen from the training part before
     any model trains, and stored with the subgraph caps.
 
+    The models train on ``settings.runtime.device`` (``auto``: CUDA where present), the
+    examples being prepared on the CPU and moved there one batch at a time.
+
     The planner trains in a second process while the scorers train here, where the thread
     budget allows (:func:`_planner_beside`); the reader, which reads all three, trains last.
 
@@ -149,6 +153,7 @@ def run_training(
     scorers are the slow part; comparing planners or reader recipes need not retrain them).
     """
     report = TrainReport(out=str(out))
+    train_settings = replace(train_settings, device=str(resolve_device(settings.runtime.device)))
     parts: dict[str, list[QAExample]] = {"train": [], "val": [], "heldout": []}
     for path, fmt in sources:
         for name, items in split.parts(list(read_questions(path, fmt))).items():

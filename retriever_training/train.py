@@ -26,12 +26,19 @@ from torch import nn
 from tqdm import tqdm
 
 from kgqa.config import TRAIN_DEFAULTS, TrainingSettings
+from kgqa.device import model_device
 from kgqa.errors import ConfigError
-from kgqa.reasoning.extractive import EntityReader, ReaderConfig, calibrate_threshold
+from kgqa.reasoning.extractive import (
+    EntityReader,
+    ReaderConfig,
+    ReaderFeatures,
+    calibrate_threshold,
+    reader_features,
+)
 from kgqa.retrieval.features import PreparedQuestion, to_batch
 from kgqa.retrieval.graph.tables import EntityTable, RelationTable
-from kgqa.retrieval.models.nn import MlpConfig
-from kgqa.retrieval.models.path_context import triple_probabilities, with_path_context
+from kgqa.retrieval.models.nn import MlpConfig, question_bce
+from kgqa.retrieval.models.path_context import with_path_context
 from kgqa.retrieval.models.plan_attention import AttentionPlannerConfig, AttentionPlanScorer
 from kgqa.retrieval.models.plans import (
     PLAN_FEATURES,
@@ -44,7 +51,7 @@ from kgqa.retrieval.models.plans import (
     gold_plans,
     rank_plans,
 )
-from kgqa.retrieval.models.scorer import ScorerConfig, TripleScorer
+from kgqa.retrieval.models.scorer import ScorerBatch, ScorerConfig, TripleScorer
 from retriever_training.examples import TrainingExample
 
 Tables = tuple[EntityTable, RelationTable]
@@ -83,6 +90,13 @@ class TrainSettings:
     planner_kind: str = TRAIN_DEFAULTS.planner_kind
     # A small training part takes smaller batches (planner_batch_for), so an epoch keeps its steps.
     planner_batch: int = TRAIN_DEFAULTS.planner_batch
+    # The torch device the models train on (runtime.device, resolved by kgqa train): the
+    # examples stay in host memory and travel to it one batch at a time.
+    device: str = "cpu"
+    # Questions per optimiser step of the triple scorers and of the reader, their losses
+    # averaged (one graph of all of them per pass, ScorerBatch.concat); 1 is SubgraphRAG's recipe.
+    scorer_batch: int = 1
+    reader_batch: int = 1
     # The MLP planner also reads the cosines of each step's relation name with the question
     # (PlannerConfig.name_match): what carries to wording the training never used.
     planner_name_match: bool = True
@@ -101,6 +115,14 @@ class TrainSettings:
             planner_kind=train.planner_kind,
             planner_batch=train.planner_batch,
         )
+
+
+#: An example's model output and loss, or None for one with nothing to learn from (:func:`_fit`).
+Scored = tuple[torch.Tensor, torch.Tensor] | None
+
+#: Validation questions per forward pass (:func:`_fit`): the metric of each is that of its own
+#: output, so the batch changes only how fast, not what, validation measures.
+VAL_BATCH = 64
 
 
 #: The most a validation gain must exceed to count as progress (:func:`_fit`): on a few dozen
@@ -162,7 +184,7 @@ def _fit(
     train: Sequence[Item],
     val: Sequence[Item],
     *,
-    scored: Callable[[Item], tuple[torch.Tensor, torch.Tensor] | None],
+    scored: Callable[[Sequence[Item]], list[Scored]],
     metric_of: Callable[[Item, torch.Tensor], float],
     metric: str,
     settings: TrainSettings,
@@ -173,9 +195,11 @@ def _fit(
     """Train ``model`` ``batch_size`` questions per step (their losses averaged) and keep the
     best epoch's weights.
 
-    ``scored`` gives an example's model output and loss (None for an example with nothing to
-    learn from), ``metric_of`` a validation example's metric from that same output, so each
-    validation example takes one forward pass (a nan metric is left out of the mean). An epoch
+    ``scored`` gives each of several examples its model output and loss (None for an example
+    with nothing to learn from), in one forward pass where the model batches questions
+    (:meth:`~kgqa.retrieval.models.scorer.ScorerBatch.concat`); ``metric_of`` a validation example's
+    metric from that same output, so each validation example takes one forward pass, in
+    batches of :data:`VAL_BATCH` (a nan metric is left out of the mean). An epoch
     is better than the best so far when its mean validation metric is higher, or equal with a
     lower mean validation loss, and its weights are kept. Patience counts progress, not noise:
     training stops after ``patience`` epochs none of which beat the metric of the last epoch
@@ -186,6 +210,7 @@ def _fit(
     arithmetic as the per-tensor loop, bit for bit, with less Python per step (the fused form
     is not: it changed the planner's training, docs/decisions.md).
     """
+    model.to(settings.device)
     optimiser = torch.optim.Adam(model.parameters(), lr=settings.lr, foreach=True)
     order = torch.Generator().manual_seed(settings.seed)
     history = History(metric=metric)
@@ -194,29 +219,32 @@ def _fit(
     bar = tqdm(range(settings.epochs), desc=desc, disable=not progress, leave=False)
     for epoch in bar:
         model.train()
-        losses: list[float] = []
+        losses: list[torch.Tensor] = []
         shuffled = torch.randperm(len(train), generator=order).tolist()
         for start in range(0, len(shuffled), batch_size):
-            results = [r for i in shuffled[start : start + batch_size] if (r := scored(train[i])) is not None]
+            step = [train[i] for i in shuffled[start : start + batch_size]]
+            results = [r for r in scored(step) if r is not None]
             if not results:
                 continue
-            step_losses = [r[1] for r in results]
-            loss = torch.stack(step_losses).mean()
+            step_losses = torch.stack([r[1] for r in results])
             optimiser.zero_grad()
-            loss.backward()
+            step_losses.mean().backward()
             optimiser.step()
-            losses.extend(float(x.detach()) for x in step_losses)
+            losses.append(step_losses.detach())
         model.eval()
-        metrics, val_losses = [], []
+        metrics: list[float] = []
+        val_losses: list[torch.Tensor] = []
         with torch.inference_mode():
-            for ex in val:
-                if (result := scored(ex)) is not None:
-                    metrics.append(metric_of(ex, result[0]))
-                    val_losses.append(float(result[1]))
+            for start in range(0, len(val), VAL_BATCH):
+                chunk = val[start : start + VAL_BATCH]
+                for ex, result in zip(chunk, scored(chunk), strict=True):
+                    if result is not None:
+                        metrics.append(metric_of(ex, result[0]))
+                        val_losses.append(result[1])
         value = _nanmean(metrics)
-        history.train_loss.append(sum(losses) / max(len(losses), 1))
+        history.train_loss.append(float(torch.cat(losses).mean()) if losses else 0.0)
         history.val_metric.append(value)
-        history.val_loss.append(sum(val_losses) / max(len(val_losses), 1))
+        history.val_loss.append(float(torch.stack(val_losses).mean()) if val_losses else 0.0)
         bar.set_postfix(loss=f"{history.train_loss[-1]:.4f}", **{metric: f"{value:.4f}"})
         if (value, -history.val_loss[-1]) > best:
             best, history.best_epoch = (value, -history.val_loss[-1]), epoch + 1
@@ -272,16 +300,21 @@ def train_scorer(
     model = TripleScorer(
         _config(ScorerConfig, train, hidden=settings.scorer_hidden, layers=settings.scorer_layers)
     )
-    bce = nn.BCEWithLogitsLoss()
+    labelled = {id(ex): bool(ex.labels.any()) for ex in [*train, *val]}
 
-    def scored(ex: TrainingExample) -> tuple[torch.Tensor, torch.Tensor] | None:
-        if ex.labels.sum() == 0:
-            return None
-        logits = model(to_batch(ex.prepared, tables))
-        return logits, bce(logits, ex.labels)
+    def scored(examples: Sequence[TrainingExample]) -> list[Scored]:
+        kept = [ex for ex in examples if labelled[id(ex)]]
+        if not kept:
+            return [None] * len(examples)
+        batch = ScorerBatch.concat([to_batch(ex.prepared, tables) for ex in kept]).to(settings.device)
+        logits = model(batch)
+        labels = torch.cat([ex.labels for ex in kept]).to(settings.device)
+        losses = question_bce(logits, labels, batch.question_of_triples(), len(kept))
+        outputs = logits.split([ex.prepared.subgraph.num_triples for ex in kept])
+        return _aligned(examples, kept, list(zip(outputs, losses, strict=True)))
 
     def metric_of(ex: TrainingExample, logits: torch.Tensor) -> float:
-        return triple_recall_at_k(logits, ex.labels, settings.recall_k)
+        return triple_recall_at_k(logits, ex.labels.to(logits.device), settings.recall_k)
 
     history = _fit(
         model,
@@ -293,8 +326,15 @@ def train_scorer(
         settings=settings,
         desc="triple scorer",
         progress=progress,
+        batch_size=settings.scorer_batch,
     )
     return model, history
+
+
+def _aligned(examples: Sequence[Item], kept: Sequence[Item], results: Sequence[Scored]) -> list[Scored]:
+    """``results`` of ``kept`` (a subsequence of ``examples``) at their places, None elsewhere."""
+    by_example = {id(ex): r for ex, r in zip(kept, results, strict=True)}
+    return [by_example.get(id(ex)) for ex in examples]
 
 
 def path_contexts(
@@ -304,10 +344,25 @@ def path_contexts(
     (:func:`~kgqa.retrieval.models.path_context.with_path_context`), by ``id(example)``: computed once,
     read by the second-pass scorer's training and by the reader's triple scores."""
     with torch.inference_mode():
+        probabilities = _probabilities(scorer, [ex.prepared for ex in examples], tables)
         return {
-            id(ex): with_path_context(ex.prepared, triple_probabilities(ex.prepared, tables, scorer))
-            for ex in examples
+            id(ex): with_path_context(ex.prepared, p) for ex, p in zip(examples, probabilities, strict=True)
         }
+
+
+def _probabilities(
+    scorer: TripleScorer, prepared: Sequence[PreparedQuestion], tables: Tables
+) -> list[torch.Tensor]:
+    """``sigmoid`` of ``scorer``'s logits [E] for each of ``prepared``, :data:`VAL_BATCH`
+    questions per pass on the scorer's device (the same per question as one at a time, in fewer
+    operations), back in host memory beside the examples."""
+    out: list[torch.Tensor] = []
+    device = model_device(scorer)
+    for start in range(0, len(prepared), VAL_BATCH):
+        chunk = prepared[start : start + VAL_BATCH]
+        logits = scorer(ScorerBatch.concat([to_batch(p, tables) for p in chunk]).to(device))
+        out += torch.sigmoid(logits).cpu().split([p.subgraph.num_triples for p in chunk])
+    return out
 
 
 def train_path_scorer(
@@ -471,15 +526,21 @@ def _train_planner_kind(kind: str, task: PlannerTask, progress: bool) -> tuple[P
     seed_everything(settings.seed)
     model = _new_planner(kind, task.emb_dim, settings)
 
-    def scored(choice: PlanChoice | None) -> tuple[torch.Tensor, torch.Tensor] | None:
+    def scored_one(choice: PlanChoice | None) -> Scored:
         if choice is None:
             return None
+        device = settings.device
         question = choice.views if kind == "mlp" else choice.tokens
-        logits = model(question, choice.relation_emb, choice.steps)
-        return logits, torch.logsumexp(logits, 0) - torch.logsumexp(logits[choice.gold], 0)
+        if question is not None:  # None: the model says what it lacks (planner_task checks first)
+            question = question.to(device)
+        logits = model(question, choice.relation_emb.to(device), choice.steps.to(device))
+        return logits, torch.logsumexp(logits, 0) - torch.logsumexp(logits[choice.gold.to(device)], 0)
+
+    def scored(choices: Sequence[PlanChoice | None]) -> list[Scored]:
+        return [scored_one(c) for c in choices]
 
     def metric_of(choice: PlanChoice | None, logits: torch.Tensor) -> float:
-        gold = choice.gold  # type: ignore[union-attr]  # scored: only questions with a choice
+        gold = choice.gold.to(logits.device)  # type: ignore[union-attr]  # scored: only with a choice
         if task.metric == "gold_mass":
             return float(torch.softmax(logits, 0)[gold].sum())
         return float(gold[int(torch.argmax(logits))])
@@ -527,39 +588,57 @@ def train_reader(
     seed_everything(settings.seed)
     config = _config(ReaderConfig, train, hidden=settings.reader_hidden, layers=settings.reader_layers)
     model = EntityReader(replace(config, plan_dim=len(PLAN_FEATURES) if planner else 0))
-    bce = nn.BCEWithLogitsLoss()
     examples = [*train, *val]
     # no_grad, not inference_mode: the reader's relation context multiplies these scores with
     # weights that train, and autograd must keep them.
     with torch.no_grad():
-        if path_scorer is not None and contexts is not None:
-            triple_probs = {
-                id(ex): torch.sigmoid(path_scorer(to_batch(contexts[id(ex)], tables))) for ex in examples
-            }
+        if path_scorer is not None:
+            if contexts is None:
+                contexts = path_contexts(examples, tables, scorer)
+            probabilities = _probabilities(path_scorer, [contexts[id(ex)] for ex in examples], tables)
         else:
-            triple_probs = {
-                id(ex): triple_probabilities(ex.prepared, tables, scorer, path_scorer) for ex in examples
-            }
+            probabilities = _probabilities(scorer, [ex.prepared for ex in examples], tables)
+        triple_probs = {id(ex): p for ex, p in zip(examples, probabilities, strict=True)}
         columns: dict[int, torch.Tensor | None] = {id(ex): None for ex in examples}
         if planner is not None:
             if plans is None:
                 plans = example_plans(examples, planner.config.max_steps)
             columns = {id(ex): _plan_columns(ex, tables, planner, plans[id(ex)]) for ex in examples}
+        # The weight-free columns, once per question instead of once an epoch (reader_features).
+        features = {
+            id(ex): reader_features(
+                triple_probs[id(ex)],
+                to_batch(ex.prepared, tables),
+                ex.prepared.subgraph.topic,
+                columns[id(ex)],
+            )
+            for ex in examples
+        }
+    candidates = {id(ex): ex.prepared.subgraph.candidate_mask() for ex in examples}
+    answered = {id(ex): bool(ex.answers.any()) for ex in examples}
 
-    def logits_of(ex: TrainingExample) -> torch.Tensor:
-        batch = to_batch(ex.prepared, tables)
-        return model(batch, triple_probs[id(ex)], ex.prepared.subgraph.topic, columns[id(ex)])
+    def logits_of(examples: Sequence[TrainingExample]) -> tuple[torch.Tensor, ScorerBatch]:
+        """The entity logits of ``examples`` in one pass, and their batch."""
+        device = settings.device
+        batch = ScorerBatch.concat([to_batch(ex.prepared, tables) for ex in examples]).to(device)
+        probs = torch.cat([triple_probs[id(ex)] for ex in examples]).to(device)
+        joined = ReaderFeatures.concat([features[id(ex)] for ex in examples]).to(device)
+        return model.from_features(batch, probs, joined), batch
 
-    def scored(ex: TrainingExample) -> tuple[torch.Tensor, torch.Tensor] | None:
-        if not ex.answers.any():
-            return None
-        logits = logits_of(ex)
-        mask = ex.prepared.subgraph.candidate_mask()
-        return logits, bce(logits[mask], ex.answers[mask].float())
+    def scored(examples: Sequence[TrainingExample]) -> list[Scored]:
+        kept = [ex for ex in examples if answered[id(ex)]]
+        if not kept:
+            return [None] * len(examples)
+        logits, batch = logits_of(kept)
+        mask = torch.cat([candidates[id(ex)] for ex in kept]).to(settings.device)
+        answers = torch.cat([ex.answers for ex in kept]).to(settings.device, torch.float)
+        losses = question_bce(logits[mask], answers[mask], batch.question_of_entities()[mask], len(kept))
+        outputs = logits.split([ex.prepared.subgraph.num_entities for ex in kept])
+        return _aligned(examples, kept, list(zip(outputs, losses, strict=True)))
 
     def metric_of(ex: TrainingExample, logits: torch.Tensor) -> float:
-        candidates = logits.masked_fill(~ex.prepared.subgraph.candidate_mask(), float("-inf"))
-        return float(ex.answers[int(torch.argmax(candidates))])
+        masked = logits.masked_fill(~candidates[id(ex)].to(logits.device), float("-inf"))
+        return float(ex.answers[int(torch.argmax(masked))])
 
     history = _fit(
         model,
@@ -571,13 +650,16 @@ def train_reader(
         settings=settings,
         desc="extractive reader",
         progress=progress,
+        batch_size=settings.reader_batch,
     )
     model.eval()
     with torch.inference_mode():
         answer_sets = []
-        for ex in val:
-            if ex.answers.any():
-                mask = ex.prepared.subgraph.candidate_mask()
-                answer_sets.append((torch.sigmoid(logits_of(ex)).masked_fill(~mask, -1.0), ex.answers))
+        for start in range(0, len(val), VAL_BATCH):
+            chunk = val[start : start + VAL_BATCH]
+            for ex, result in zip(chunk, scored(chunk), strict=True):
+                if result is not None:
+                    entity_probs = torch.sigmoid(result[0].cpu()).masked_fill(~candidates[id(ex)], -1.0)
+                    answer_sets.append((entity_probs, ex.answers))
     model.config = replace(model.config, answer_threshold=calibrate_threshold(answer_sets))
     return model, history

@@ -11,6 +11,7 @@ returns ranked answers with the triples that support them. It sits beside the LL
 from __future__ import annotations
 
 import time
+from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -19,12 +20,13 @@ import torch
 import torch.nn.functional as F
 from torch import Tensor, nn
 
+from kgqa.device import model_device
 from kgqa.retrieval.evidence.path_pooling import hop_distance
 from kgqa.retrieval.features import to_batch
 from kgqa.retrieval.graph.tables import EntityTable, RelationTable
 from kgqa.retrieval.models.nn import Checkpointable, MlpConfig, mlp_tail, scatter_max
 from kgqa.retrieval.models.path_context import reach_columns
-from kgqa.retrieval.models.scorer import ScorerBatch, entity_inputs
+from kgqa.retrieval.models.scorer import ScorerBatch, projected_inputs
 from kgqa.retrieval.retriever import Retrieval, ScoredTriple, load_bundle
 
 
@@ -137,6 +139,46 @@ def path_features(triple_scores: Tensor, batch: ScorerBatch, topic: Tensor) -> T
     return torch.cat([reach, torch.stack([inward, outward], dim=1)], dim=1)
 
 
+@dataclass(frozen=True, slots=True)
+class ReaderFeatures:
+    """The columns of the reader's input that hold no weight: fixed for a question once its triple
+    scores and plan columns are (:func:`reader_features`).
+
+    Why apart: they cost a Dijkstra, a breadth-first search and a dozen scatters per question,
+    and training reads each question once an epoch with the same scores; computed once, an
+    epoch of the reader only runs its layers.
+
+    Attributes:
+        incident: [N, 4], :func:`incident_score_features`.
+        after: [N, 4 + plan_dim], :func:`path_features` then the plan columns (when given).
+    """
+
+    incident: Tensor
+    after: Tensor
+
+    @staticmethod
+    def concat(features: Sequence[ReaderFeatures]) -> ReaderFeatures:
+        """The features of several questions, rows stacked as :meth:`ScorerBatch.concat` stacks
+        their entities."""
+        return ReaderFeatures(
+            torch.cat([f.incident for f in features]), torch.cat([f.after for f in features])
+        )
+
+    def to(self, device: torch.device | str) -> ReaderFeatures:
+        """The same features on ``device``."""
+        return ReaderFeatures(self.incident.to(device), self.after.to(device))
+
+
+def reader_features(
+    triple_scores: Tensor, batch: ScorerBatch, topic: Tensor, plans: Tensor | None = None
+) -> ReaderFeatures:
+    """:class:`ReaderFeatures` of one question (arguments as :meth:`EntityReader.forward`)."""
+    incident = incident_score_features(triple_scores, batch.head, batch.tail, batch.num_entities)
+    paths = path_features(triple_scores, batch, topic)
+    after = paths if plans is None else torch.cat([paths, plans.to(paths.dtype)], dim=1)
+    return ReaderFeatures(incident, after)
+
+
 class EntityReader(Checkpointable):
     """Extractive reader: MLP on ``[q || x_e || dde_e || incident scores || relation context ||
     path features || plan columns]``.
@@ -171,28 +213,29 @@ class EntityReader(Checkpointable):
             topic: LongTensor [T] local ids of the topic entities.
             plans: [N, plan_dim] plan columns, required exactly when ``config.plan_dim > 0``.
         """
-        n = batch.num_entities
         width = 0 if plans is None else plans.shape[1]
         if width != self.config.plan_dim:
             raise ValueError(f"this reader takes {self.config.plan_dim} plan columns, got {width}")
-        feats = incident_score_features(triple_scores, batch.head, batch.tail, n)
-        paths = path_features(triple_scores, batch, topic)
-        entity = entity_inputs(batch, self.no_text)
+        return self.from_features(batch, triple_scores, reader_features(triple_scores, batch, topic, plans))
+
+    def from_features(self, batch: ScorerBatch, triple_scores: Tensor, features: ReaderFeatures) -> Tensor:
+        """Logits [N] from the question's :func:`reader_features` (what :meth:`forward` computes
+        first): the layers alone, for training, which computes the features once per question."""
         d, dde = self.config.emb_dim, batch.dde.shape[1]
-        w_question, w_before, w_context, w_after = self.first.weight.split(
-            [d, d + dde + len(INCIDENT_FEATURES), 2 * d, self.in_dim - 4 * d - dde - len(INCIDENT_FEATURES)],
+        w_question, w_entity, w_structure, w_context, w_after = self.first.weight.split(
+            [d, d, dde + len(INCIDENT_FEATURES), 2 * d, self.in_dim - 4 * d - dde - len(INCIDENT_FEATURES)],
             dim=1,
         )
-        before = torch.cat([entity, batch.dde, feats], dim=1)
-        after = paths if plans is None else torch.cat([paths, plans.to(paths.dtype)], dim=1)
-        # The question is the same for every entity: its share of the first layer is computed
-        # once instead of on N copies of it. The relation context is a score-weighted mean of
-        # relation embeddings, so its share is that mean of the relations' projections: R rows
-        # projected instead of N rows of 2d (a MetaQA subgraph has thousands of entities and
-        # nine relations).
-        question = F.linear(batch.question.reshape(1, d), w_question)
+        structure = F.linear(torch.cat([batch.dde, features.incident], dim=1), w_structure, self.first.bias)
+        entity = projected_inputs(batch.entity_emb, batch.has_text, structure, self.no_text, w_entity)
+        # The question is the same for every entity of a question: its share of the first layer
+        # is computed once per question instead of on N copies of it. The relation context is a
+        # score-weighted mean of relation embeddings, so its share is that mean of the
+        # relations' projections: R rows projected instead of N rows of 2d (a MetaQA subgraph
+        # has thousands of entities and nine relations).
+        question = batch.per_entity(F.linear(batch.question.reshape(-1, d), w_question))
         context = incident_relation_context(triple_scores, batch, project=w_context)
-        hidden = F.linear(before, w_before, self.first.bias) + context + F.linear(after, w_after) + question
+        hidden = entity + context + F.linear(features.after, w_after) + question
         return self.mlp(hidden).squeeze(-1)
 
 
@@ -229,9 +272,15 @@ class ExtractiveReader:
 
     @classmethod
     def from_checkpoint(
-        cls, path: Path, tables: tuple[EntityTable, RelationTable], *, embedder_model_id: str
+        cls,
+        path: Path,
+        tables: tuple[EntityTable, RelationTable],
+        *,
+        embedder_model_id: str,
+        device: torch.device | str = "cpu",
     ) -> ExtractiveReader:
-        """The reader in the checkpoint ``kgqa train`` wrote (the one the retriever loads).
+        """The reader in the checkpoint ``kgqa train`` wrote (the one the retriever loads), on
+        ``device``.
 
         Raises:
             CheckpointError: see :func:`~kgqa.retrieval.retriever.load_bundle` and
@@ -239,17 +288,19 @@ class ExtractiveReader:
         """
         data = load_bundle(path, embedder_model_id)
         model = EntityReader.from_checkpoint(data["reader"], embedder_model_id=embedder_model_id)
-        return cls(model, tables)
+        return cls(model.to(device), tables)
 
     def entity_probabilities(self, retrieval: Retrieval) -> Tensor:
         """FloatTensor [N] in [0, 1]: the reader's probability that each local entity answers the
         question, 0 for entities that may not answer (``Retrieval.answerable``: the topics, unless
         the walk rule lets them answer, and nameless nodes)."""
         sub = retrieval.prepared.subgraph
+        device = model_device(self.model)
         with torch.inference_mode():
-            batch = to_batch(retrieval.prepared, self.tables)
-            plans = None if retrieval.plans is None else retrieval.plans.reach(sub.num_entities)
-            logits = self.model(batch, retrieval.probabilities, sub.topic, plans)
+            batch = to_batch(retrieval.prepared, self.tables).to(device)
+            plans = None if retrieval.plans is None else retrieval.plans.reach(sub.num_entities).to(device)
+            probabilities = retrieval.probabilities.to(device)
+            logits = self.model(batch, probabilities, sub.topic.to(device), plans).cpu()
             return torch.sigmoid(logits).masked_fill(~retrieval.answerable(), 0.0)
 
     def extract_answers(

@@ -243,18 +243,22 @@ class Retriever:
         *,
         subgraph: SubgraphSettings | None = None,
         rescoring: Rescoring = "plan",
+        device: torch.device | str = "cpu",
     ) -> Retriever:
-        """Load the scorers and planner written by ``kgqa train`` (``subgraph`` overrides its caps,
-        not its walk rule: :func:`checkpoint_subgraph`)."""
+        """Load the scorers and planner written by ``kgqa train`` onto ``device`` (``subgraph``
+        overrides its caps, not its walk rule: :func:`checkpoint_subgraph`)."""
         data = load_bundle(path, embedder.model_id)
-        scorer = TripleScorer.from_checkpoint(data["scorer"], embedder_model_id=embedder.model_id)
+        model_id = embedder.model_id
+        scorer = TripleScorer.from_checkpoint(data["scorer"], embedder_model_id=model_id).to(device)
         path_scorer = planner = None
         if data.get("path_scorer") is not None:
-            path_scorer = TripleScorer.from_checkpoint(
-                data["path_scorer"], embedder_model_id=embedder.model_id
+            path_scorer = TripleScorer.from_checkpoint(data["path_scorer"], embedder_model_id=model_id).to(
+                device
             )
         if data.get("planner") is not None:
-            planner = planner_from_checkpoint(data["planner"], embedder_model_id=embedder.model_id)
+            planner = planner_from_checkpoint(data["planner"], embedder_model_id=model_id)
+            if not isinstance(planner, NameMatchPlanner):  # the name match has no weights to move
+                planner = planner.to(device)
         subgraph = checkpoint_subgraph(data, subgraph)
         return cls(
             store,

@@ -12,6 +12,7 @@ import sys
 from pathlib import Path
 
 import pytest
+import torch
 
 REPO = Path(__file__).resolve().parents[2]
 
@@ -81,6 +82,31 @@ def test_throughput_bench_measures_every_stage_on_the_bundled_slice(tmp_path: Pa
         assert measured[key] > 0, key
     assert measured["eval_2hop_q_per_s"] > 0 and measured["retrieval_2hop_p50_ms"] > 0
     assert "| metric | this tree |" in proc.stdout
+
+
+@pytest.mark.slow
+def test_gpu_bench_measures_every_row_of_each_device_on_the_bundled_slice(tmp_path: Path) -> None:
+    out = tmp_path / "gpu.jsonl"
+    proc = subprocess.run(
+        [sys.executable, "-m", "bench.gpu", "--size", "small", "--out", str(out)],
+        capture_output=True,
+        text=True,
+        timeout=900,
+        cwd=REPO,
+    )
+    assert proc.returncode == 0, proc.stderr[-2000:]
+    (row,) = [json.loads(line) for line in out.read_text().splitlines()]
+    columns = row["results"]
+    assert "cpu" in columns and ("cuda" in columns) == torch.cuda.is_available()
+    for measured in columns.values():
+        for key in ("embed_names_per_s", "question_embed_ms", "train_scorer_s", "train_reader_s"):
+            assert measured[key] > 0, key
+        assert measured["eval_q_per_s"] > 0
+    if "cuda" in columns:
+        assert columns["cuda"]["peak_gpu_memory_mb"] > 0
+    else:
+        assert "CPU column only" in proc.stderr
+    assert "| metric |" in proc.stdout
 
 
 @pytest.mark.slow

@@ -15,6 +15,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, ClassVar, Self
 
+import torch
+import torch.nn.functional as F
 from torch import Tensor, nn
 
 import kgqa
@@ -91,6 +93,26 @@ def mlp_tail(hidden: int, *, layers: int, dropout: float) -> nn.Sequential:
 def scatter_max(src: Tensor, index: Tensor, num_nodes: int) -> Tensor:
     """out[v] = max of src[i] with index[i] == v, 0 where no i maps to v: [N]."""
     return src.new_zeros(num_nodes).scatter_reduce(0, index, src, reduce="amax", include_self=False)
+
+
+def scatter_mean(src: Tensor, index: Tensor, num_groups: int) -> Tensor:
+    """out[g] = mean of src[i] with index[i] == g, 0 for a group with none: [num_groups]."""
+    total = src.new_zeros(num_groups).index_add(0, index, src)
+    count = src.new_zeros(num_groups).index_add(0, index, torch.ones_like(src))
+    return total / count.clamp(min=1)
+
+
+def question_bce(logits: Tensor, targets: Tensor, question: Tensor, num_questions: int) -> Tensor:
+    """BCE-with-logits of each question of a batch, averaged over that question's elements:
+    [num_questions].
+
+    ``logits``, ``targets``: [M] elements (triples or entities) of several questions;
+    ``question``: LongTensor [M], each element's question. The mean of the result is the loss of
+    a step over those questions, each weighted alike whatever its size, as when each question
+    was its own step (``BCEWithLogitsLoss()`` per question), without a loop over them.
+    """
+    elementwise = F.binary_cross_entropy_with_logits(logits, targets, reduction="none")
+    return scatter_mean(elementwise, question, num_questions)
 
 
 class Checkpointable(nn.Module):

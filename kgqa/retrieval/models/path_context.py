@@ -17,6 +17,7 @@ from dataclasses import replace
 import torch
 from torch import Tensor
 
+from kgqa.device import model_device
 from kgqa.retrieval.evidence.path_pooling import path_reach
 from kgqa.retrieval.features import PreparedQuestion, to_batch
 from kgqa.retrieval.graph.tables import EntityTable, RelationTable
@@ -48,8 +49,11 @@ def triple_probabilities(
     scorer: TripleScorer,
     path_scorer: TripleScorer | None = None,
 ) -> torch.Tensor:
-    """FloatTensor [E]: the scorer's triple probabilities, refined by ``path_scorer`` when given."""
-    probabilities = torch.sigmoid(scorer(to_batch(prepared, tables)))
+    """FloatTensor [E] on the CPU: the scorer's triple probabilities, refined by ``path_scorer``
+    when given; each scorer runs on its own device (one copy there and back per pass)."""
+    first = to_batch(prepared, tables).to(model_device(scorer))
+    probabilities = torch.sigmoid(scorer(first)).cpu()
     if path_scorer is None:
         return probabilities
-    return torch.sigmoid(path_scorer(to_batch(with_path_context(prepared, probabilities), tables)))
+    second = to_batch(with_path_context(prepared, probabilities), tables).to(model_device(path_scorer))
+    return torch.sigmoid(path_scorer(second)).cpu()

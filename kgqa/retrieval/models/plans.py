@@ -27,7 +27,7 @@ from __future__ import annotations
 
 import re
 from collections.abc import Collection, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Any, ClassVar
 
 import numpy as np
@@ -35,6 +35,7 @@ import torch
 from scipy.sparse import csr_matrix
 from torch import Tensor, nn
 
+from kgqa.device import model_device
 from kgqa.errors import CheckpointError, ConfigError
 from kgqa.names import relationship_type
 from kgqa.retrieval.features import PreparedQuestion
@@ -523,5 +524,13 @@ def rank_plans(
     if plans.num_plans == 0:
         return RankedPlans(plans, views.new_zeros(0))
     relation_emb = tables[1].matrix[prepared.relation_rows]
-    logits = planner.plan_logits(prepared, relation_emb, plans.steps)
+    # A trained planner runs on its device (one copy there and back), the name matcher on the CPU.
+    device = model_device(planner) if isinstance(planner, nn.Module) else torch.device("cpu")
+    tokens = prepared.question_tokens
+    on_device = replace(
+        prepared,
+        question_views=prepared.question_views.to(device),
+        question_tokens=None if tokens is None else tokens.to(device),
+    )
+    logits = planner.plan_logits(on_device, relation_emb.to(device), plans.steps.to(device)).cpu()
     return RankedPlans(plans, torch.softmax(logits, dim=0), logits)

@@ -12,6 +12,7 @@ The scorer saves and loads through the checkpoint scheme of :mod:`kgqa.retrieval
 from __future__ import annotations
 
 import dataclasses
+from collections.abc import Sequence
 from dataclasses import dataclass
 
 import torch
@@ -34,12 +35,14 @@ class ScorerConfig(MlpConfig):
 
 @dataclass(frozen=True, slots=True)
 class ScorerBatch:
-    """One question's subgraph, ready for :class:`TripleScorer` and the extractive reader.
+    """One question's subgraph, or several as one disjoint graph (:meth:`concat`), ready for
+    :class:`TripleScorer` and the extractive reader.
 
-    N = local entities, E = triples, R = local relations, d = embedding width, D = DDE width.
+    N = local entities, E = triples, R = local relations, d = embedding width, D = DDE width,
+    B = questions.
 
     Attributes:
-        question: [d] question embedding.
+        question: [d] question embedding; [B, d] for B questions.
         entity_emb: [N, d] entity text embeddings; rows where ``has_text`` is False are ignored
             (any values, e.g. zeros) and replaced by the model's shared ``no_text`` vector.
         has_text: BoolTensor [N], False for entities without a usable name/text (e.g. CVT nodes).
@@ -48,6 +51,10 @@ class ScorerBatch:
         rel: LongTensor [E] indices into ``relation_emb``.
         tail: LongTensor [E] local tail ids.
         dde: [N, D] directional distance encodings (:func:`kgqa.retrieval.models.dde.dde`).
+        entity_question: LongTensor [N], the question each entity row belongs to; ``None`` for
+            one question (PyG's ``batch`` vector).
+        relation_question: LongTensor [R], the question each relation row belongs to; ``None``
+            for one question. A triple's question is that of its relation row.
     """
 
     question: Tensor
@@ -58,6 +65,8 @@ class ScorerBatch:
     rel: Tensor
     tail: Tensor
     dde: Tensor
+    entity_question: Tensor | None = None
+    relation_question: Tensor | None = None
 
     def __post_init__(self) -> None:
         if self.entity_emb.dim() != 2:
@@ -65,8 +74,12 @@ class ScorerBatch:
         n, d = self.entity_emb.shape
         e = self.head.shape[0] if self.head.dim() == 1 else -1
         problems: list[str] = []
-        if self.question.shape != (d,):
-            problems.append(f"question {list(self.question.shape)} != [{d}]")
+        batched = self.entity_question is not None
+        if batched != (self.relation_question is not None):
+            problems.append("entity_question and relation_question must be given together")
+        if self.question.shape[-1:] != (d,) or self.question.dim() != (2 if batched else 1):
+            want = f"[B, {d}] with entity_question and relation_question" if batched else f"[{d}]"
+            problems.append(f"question {list(self.question.shape)} != {want}")
         if self.has_text.shape != (n,) or self.has_text.dtype != torch.bool:
             got = f"{self.has_text.dtype} {list(self.has_text.shape)}"
             problems.append(f"has_text must be BoolTensor [{n}], got {got}")
@@ -91,8 +104,65 @@ class ScorerBatch:
 
     def to(self, device: torch.device | str) -> ScorerBatch:
         """The same batch with every tensor on ``device``."""
-        moved = {f.name: getattr(self, f.name).to(device) for f in dataclasses.fields(self)}
-        return ScorerBatch(**moved)
+        tensors = {f.name: getattr(self, f.name) for f in dataclasses.fields(self)}
+        return dataclasses.replace(self, **{k: t.to(device) for k, t in tensors.items() if t is not None})
+
+    def per_entity(self, rows: Tensor) -> Tensor:
+        """Per-question ``rows`` ([d'] for one question, [B, d'] for B) spread to every entity
+        row: broadcastable to [N, d']."""
+        return rows if self.entity_question is None else rows[self.entity_question]
+
+    def per_relation(self, rows: Tensor) -> Tensor:
+        """Per-question ``rows`` spread to every relation row: broadcastable to [R, d']."""
+        return rows if self.relation_question is None else rows[self.relation_question]
+
+    def question_of_triples(self) -> Tensor:
+        """LongTensor [E], the question of each triple (zeros for one question)."""
+        if self.relation_question is None:
+            return torch.zeros_like(self.rel)
+        return self.relation_question[self.rel]
+
+    def question_of_entities(self) -> Tensor:
+        """LongTensor [N], the question of each entity row (zeros for one question)."""
+        if self.entity_question is None:
+            return self.head.new_zeros(self.num_entities)
+        return self.entity_question
+
+    @staticmethod
+    def concat(batches: Sequence[ScorerBatch]) -> ScorerBatch:
+        """One-question batches as one disjoint graph (the PyG way): rows stacked, head, tail
+        and rel shifted by the entities and relations before them, and the ``*_question``
+        vectors saying which question each row came from.
+
+        Why: a model then runs once for all of them, with the same arithmetic per question as
+        on each alone, instead of paying each operation's fixed cost once per question. One
+        batch comes back as it is (the one-question form, which every model also reads).
+        """
+        if any(b.entity_question is not None for b in batches):
+            raise ValueError("ScorerBatch.concat takes one-question batches")
+        if not batches:
+            raise ValueError("ScorerBatch.concat needs at least one batch")
+        if len(batches) == 1:
+            return batches[0]
+        device = batches[0].head.device
+        entities = torch.tensor([b.num_entities for b in batches], device=device)
+        relations = torch.tensor([b.relation_emb.shape[0] for b in batches], device=device)
+        triples = torch.tensor([b.num_triples for b in batches], device=device)
+        entity_start = torch.cumsum(entities, 0) - entities
+        relation_start = torch.cumsum(relations, 0) - relations
+        which = torch.arange(len(batches), device=device)
+        return ScorerBatch(
+            question=torch.stack([b.question for b in batches]),
+            entity_emb=torch.cat([b.entity_emb for b in batches]),
+            has_text=torch.cat([b.has_text for b in batches]),
+            relation_emb=torch.cat([b.relation_emb for b in batches]),
+            head=torch.cat([b.head for b in batches]) + entity_start.repeat_interleave(triples),
+            rel=torch.cat([b.rel for b in batches]) + relation_start.repeat_interleave(triples),
+            tail=torch.cat([b.tail for b in batches]) + entity_start.repeat_interleave(triples),
+            dde=torch.cat([b.dde for b in batches]),
+            entity_question=which.repeat_interleave(entities),
+            relation_question=which.repeat_interleave(relations),
+        )
 
 
 # --------------------------------------------------------------------------- shared pieces
@@ -110,16 +180,30 @@ def _distinct(ids: Tensor, num_nodes: int) -> tuple[Tensor, Tensor]:
 
 
 def _project(batch: ScorerBatch, no_text: Tensor, entities: Tensor, w_x: Tensor, w_dde: Tensor) -> Tensor:
-    """``W_x x_e + W_dde s_e`` for the given entities only: [len(entities), hidden].
+    """``W_x x_e + W_dde s_e`` for the given entities only: [len(entities), hidden]
+    (:func:`projected_inputs`)."""
+    return projected_inputs(
+        batch.entity_emb[entities], batch.has_text[entities], batch.dde[entities] @ w_dde.T, no_text, w_x
+    )
 
-    Rows of entities without text are projected as they come and then overwritten with the
-    projection of ``no_text``: cheaper than substituting the [len, d] inputs first.
+
+def projected_inputs(
+    entity_emb: Tensor, has_text: Tensor, rest: Tensor, no_text: Tensor, w_x: Tensor
+) -> Tensor:
+    """``W_x x_e + rest_e`` per entity row, ``x_e`` the shared ``no_text`` [d] where ``has_text``
+    [n] is False (``entity_emb`` [n, d], ``rest`` [n, h], ``w_x`` [h, d]): [n, h].
+
+    The same as projecting :func:`entity_inputs`, but the text embeddings, which need no
+    gradient, never enter the backward pass, and rows without text are projected as they come
+    and then overwritten with the projection of ``no_text`` (cheaper than substituting the
+    [n, d] inputs first). Finding those rows reads their count on the host, once per batch: a
+    mask over every row (``torch.where``) cost a third more per training step on the CPU,
+    where kgqa trains most (docs/decisions.md, issue 31).
     """
-    structure = batch.dde[entities] @ w_dde.T
-    out = torch.addmm(structure, batch.entity_emb[entities], w_x.T)
-    missing = (~batch.has_text[entities]).nonzero().squeeze(1)
+    out = torch.addmm(rest, entity_emb, w_x.T)
+    missing = (~has_text).nonzero().squeeze(1)
     if missing.numel():
-        out[missing] = structure[missing] + no_text @ w_x.T
+        out[missing] = rest[missing] + no_text @ w_x.T
     return out
 
 
@@ -169,13 +253,14 @@ class TripleScorer(Checkpointable):
         w_q, w_h, w_r, w_t, w_th, w_tt = self._first_layer_blocks()
         heads, head_of = _distinct(batch.head, batch.num_entities)
         tails, tail_of = _distinct(batch.tail, batch.num_entities)
-        q = batch.question @ w_q.T + self.first.bias  # [hidden]
-        # One table of projections: heads [H], then tails [T], then relations with q folded in [R].
+        q = batch.question @ w_q.T + self.first.bias  # [hidden], or [B, hidden]
+        # One table of projections: heads [H], then tails [T], then relations with their
+        # question's q folded in [R].
         table = torch.cat(
             [
                 _project(batch, self.no_text, heads, w_h, w_th),
                 _project(batch, self.no_text, tails, w_t, w_tt),
-                batch.relation_emb @ w_r.T + q,
+                batch.relation_emb @ w_r.T + batch.per_relation(q),
             ]
         )
         rows = torch.stack(
@@ -189,10 +274,9 @@ class TripleScorer(Checkpointable):
     def forward_concat(self, batch: ScorerBatch) -> Tensor:
         """Logits [E] from the explicit per-triple concatenation [E, 4d + 2D] (reference form)."""
         x = entity_inputs(batch, self.no_text)
-        e = batch.num_triples
         z = torch.cat(
             [
-                batch.question.expand(e, -1),
+                batch.question.reshape(-1, batch.question.shape[-1])[batch.question_of_triples()],
                 x[batch.head],
                 batch.relation_emb[batch.rel],
                 x[batch.tail],

@@ -1,0 +1,74 @@
+"""Training on a device (``TrainSettings.device``, from ``runtime.device``): the same seed gives
+the same models on the CPU and on CUDA, within float tolerance (CUDA sums in another order)."""
+
+from __future__ import annotations
+
+from dataclasses import replace
+from typing import Any
+
+import pytest
+import torch
+from conftest import FakeEmbedder, toy_examples
+
+from kgqa.config import load_config
+from kgqa.device import resolve_device
+from kgqa.retrieval.features import SubgraphSettings
+from kgqa.retrieval.graph.tables import EntityTable, RelationTable
+from kgqa.store.kglite_store import KgliteStore
+from retriever_training.examples import build_examples
+from retriever_training.train import (
+    TrainSettings,
+    train_path_scorer,
+    train_planner,
+    train_reader,
+    train_scorer,
+)
+
+SETTINGS = TrainSettings(epochs=6, patience=6, scorer_hidden=16, reader_hidden=16, recall_k=2, seed=0)
+
+
+def _train_all(store: KgliteStore, embedder: FakeEmbedder, device: str) -> dict[str, Any]:
+    """Every model of ``kgqa train`` on the toy questions, trained on ``device``: their state
+    dicts (on the CPU) and the reader's validation Hit@1 per epoch."""
+    tables = (EntityTable(store, embedder.dimension), RelationTable(store))
+    examples = build_examples(store, embedder, toy_examples(), tables, SubgraphSettings(hops=2))
+    settings = replace(SETTINGS, device=device)
+    scorer, _ = train_scorer(examples, examples, tables, settings, progress=False)
+    path_scorer, _ = train_path_scorer(examples, examples, scorer, tables, settings, progress=False)
+    planner, _ = train_planner(examples, examples, tables, settings, progress=False)
+    reader, history = train_reader(
+        examples, examples, scorer, tables, settings, path_scorer=path_scorer, planner=planner, progress=False
+    )
+    models = {"scorer": scorer, "path_scorer": path_scorer, "planner": planner, "reader": reader}
+    states = {name: {k: v.cpu() for k, v in m.state_dict().items()} for name, m in models.items()}
+    return {"states": states, "hit@1": history.val_metric}
+
+
+def test_runtime_device_defaults_to_auto_and_resolves() -> None:
+    settings = load_config(environ={}).settings
+    assert settings.runtime.device == "auto"
+    expected = "cuda" if torch.cuda.is_available() else "cpu"
+    assert resolve_device(settings.runtime.device).type == expected
+
+
+def test_training_on_the_cpu_device_is_the_default_training(toy_kg: KgliteStore) -> None:
+    embedder = FakeEmbedder()
+    tables = (EntityTable(toy_kg, embedder.dimension), RelationTable(toy_kg))
+    examples = build_examples(toy_kg, embedder, toy_examples(), tables, SubgraphSettings(hops=2))
+    default, _ = train_scorer(examples, examples, tables, SETTINGS, progress=False)
+    on_cpu, _ = train_scorer(examples, examples, tables, replace(SETTINGS, device="cpu"), progress=False)
+    for (name, a), b in zip(default.state_dict().items(), on_cpu.state_dict().values(), strict=True):
+        assert torch.equal(a, b), name
+
+
+@pytest.mark.gpu
+def test_cuda_training_gives_the_cpu_checkpoint_within_tolerance(toy_kg: KgliteStore) -> None:
+    if not torch.cuda.is_available():
+        pytest.skip("needs CUDA")
+    embedder = FakeEmbedder()
+    cpu = _train_all(toy_kg, embedder, "cpu")
+    cuda = _train_all(toy_kg, embedder, "cuda")
+    assert cuda["hit@1"] == cpu["hit@1"]
+    for model, state in cpu["states"].items():
+        for name, weights in state.items():
+            torch.testing.assert_close(cuda["states"][model][name], weights, rtol=1e-3, atol=1e-4, msg=name)
