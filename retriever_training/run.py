@@ -156,9 +156,11 @@ def run_training(
     train_settings = replace(train_settings, device=str(resolve_device(settings.runtime.device)))
     parts: dict[str, list[QAExample]] = {"train": [], "val": [], "heldout": []}
     for path, fmt in sources:
+        # --limit samples the labelled files; the graph's questions are as many as were asked for.
+        per_file = None if path.parent.name == GRAPH_QUESTIONS_DIR else limit
         for name, items in split.parts(list(read_questions(path, fmt))).items():
             parts[name] += (
-                items if name == "heldout" else sample(items, part_limit(name, limit), seed=split.seed)
+                items if name == "heldout" else sample(items, part_limit(name, per_file), seed=split.seed)
             )
     report.questions = {k: len(v) for k, v in parts.items()}
     embedder = make_embedder(settings.embedder)

@@ -69,7 +69,8 @@ def _train_flags(func: Any) -> Any:
 @click.option(
     "--limit",
     type=int,
-    help="Use a fixed pseudo-random sample of N training (and N/3 validation) questions per file.",
+    help="Use a fixed pseudo-random sample of N training (and N/3 validation) questions per file "
+    "(not of --from-graph's, which train.graph_questions counts).",
 )
 @click.option(
     "--val-file",

@@ -51,3 +51,16 @@ def test_train_from_graph_alone_writes_a_checkpoint_and_reuses_the_questions(tmp
     code, out, err = _run(*args, "--set", "train.planner=false", "--set", "train.path_scorer=false")
     assert code == 0, err
     assert "from the graph (reused): 60 questions" in out
+
+
+def test_limit_samples_the_labelled_files_not_the_graphs_questions(tmp_path: Path) -> None:
+    data = str(tmp_path / "d")
+    code, _, err = _run("ingest", str(SLICE / "kb.txt"), "--format", "metaqa", "--data-dir", data)
+    assert code == 0, err
+    args = ("train", str(SLICE / "questions.txt"), "--format", "metaqa", "--from-graph", "--limit", "10")
+    args += ("--set", "train.graph_questions=60", "--set", "train.epochs=1", "--set", "train.hidden=32")
+    code, out, err = _run(*args, "--data-dir", data, "--json")
+    assert code == 0, err
+    questions = json.loads(out)["questions"]
+    # 10 labelled training questions (and 3 for validation); the 60 graph-made ones split 70/10/20.
+    assert questions["train"] > 10 + 30 and questions["val"] >= 3 + 3
