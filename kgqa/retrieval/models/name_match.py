@@ -94,6 +94,12 @@ def content_words(question: str, mentions: Sequence[str]) -> list[str]:
     return phrases
 
 
+def word_runs(question: str, mentions: Sequence[str]) -> list[list[str]]:
+    """The distinct :func:`content_words` runs of ``question``, each as its words: what
+    :meth:`NameMatchPlanner.word_vectors` embeds and :meth:`NameMatchPlanner.sharing_cues` reads."""
+    return [run.split() for run in dict.fromkeys(content_words(question, mentions))]
+
+
 @dataclass(frozen=True, slots=True)
 class NameMatchConfig:
     """What :func:`~kgqa.retrieval.models.plans.rank_plans` reads of a planner's config."""
@@ -104,7 +110,7 @@ class NameMatchConfig:
 class NameMatchPlanner:
     """A planner with nothing to train: :meth:`plan_logits` as the trained planners have, from
     :func:`word_matches` of ``prepared.question_tokens``, which here hold the embeddings of the
-    question's :func:`content_words` (:meth:`word_vectors`).
+    question's :func:`word_runs` (:meth:`word_vectors`).
     """
 
     KIND: ClassVar[str] = "name_match"
@@ -121,10 +127,9 @@ class NameMatchPlanner:
         return {"kind": self.KIND}
 
     @staticmethod
-    def word_vectors(embedder: Embedder, question: str, mentions: Sequence[str]) -> Tensor:
-        """FloatTensor [U, K, d]: the embeddings of the words of ``question``'s :func:`content_words`
-        runs, one row per run, zero-padded to the longest run's K words (U may be 0)."""
-        runs = [run.split() for run in dict.fromkeys(content_words(question, mentions))]
+    def word_vectors(embedder: Embedder, runs: Sequence[Sequence[str]]) -> Tensor:
+        """FloatTensor [U, K, d]: the embeddings of the words of ``runs`` (:func:`word_runs`), one
+        row per run, zero-padded to the longest run's K words (U may be 0)."""
         if not runs:
             return torch.zeros(0, 1, embedder.dimension)
         words = list(dict.fromkeys(w for run in runs for w in run))
@@ -136,10 +141,9 @@ class NameMatchPlanner:
         return units
 
     @staticmethod
-    def sharing_cues(question: str, mentions: Sequence[str]) -> Tensor:
+    def sharing_cues(runs: Sequence[Sequence[str]]) -> Tensor:
         """BoolTensor [U]: per run of :meth:`word_vectors`, whether it holds a sharing word
         ("same", "share", "together", "also", ...) or a word made with "co-" ("co-starred")."""
-        runs = [run.split() for run in dict.fromkeys(content_words(question, mentions))]
         return torch.tensor(
             [any(w in _SHARING_WORDS or w.startswith("co-") for w in run) for run in runs], dtype=torch.bool
         )

@@ -100,8 +100,9 @@ def test_a_sharing_cue_pays_for_the_walk_back() -> None:
 
 
 def test_sharing_cues_mark_the_runs_with_same_share_or_co() -> None:
-    from kgqa.retrieval.models.name_match import NameMatchPlanner
+    from kgqa.retrieval.models.name_match import NameMatchPlanner, word_runs
 
-    cues = NameMatchPlanner.sharing_cues("which films have the same director as Jaws", ["Jaws"])
+    cues = NameMatchPlanner.sharing_cues(word_runs("which films have the same director as Jaws", ["Jaws"]))
     assert cues.tolist() == [False, True]  # "films", "same director"
-    assert NameMatchPlanner.sharing_cues("who co-starred with Tom Hanks", ["Tom Hanks"]).tolist() == [True]
+    cues = NameMatchPlanner.sharing_cues(word_runs("who co-starred with Tom Hanks", ["Tom Hanks"]))
+    assert cues.tolist() == [True]
