@@ -84,6 +84,12 @@ def open_retriever(settings: Settings) -> Iterator[Retriever]:
 GRAPH_QUESTIONS_DIR = "from-graph"
 
 
+def graph_made(path: Path) -> bool:
+    """Whether a question file is one ``kgqa train --from-graph`` made (it lies in the data dir's
+    :data:`GRAPH_QUESTIONS_DIR`), not one a person labelled."""
+    return path.parent.name == GRAPH_QUESTIONS_DIR
+
+
 def model_origin(settings: Settings) -> str:
     """What answers on this store, in words, for ``kgqa ask``: nothing trained, or a checkpoint
     trained on labelled questions, on questions made from the graph, or on both."""
@@ -94,7 +100,7 @@ def model_origin(settings: Settings) -> str:
     from kgqa.checkpoint_file import load_checkpoint
 
     sources = [Path(path) for path, _ in load_checkpoint(settings.checkpoint_path).get("sources", [])]
-    made = sum(source.parent.name == GRAPH_QUESTIONS_DIR for source in sources)
+    made = sum(graph_made(source) for source in sources)
     if sources and made == len(sources):
         return (
             f"{settings.checkpoint_path}, trained on questions made from the graph: triple scorers; "

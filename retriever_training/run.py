@@ -23,7 +23,7 @@ from kgqa.device import resolve_device
 from kgqa.embed import make_embedder
 from kgqa.eval.datasets import read_questions, sample
 from kgqa.eval.splits import SplitSettings, oracle_hop_count
-from kgqa.pipeline import GRAPH_QUESTIONS_DIR
+from kgqa.pipeline import graph_made
 from kgqa.retrieval.features import PreparedQuestion, SubgraphSettings
 from kgqa.retrieval.graph.tables import EntityTable, RelationTable
 from kgqa.retrieval.models.name_match import NameMatchPlanner
@@ -157,7 +157,7 @@ def run_training(
     parts: dict[str, list[QAExample]] = {"train": [], "val": [], "heldout": []}
     for path, fmt in sources:
         # --limit samples the labelled files; the graph's questions are as many as were asked for.
-        per_file = None if path.parent.name == GRAPH_QUESTIONS_DIR else limit
+        per_file = None if graph_made(path) else limit
         for name, items in split.parts(list(read_questions(path, fmt))).items():
             parts[name] += (
                 items if name == "heldout" else sample(items, part_limit(name, per_file), seed=split.seed)
@@ -216,7 +216,7 @@ def run_training(
     # On questions made from the graph alone the planner and the reader would learn the generated
     # wording, which carries to people's questions worse than the untrained name match does
     # (docs/decisions.md): such a checkpoint keeps the name match for plans and answers.
-    graph_only = all(path.parent.name == GRAPH_QUESTIONS_DIR for path, _ in sources)
+    graph_only = all(graph_made(path) for path, _ in sources)
     learn_plans = train_settings.planner and not graph_only
     plans = example_plans([*train, *val], train_settings.planner_steps) if learn_plans else None
     with contextlib.ExitStack() as stack:
