@@ -350,12 +350,9 @@ def train(
     Example:
         >>> kgqa.train("examples/metaqa_movies/questions.txt", format="metaqa", data_dir="kgqa-data")
     """
-    from kgqa.eval.splits import SplitSettings
-    from kgqa.pipeline import subgraph_settings
     from kgqa.store import open_store
     from retriever_training.from_graph import graph_questions_file
-    from retriever_training.run import run_training
-    from retriever_training.train import TrainSettings
+    from retriever_training.run import train_configured
 
     paths = [Path(files)] if isinstance(files, str | Path) else [Path(f) for f in files]
     if paths and format is None:
@@ -378,17 +375,4 @@ def train(
                 store, resolved.store.data_dir, count=t.graph_questions, seed=t.seed, progress=progress
             )
         sources.append((Path(made.path), "rog-jsonl"))
-    return run_training(
-        resolved,
-        sources,
-        resolved.checkpoint_path,
-        subgraph=subgraph_settings(resolved),
-        oracle_hops=resolved.questions.oracle_hops,
-        split=SplitSettings.from_config(t),
-        train_settings=TrainSettings.from_config(t),
-        limit=limit,
-        progress=progress,
-        gold_paths=resolved.questions.gold_paths,
-        cache_dir=resolved.example_cache_dir,
-        reuse_scorers=t.reuse_scorers,
-    )
+    return train_configured(resolved, sources, limit=limit, progress=progress)

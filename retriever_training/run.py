@@ -23,7 +23,7 @@ from kgqa.device import resolve_device
 from kgqa.embed import make_embedder
 from kgqa.eval.datasets import read_questions, sample
 from kgqa.eval.splits import SplitSettings, oracle_hop_count
-from kgqa.pipeline import graph_made
+from kgqa.pipeline import graph_made, subgraph_settings
 from kgqa.retrieval.features import PreparedQuestion, SubgraphSettings
 from kgqa.retrieval.graph.tables import EntityTable, RelationTable
 from kgqa.retrieval.models.name_match import NameMatchPlanner
@@ -285,6 +285,29 @@ def run_training(
         out,
     )
     return report
+
+
+def train_configured(
+    settings: Settings, sources: Sequence[tuple[Path, str]], *, limit: int | None, progress: bool
+) -> TrainReport:
+    """:func:`run_training` of ``sources`` with everything else read from ``settings`` (the
+    ``[train]`` and ``[questions]`` sections, the subgraph caps, the checkpoint path, the example
+    cache): what ``kgqa train`` and :func:`kgqa.train` both run."""
+    t = settings.train
+    return run_training(
+        settings,
+        sources,
+        settings.checkpoint_path,
+        subgraph=subgraph_settings(settings),
+        oracle_hops=settings.questions.oracle_hops,
+        split=SplitSettings.from_config(t),
+        train_settings=TrainSettings.from_config(t),
+        limit=limit,
+        progress=progress,
+        gold_paths=settings.questions.gold_paths,
+        cache_dir=settings.example_cache_dir,
+        reuse_scorers=t.reuse_scorers,
+    )
 
 
 def _planner_beside(settings: Settings, train_questions: int) -> bool:

@@ -135,10 +135,7 @@ def train(
     if fmt == "stark":
         _train_mor(loaded.settings, files, val_file, limit, as_json)
         return
-    from kgqa.eval.splits import SplitSettings
-    from kgqa.pipeline import subgraph_settings
-    from retriever_training.run import run_training
-    from retriever_training.train import TrainSettings
+    from retriever_training.run import train_configured
 
     settings = loaded.settings
     t = settings.train
@@ -147,20 +144,7 @@ def train(
     if from_graph:
         generated = _graph_questions(settings, t.graph_questions, t.seed, progress=not as_json)
         sources.append((Path(generated["path"]), "rog-jsonl"))
-    report = run_training(
-        settings,
-        sources,
-        settings.checkpoint_path,
-        subgraph=subgraph_settings(settings),
-        oracle_hops=settings.questions.oracle_hops,
-        split=SplitSettings.from_config(t),
-        train_settings=TrainSettings.from_config(t),
-        limit=limit,
-        progress=not as_json,
-        gold_paths=settings.questions.gold_paths,
-        cache_dir=settings.example_cache_dir,
-        reuse_scorers=t.reuse_scorers,
-    )
+    report = train_configured(settings, sources, limit=limit, progress=not as_json)
     if as_json:
         emit_json({**report.to_dict(), **({"from_graph": generated} if generated else {})})
         return
