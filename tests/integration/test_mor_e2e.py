@@ -132,14 +132,15 @@ def test_text_anchor_matching_prefers_the_described_node(mini_kg: KgliteStore, f
     assert rows[0]["id"] == "HP:2"
 
 
-@pytest.fixture
-def trained(mini_kg: KgliteStore, fake_embedder: Any, tmp_path: Path) -> MorRetriever:
+def train_on_questions(store: KgliteStore, fake_embedder: Any, tmp_path: Path) -> MorRetriever:
+    """MoR trained on the questions of :func:`_write_questions` over ``store`` (the HPO excerpt,
+    as loaded or through a user's mapping), its planner checked perfect on them."""
     path = tmp_path / "qa.csv"
     _write_questions(path)
     examples = list(read_questions(path, "stark"))
     report = MorTrainReport(out="")
     model = train_mor(
-        mini_kg,
+        store,
         fake_embedder,
         examples,
         examples,
@@ -148,7 +149,12 @@ def trained(mini_kg: KgliteStore, fake_embedder: Any, tmp_path: Path) -> MorRetr
         progress=False,
     )
     assert report.planner_val_accuracy == 1.0
-    return MorRetriever(mini_kg, fake_embedder, MorModel.load(model.checkpoint()))
+    return MorRetriever(store, fake_embedder, MorModel.load(model.checkpoint()))
+
+
+@pytest.fixture
+def trained(mini_kg: KgliteStore, fake_embedder: Any, tmp_path: Path) -> MorRetriever:
+    return train_on_questions(mini_kg, fake_embedder, tmp_path)
 
 
 QUESTION = (

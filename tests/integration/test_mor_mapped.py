@@ -13,12 +13,9 @@ import pytest
 from ingest.embedding import embed_store
 from ingest.prepare import prepare_store
 from ingest.prepare_plan import plan_prepare
-from kgqa.eval.datasets import read_questions
-from kgqa.retrieval.mor.retriever import MorModel, MorRetriever
 from kgqa.retrieval.mor.traversal import TraversalSettings, Traverser, read_schema
 from kgqa.store.kglite_store import KgliteStore
-from retriever_training.mor import MorTrainReport, MorTrainSettings, train_mor
-from tests.integration.test_mor_e2e import QUESTION, _write_questions
+from tests.integration.test_mor_e2e import QUESTION, train_on_questions
 from tests.mapped_graph import TYPED_MAPPING, write_typed_user_graph
 
 USER_PROPERTIES = (
@@ -62,21 +59,7 @@ def test_mor_trains_and_answers_on_the_users_graph_leaving_its_data(
     mapped_kg: KgliteStore, fake_embedder: Any, tmp_path: Path
 ) -> None:
     before = mapped_kg.graph.cypher(USER_PROPERTIES).to_list()
-    path = tmp_path / "qa.csv"
-    _write_questions(path)
-    examples = list(read_questions(path, "stark"))
-    report = MorTrainReport(out="")
-    model = train_mor(
-        mapped_kg,
-        fake_embedder,
-        examples,
-        examples,
-        report,
-        train_settings=MorTrainSettings(reranker_epochs=30),
-        progress=False,
-    )
-    assert report.planner_val_accuracy == 1.0
-    retriever = MorRetriever(mapped_kg, fake_embedder, MorModel.load(model.checkpoint()))
+    retriever = train_on_questions(mapped_kg, fake_embedder, tmp_path)
     result = retriever.retrieve(QUESTION)
     assert str(result.plan).startswith("Disease*") and result.nodes[0].id == "D:2"
     assert result.nodes[0].trajectories[0].rels  # reached by typed traversal, not text alone
