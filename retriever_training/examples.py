@@ -14,6 +14,7 @@ from kgqa.retrieval.features import PreparedQuestion, SubgraphSettings, prepare
 from kgqa.retrieval.graph.tables import EntityTable, RelationTable
 from kgqa.retrieval.labels import answer_mask, weak_labels
 from kgqa.retrieval.models.plans import QUESTION_VIEWS, question_views
+from kgqa.retrieval.retriever import embed_distinct
 from kgqa.store.protocol import GraphStore
 from kgqa.types import QAExample
 
@@ -70,7 +71,8 @@ def build_examples(
         chunk = questions[start : start + EMBED_CHUNK]
         tables[0].rows([t for q in chunk for t in q.topic_ids])  # fetches the topics' names
         texts = [question_views(q.question, [names.get(t, t) for t in q.topic_ids]) for q in chunk]
-        vectors = embedder.embed([text for views in texts for text in views]).reshape(
+        # Each distinct view once: half of a typical question's six repeat (embed_distinct).
+        vectors = embed_distinct(embedder, [text for views in texts for text in views]).reshape(
             len(chunk), QUESTION_VIEWS, -1
         )
         tokens: list[torch.Tensor | None] = [None] * len(chunk)

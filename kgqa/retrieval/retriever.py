@@ -180,9 +180,9 @@ def checkpoint_subgraph(data: dict[str, Any], override: SubgraphSettings | None 
 def embed_distinct(embedder: Embedder, texts: Sequence[str]) -> torch.Tensor:
     """``embedder.embed(texts)``, each distinct text encoded once: a question's planner views
     repeat (``"."`` for an empty side, a walk-order mention that is the whole text before the
-    topic), half of the six on a typical MetaQA question (4.7 -> 3.9 ms, one thread). Only at
-    retrieval: training embeds its views as they were measured (a text's vector moves in the
-    third decimal with the batch it is encoded in)."""
+    topic), half of the six on a typical MetaQA question (4.7 -> 3.9 ms, one thread). Training
+    embeds its examples' views the same way, many questions per call (a text's vector moves in
+    the third decimal with the batch it is encoded in, as at retrieval)."""
     distinct = list(dict.fromkeys(texts))
     vectors = embedder.embed(distinct)
     if len(distinct) == len(texts):
@@ -394,7 +394,9 @@ class Retriever:
             timings["rescore"] = (time.perf_counter() - rescored_at) * 1e3
         entities = self.tables[0]
         named = entities.has_text[prepared.entity_rows]
-        names = ChainMap(nameless_names(sub, named, entities.names, scores), entities.names)
+        nameless = nameless_names(sub, named, entities.names, scores)
+        # A ChainMap's lookups cost ~5x a dict's, and evidence reads a name per triple shown.
+        names = ChainMap(nameless, entities.names) if nameless else entities.names
         return Retrieval(
             question.asked, topics, prepared, scores, probabilities, names, timings, plans, named=named
         )
