@@ -39,9 +39,8 @@ log = logging.getLogger(__name__)
 #: Bumped whenever what an example holds, or how it is prepared, changes meaning (2: subgraphs
 #: carry their walk rule, ``Subgraph.topic_walks``, which format-1 pickles lack; 3: question views
 #: include the walk-order relation mentions; 4: ``PreparedQuestion.sharing_cues``, a slot format-3
-#: pickles lack; 5: each distinct question view embedded once, which moves its vector in the
-#: third decimal).
-CACHE_FORMAT = 5
+#: pickles lack).
+CACHE_FORMAT = 4
 
 
 def kb_fingerprint(store: GraphStore) -> dict[str, Any]:
