@@ -22,6 +22,8 @@ from __future__ import annotations
 
 import os
 import sys
+from collections.abc import Iterator
+from contextlib import contextmanager
 
 #: Environment variables read by the thread pools of OpenMP (torch's intra-op pool), MKL and
 #: rayon (the Hugging Face tokenizers' batch encoding) when they start.
@@ -65,3 +67,21 @@ def configure_threads(threads: int) -> int:
     if torch is not None:
         torch.set_num_threads(threads)
     return threads
+
+
+@contextmanager
+def torch_threads(threads: int) -> Iterator[None]:
+    """torch's intra-op pool at ``threads`` within the block, then back to what it was.
+
+    For bulk work inside a command that runs question work on fewer threads: ``kgqa train``
+    embeds hundreds of questions per call while preparing its examples, and trains the reader
+    on batches of thousands of entity rows, with the rest of its budget idle then.
+    """
+    import torch
+
+    before = torch.get_num_threads()
+    torch.set_num_threads(threads)
+    try:
+        yield
+    finally:
+        torch.set_num_threads(before)

@@ -14,8 +14,8 @@ from kgqa.retrieval.features import PreparedQuestion, SubgraphSettings, prepare
 from kgqa.retrieval.graph.tables import EntityTable, RelationTable
 from kgqa.retrieval.labels import answer_mask, weak_labels
 from kgqa.retrieval.models.plans import QUESTION_VIEWS, question_views
-from kgqa.retrieval.retriever import embed_distinct
 from kgqa.store.protocol import GraphStore
+from kgqa.threads import torch_threads
 from kgqa.types import QAExample
 
 log = logging.getLogger(__name__)
@@ -52,6 +52,7 @@ def build_examples(
     on_progress: Callable[[int], None] | None = None,
     with_tokens: bool = False,
     gold_paths: bool = True,
+    embed_threads: int | None = None,
 ) -> list[TrainingExample]:
     """Prepare questions with their gold topics; questions whose topics are absent are skipped.
 
@@ -61,7 +62,10 @@ def build_examples(
 
     Each question is embedded with its planner views (:func:`~kgqa.retrieval.models.plans.question_views`,
     the topic found by name in the text) and, ``with_tokens``, its token states for the
-    word-order planner (the embedder must have ``embed_tokens``).
+    word-order planner (the embedder must have ``embed_tokens``). ``embed_threads``: torch threads
+    for those embeddings, hundreds of questions per call (bulk work, :func:`~kgqa.threads.torch_threads`);
+    None keeps the process's. The rest of a question's preparation is small operations, which a
+    second thread slows.
     """
     examples: list[TrainingExample] = []
     names = tables[0].names
@@ -71,13 +75,13 @@ def build_examples(
         chunk = questions[start : start + EMBED_CHUNK]
         tables[0].rows([t for q in chunk for t in q.topic_ids])  # fetches the topics' names
         texts = [question_views(q.question, [names.get(t, t) for t in q.topic_ids]) for q in chunk]
-        # Each distinct view once: half of a typical question's six repeat (embed_distinct).
-        vectors = embed_distinct(embedder, [text for views in texts for text in views]).reshape(
-            len(chunk), QUESTION_VIEWS, -1
-        )
         tokens: list[torch.Tensor | None] = [None] * len(chunk)
-        if with_tokens:
-            tokens = list(embedder.embed_tokens([q.question for q in chunk]))  # type: ignore[attr-defined]
+        with torch_threads(embed_threads or torch.get_num_threads()):
+            vectors = embedder.embed([text for views in texts for text in views]).reshape(
+                len(chunk), QUESTION_VIEWS, -1
+            )
+            if with_tokens:
+                tokens = list(embedder.embed_tokens([q.question for q in chunk]))  # type: ignore[attr-defined]
         for qa, vector, states in zip(chunk, vectors, tokens, strict=True):
             if not gold_paths:
                 qa = replace(qa, relation_paths=())

@@ -31,7 +31,7 @@ from kgqa.retrieval.models.scorer import TripleScorer
 from kgqa.retrieval.retriever import CHECKPOINT_FORMAT_VERSION, CHECKPOINT_KIND, load_bundle
 from kgqa.store import open_store
 from kgqa.store.schema import check_query_embedder
-from kgqa.threads import resolve_threads
+from kgqa.threads import resolve_threads, torch_threads
 from kgqa.types import EmbeddingMeta, QAExample
 from retriever_training.example_cache import cache_key, cached_examples, kb_fingerprint
 from retriever_training.examples import TrainingExample, build_examples, no_examples_error
@@ -80,10 +80,12 @@ def examples_by_hops(
     desc: str,
     with_tokens: bool = False,
     gold_paths: bool = True,
+    embed_threads: int | None = None,
 ) -> list[TrainingExample]:
     """Prepared examples of ``questions``, each extracted ``subgraph.hops`` far, or at the hop count
     its file gives with ``oracle_hops`` (an ablation: :func:`~kgqa.eval.splits.oracle_hop_count`); one
-    progress bar, ``desc``; shared by training, refinement and the refine bench."""
+    progress bar, ``desc``; shared by training, refinement and the refine bench. ``embed_threads``:
+    as :func:`~retriever_training.examples.build_examples`."""
     groups: dict[int, list[QAExample]] = {}
     for q in questions:
         groups.setdefault(oracle_hop_count(q, subgraph.hops) if oracle_hops else subgraph.hops, []).append(q)
@@ -100,6 +102,7 @@ def examples_by_hops(
                 on_progress=bar.update,
                 with_tokens=with_tokens,
                 gold_paths=gold_paths,
+                embed_threads=embed_threads,
             )
     return examples
 
@@ -163,6 +166,9 @@ def run_training(
                 items if name == "heldout" else sample(items, part_limit(name, per_file), seed=split.seed)
             )
     report.questions = {k: len(v) for k, v in parts.items()}
+    # Bulk work (embedding the questions, the reader's batches) runs on the whole thread budget
+    # while nothing else trains beside it; the rest on this process's question threads.
+    budget = resolve_threads(settings.runtime.threads)
     embedder = make_embedder(settings.embedder)
     # Read before the long preparation, so a bad file is refused at once.
     reused = load_bundle(reuse_scorers, embedder.model_id) if reuse_scorers is not None else None
@@ -197,6 +203,7 @@ def run_training(
                     desc=f"preparing {part}",
                     with_tokens=with_tokens,
                     gold_paths=gold_paths,
+                    embed_threads=budget,
                 )
 
             if cache_dir is None:
@@ -247,18 +254,19 @@ def run_training(
     reader = None
     if not graph_only:
         started = time.perf_counter()
-        reader, reader_history = train_reader(
-            train,
-            val,
-            scorer,
-            tables,
-            train_settings,
-            path_scorer=path_scorer,
-            planner=planner,
-            progress=progress,
-            contexts=contexts,
-            plans=plans,
-        )
+        with torch_threads(budget):
+            reader, reader_history = train_reader(
+                train,
+                val,
+                scorer,
+                tables,
+                train_settings,
+                path_scorer=path_scorer,
+                planner=planner,
+                progress=progress,
+                contexts=contexts,
+                plans=plans,
+            )
         report.seconds["reader"] = time.perf_counter() - started
         report.reader_history = reader_history.to_dict()
     model_id = embedder.model_id

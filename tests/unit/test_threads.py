@@ -108,3 +108,17 @@ def test_question_commands_run_on_question_threads_ingest_on_the_budget(tmp_path
 def test_cli_command_bounds_torch_threads_in_its_process(tmp_path: Path) -> None:
     env = {"KGQA_THREADS": "1", "OMP_NUM_THREADS": "2", "KGQA_RUNTIME__QUESTION_THREADS": "2"}
     assert _threads_after_command(["config", "show"], env, tmp_path) == ["1", "1"]
+
+
+def test_torch_threads_holds_the_count_within_the_block_and_restores_it() -> None:
+    import torch
+
+    from kgqa.threads import torch_threads
+
+    before = torch.get_num_threads()
+    with torch_threads(before + 1):
+        assert torch.get_num_threads() == before + 1
+    assert torch.get_num_threads() == before
+    with pytest.raises(RuntimeError), torch_threads(before + 1):
+        raise RuntimeError("the block failed")
+    assert torch.get_num_threads() == before
