@@ -137,6 +137,10 @@ def run_training(
     The walk rule (:mod:`retriever_training.walk_rule`) is chosen from the training part before
     any model trains, and stored with the subgraph caps.
 
+    Questions of a file ``--from-graph`` made (:func:`~kgqa.pipeline.graph_made`) train the
+    triple scorers only; the planner and the reader train on the labelled questions, and with
+    none the checkpoint keeps the name match for plans and answers.
+
     The models train on ``settings.runtime.device`` (``auto``: CUDA where present), the
     examples being prepared on the CPU and moved there one batch at a time.
 
@@ -155,13 +159,15 @@ def run_training(
     report = TrainReport(out=str(out))
     train_settings = replace(train_settings, device=str(resolve_device(settings.runtime.device)))
     parts: dict[str, list[QAExample]] = {"train": [], "val": [], "heldout": []}
+    made: set[QAExample] = set()  # the questions of files --from-graph made
     for path, fmt in sources:
         # --limit samples the labelled files; the graph's questions are as many as were asked for.
         per_file = None if graph_made(path) else limit
         for name, items in split.parts(list(read_questions(path, fmt))).items():
-            parts[name] += (
-                items if name == "heldout" else sample(items, part_limit(name, per_file), seed=split.seed)
-            )
+            kept = items if name == "heldout" else sample(items, part_limit(name, per_file), seed=split.seed)
+            parts[name] += kept
+            if graph_made(path):
+                made.update(kept)
     report.questions = {k: len(v) for k, v in parts.items()}
     embedder = make_embedder(settings.embedder)
     # Read before the long preparation, so a bad file is refused at once.
@@ -213,16 +219,22 @@ def run_training(
     train, val = (under_walk_rule(prepared[part], walk_rule.topic_walks) for part in ("train", "val"))
     report.examples = {"train": len(train), "val": len(val)}
     report.seconds["prepare"] = time.perf_counter() - started
-    # On questions made from the graph alone the planner and the reader would learn the generated
-    # wording, which carries to people's questions worse than the untrained name match does
-    # (docs/decisions.md): such a checkpoint keeps the name match for plans and answers.
-    graph_only = all(graph_made(path) for path, _ in sources)
+    # Questions made from the graph teach the triple scorers the graph's structure, but the planner
+    # and the reader would learn their generated wording, which carries to people's questions worse
+    # than the untrained name match does and drowns a few labelled ones (docs/decisions.md): those
+    # two learn from the labelled questions alone, and with none keep the name match.
+    asked_train, asked_val = ([ex for ex in part if ex.example not in made] for part in (train, val))
+    labelled = [q for q in parts["train"] if q not in made]
+    if labelled and not asked_train:
+        raise no_examples_error(labelled, part="labelled training")
+    graph_only = not asked_train
+    report.examples |= {"labelled_train": len(asked_train), "labelled_val": len(asked_val)}
     learn_plans = train_settings.planner and not graph_only
-    plans = example_plans([*train, *val], train_settings.planner_steps) if learn_plans else None
+    plans = example_plans([*asked_train, *asked_val], train_settings.planner_steps) if learn_plans else None
     with contextlib.ExitStack() as stack:
         planner_process = None
-        if plans is not None and reused is None and _planner_beside(settings, len(train)):
-            task = planner_task(train, val, tables, train_settings, plans=plans)
+        if plans is not None and reused is None and _planner_beside(settings, len(asked_train)):
+            task = planner_task(asked_train, asked_val, tables, train_settings, plans=plans)
             planner_process = stack.enter_context(PlannerProcess(task, torch.get_num_threads()))
         contexts = None
         if reused is not None:
@@ -240,7 +252,7 @@ def run_training(
         elif plans is not None:
             started = time.perf_counter()
             planner, planner_history = train_planner(
-                train, val, tables, train_settings, progress=progress, plans=plans
+                asked_train, asked_val, tables, train_settings, progress=progress, plans=plans
             )
             report.seconds["planner"] = time.perf_counter() - started
             report.planner_history = planner_history.to_dict()
@@ -248,8 +260,8 @@ def run_training(
     if not graph_only:
         started = time.perf_counter()
         reader, reader_history = train_reader(
-            train,
-            val,
+            asked_train,
+            asked_val,
             scorer,
             tables,
             train_settings,
