@@ -188,47 +188,55 @@ def run_training(
             "with_tokens": with_tokens,
             **({"gold_paths": False} if not gold_paths else {}),  # keys of earlier caches stay valid
         }
+        # Labelled questions and graph-made ones are prepared (and cached) apart: the embedder's
+        # batches would otherwise make each depend slightly on the other, so the labelled examples
+        # are the very ones of a run without --from-graph, and the graph's serve every label count.
         prepared: dict[str, list[TrainingExample]] = {}
         for part in ("train", "val"):
+            for name, questions in (
+                (part, [q for q in parts[part] if q not in made]),
+                (f"{part}_from_graph", [q for q in parts[part] if q in made]),
+            ):
 
-            def build(part: str = part) -> list[TrainingExample]:
-                return examples_by_hops(
-                    store,
-                    embedder,
-                    parts[part],
-                    tables,
-                    subgraph,
-                    oracle_hops=oracle_hops,
-                    progress=progress,
-                    desc=f"preparing {part}",
-                    with_tokens=with_tokens,
-                    gold_paths=gold_paths,
-                )
+                def build(questions: list[QAExample] = questions, name: str = name) -> list[TrainingExample]:
+                    return examples_by_hops(
+                        store,
+                        embedder,
+                        questions,
+                        tables,
+                        subgraph,
+                        oracle_hops=oracle_hops,
+                        progress=progress,
+                        desc=f"preparing {name}",
+                        with_tokens=with_tokens,
+                        gold_paths=gold_paths,
+                    )
 
-            if cache_dir is None:
-                prepared[part] = build()
-                continue
-            key = cache_key(kb, settings.embedder, parts[part], example_settings)
-            prepared[part], hit = cached_examples(cache_dir / f"{part}-{key}.pt", tables, build)
-            report.example_cache[part] = "hit" if hit else "written"
-    if not prepared["train"]:
+                if not questions or cache_dir is None:
+                    prepared[name] = build() if questions else []
+                    continue
+                key = cache_key(kb, settings.embedder, questions, example_settings)
+                prepared[name], hit = cached_examples(cache_dir / f"{part}-{key}.pt", tables, build)
+                report.example_cache[name] = "hit" if hit else "written"
+    if not prepared["train"] + prepared["train_from_graph"]:
         raise no_examples_error(parts["train"], part="training")
-    walk_rule = choose_walk_rule(prepared["train"])
+    walk_rule = choose_walk_rule(prepared["train"] + prepared["train_from_graph"])
     report.walk_rule = walk_rule.to_dict()
     subgraph = replace(subgraph, topic_walks=walk_rule.topic_walks)
-    train, val = (under_walk_rule(prepared[part], walk_rule.topic_walks) for part in ("train", "val"))
-    report.examples = {"train": len(train), "val": len(val)}
-    report.seconds["prepare"] = time.perf_counter() - started
+    ruled = {name: under_walk_rule(examples, walk_rule.topic_walks) for name, examples in prepared.items()}
     # Questions made from the graph teach the triple scorers the graph's structure, but the planner
     # and the reader would learn their generated wording, which carries to people's questions worse
     # than the untrained name match does and drowns a few labelled ones (docs/decisions.md): those
     # two learn from the labelled questions alone, and with none keep the name match.
-    asked_train, asked_val = ([ex for ex in part if ex.example not in made] for part in (train, val))
+    asked_train, asked_val = ruled["train"], ruled["val"]
+    train, val = asked_train + ruled["train_from_graph"], asked_val + ruled["val_from_graph"]
     labelled = [q for q in parts["train"] if q not in made]
     if labelled and not asked_train:
         raise no_examples_error(labelled, part="labelled training")
-    graph_only = not asked_train
+    report.examples = {"train": len(train), "val": len(val)}
     report.examples |= {"labelled_train": len(asked_train), "labelled_val": len(asked_val)}
+    report.seconds["prepare"] = time.perf_counter() - started
+    graph_only = not asked_train
     learn_plans = train_settings.planner and not graph_only
     plans = example_plans([*asked_train, *asked_val], train_settings.planner_steps) if learn_plans else None
     with contextlib.ExitStack() as stack:
