@@ -336,7 +336,8 @@ def train(
             (``stark`` trains MoR: ``kgqa train --format stark``).
         out: the checkpoint to write (default ``<data_dir>/retriever.pt``, which :func:`open`
             then uses).
-        from_graph: also train on questions generated from the graph (no labels needed).
+        from_graph: also train the triple scorers on questions generated from the graph (no
+            labels needed); the planner and the reader learn from ``files`` only.
         graph_questions: with ``from_graph``, how many to generate (``train.graph_questions``).
         limit: a fixed pseudo-random sample of N training (and N/3 validation) questions per file.
         epochs: most epochs of each model (``train.epochs``, default 8).

@@ -140,6 +140,10 @@ def run_training(
     The walk rule (:mod:`retriever_training.walk_rule`) is chosen from the training part before
     any model trains, and stored with the subgraph caps.
 
+    Questions of a file ``--from-graph`` made (:func:`~kgqa.pipeline.graph_made`) train the
+    triple scorers only; the planner and the reader train on the labelled questions, and with
+    none the checkpoint keeps the name match for plans and answers.
+
     The models train on ``settings.runtime.device`` (``auto``: CUDA where present), the
     examples being prepared on the CPU and moved there one batch at a time.
 
@@ -158,13 +162,15 @@ def run_training(
     report = TrainReport(out=str(out))
     train_settings = replace(train_settings, device=str(resolve_device(settings.runtime.device)))
     parts: dict[str, list[QAExample]] = {"train": [], "val": [], "heldout": []}
+    made: set[QAExample] = set()  # the questions of files --from-graph made
     for path, fmt in sources:
         # --limit samples the labelled files; the graph's questions are as many as were asked for.
         per_file = None if graph_made(path) else limit
         for name, items in split.parts(list(read_questions(path, fmt))).items():
-            parts[name] += (
-                items if name == "heldout" else sample(items, part_limit(name, per_file), seed=split.seed)
-            )
+            kept = items if name == "heldout" else sample(items, part_limit(name, per_file), seed=split.seed)
+            parts[name] += kept
+            if graph_made(path):
+                made.update(kept)
     report.questions = {k: len(v) for k, v in parts.items()}
     # Bulk work (embedding the questions, the reader's batches) runs on the whole thread budget
     # while nothing else trains beside it; the rest on this process's question threads.
@@ -188,48 +194,62 @@ def run_training(
             "with_tokens": with_tokens,
             **({"gold_paths": False} if not gold_paths else {}),  # keys of earlier caches stay valid
         }
+        # Labelled questions and graph-made ones are prepared (and cached) apart: the embedder's
+        # batches would otherwise make each depend slightly on the other, so the labelled examples
+        # are the very ones of a run without --from-graph, and the graph's serve every label count.
         prepared: dict[str, list[TrainingExample]] = {}
         for part in ("train", "val"):
+            for name, questions in (
+                (part, [q for q in parts[part] if q not in made]),
+                (f"{part}_from_graph", [q for q in parts[part] if q in made]),
+            ):
 
-            def build(part: str = part) -> list[TrainingExample]:
-                return examples_by_hops(
-                    store,
-                    embedder,
-                    parts[part],
-                    tables,
-                    subgraph,
-                    oracle_hops=oracle_hops,
-                    progress=progress,
-                    desc=f"preparing {part}",
-                    with_tokens=with_tokens,
-                    gold_paths=gold_paths,
-                    embed_threads=budget,
-                )
+                def build(questions: list[QAExample] = questions, name: str = name) -> list[TrainingExample]:
+                    return examples_by_hops(
+                        store,
+                        embedder,
+                        questions,
+                        tables,
+                        subgraph,
+                        oracle_hops=oracle_hops,
+                        progress=progress,
+                        desc=f"preparing {name}",
+                        with_tokens=with_tokens,
+                        gold_paths=gold_paths,
+                        embed_threads=budget,
+                    )
 
-            if cache_dir is None:
-                prepared[part] = build()
-                continue
-            key = cache_key(kb, settings.embedder, parts[part], example_settings)
-            prepared[part], hit = cached_examples(cache_dir / f"{part}-{key}.pt", tables, build)
-            report.example_cache[part] = "hit" if hit else "written"
-    if not prepared["train"]:
+                if not questions or cache_dir is None:
+                    prepared[name] = build() if questions else []
+                    continue
+                key = cache_key(kb, settings.embedder, questions, example_settings)
+                prepared[name], hit = cached_examples(cache_dir / f"{part}-{key}.pt", tables, build)
+                report.example_cache[name] = "hit" if hit else "written"
+    if not prepared["train"] + prepared["train_from_graph"]:
         raise no_examples_error(parts["train"], part="training")
-    walk_rule = choose_walk_rule(prepared["train"])
+    walk_rule = choose_walk_rule(prepared["train"] + prepared["train_from_graph"])
     report.walk_rule = walk_rule.to_dict()
     subgraph = replace(subgraph, topic_walks=walk_rule.topic_walks)
-    train, val = (under_walk_rule(prepared[part], walk_rule.topic_walks) for part in ("train", "val"))
+    ruled = {name: under_walk_rule(examples, walk_rule.topic_walks) for name, examples in prepared.items()}
+    # Questions made from the graph teach the triple scorers the graph's structure, but the planner
+    # and the reader would learn their generated wording, which carries to people's questions worse
+    # than the untrained name match does and drowns a few labelled ones (docs/decisions.md): those
+    # two learn from the labelled questions alone, and with none keep the name match.
+    asked_train, asked_val = ruled["train"], ruled["val"]
+    train, val = asked_train + ruled["train_from_graph"], asked_val + ruled["val_from_graph"]
+    labelled = [q for q in parts["train"] if q not in made]
+    if labelled and not asked_train:
+        raise no_examples_error(labelled, part="labelled training")
     report.examples = {"train": len(train), "val": len(val)}
+    report.examples |= {"labelled_train": len(asked_train), "labelled_val": len(asked_val)}
     report.seconds["prepare"] = time.perf_counter() - started
-    # On questions made from the graph alone the planner and the reader would learn the generated
-    # wording, which carries to people's questions worse than the untrained name match does
-    # (docs/decisions.md): such a checkpoint keeps the name match for plans and answers.
-    graph_only = all(graph_made(path) for path, _ in sources)
+    graph_only = not asked_train
     learn_plans = train_settings.planner and not graph_only
-    plans = example_plans([*train, *val], train_settings.planner_steps) if learn_plans else None
+    plans = example_plans([*asked_train, *asked_val], train_settings.planner_steps) if learn_plans else None
     with contextlib.ExitStack() as stack:
         planner_process = None
-        if plans is not None and reused is None and _planner_beside(settings, len(train)):
-            task = planner_task(train, val, tables, train_settings, plans=plans)
+        if plans is not None and reused is None and _planner_beside(settings, len(asked_train)):
+            task = planner_task(asked_train, asked_val, tables, train_settings, plans=plans)
             planner_process = stack.enter_context(PlannerProcess(task, torch.get_num_threads()))
         contexts = None
         if reused is not None:
@@ -247,7 +267,7 @@ def run_training(
         elif plans is not None:
             started = time.perf_counter()
             planner, planner_history = train_planner(
-                train, val, tables, train_settings, progress=progress, plans=plans
+                asked_train, asked_val, tables, train_settings, progress=progress, plans=plans
             )
             report.seconds["planner"] = time.perf_counter() - started
             report.planner_history = planner_history.to_dict()
@@ -256,8 +276,8 @@ def run_training(
         started = time.perf_counter()
         with torch_threads(budget):
             reader, reader_history = train_reader(
-                train,
-                val,
+                asked_train,
+                asked_val,
                 scorer,
                 tables,
                 train_settings,

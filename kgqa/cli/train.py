@@ -62,8 +62,9 @@ def _train_flags(func: Any) -> Any:
 @click.option(
     "--from-graph",
     is_flag=True,
-    help="Also train on questions generated from the graph itself (no labels needed; FILES optional; "
-    "how many: train.graph_questions). They are written to <data-dir>/from-graph/ and reused by a re-run.",
+    help="Also train the triple scorers on questions generated from the graph itself (no labels needed; "
+    "FILES optional; how many: train.graph_questions). They are written to <data-dir>/from-graph/ and "
+    "reused by a re-run.",
 )
 @click.option("--out", type=click.Path(dir_okay=False, path_type=Path), help="Checkpoint to write.")
 @click.option(
@@ -109,8 +110,9 @@ def train(
     train.patience, train.seed apply; the checkpoint's kind tells 'kgqa ask' which path to take).
 
     With --from-graph, questions generated from the graph (relation paths of 1 to 3 steps from
-    sampled entities, worded from the relation names, answers the ends of every walk) are
-    trained on too, or alone without FILES.
+    sampled entities, worded from the relation names, answers the ends of every walk) train the
+    triple scorers too, or alone without FILES. The planner and the reader learn from FILES
+    only; without FILES, plans and answers stay the relation-name match.
 
     Epochs, model sizes, the split and the optional models are the [train] config keys
     ('kgqa config show'), e.g. --set train.epochs=4 --set train.planner_kind=auto.

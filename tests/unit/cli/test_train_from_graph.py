@@ -1,13 +1,18 @@
-"""``kgqa train --from-graph``: FILES become optional, and the generated questions train a
-checkpoint with no labelled question at all."""
+"""``kgqa train --from-graph``: FILES become optional, the generated questions train a
+checkpoint with no labelled question at all, and beside labelled ones they train the triple
+scorers only."""
 
 from __future__ import annotations
 
 import json
 from pathlib import Path
 
+import pytest
+import torch
 from click.testing import CliRunner
 
+import retriever_training.run
+from kgqa.checkpoint_file import load_checkpoint
 from kgqa.cli import cli
 
 SLICE = Path(__file__).resolve().parents[3] / "examples" / "metaqa_movies"
@@ -41,8 +46,6 @@ def test_train_from_graph_alone_writes_a_checkpoint_and_reuses_the_questions(tmp
     assert sum(report["questions"].values()) == 60
     assert Path(report["out"]).is_file()
     # Graph-made questions alone train the triple scorers; plans and answers stay the name match's.
-    from kgqa.checkpoint_file import load_checkpoint
-
     saved = load_checkpoint(Path(report["out"]))
     assert saved["planner"] == {"kind": "name_match"} and saved["reader"] is None
     code, out, err = _run("ask", "who directed Cast Away", "--data-dir", data)
@@ -64,3 +67,53 @@ def test_limit_samples_the_labelled_files_not_the_graphs_questions(tmp_path: Pat
     questions = json.loads(out)["questions"]
     # 10 labelled training questions (and 3 for validation); the 60 graph-made ones split 70/10/20.
     assert questions["train"] > 10 + 30 and questions["val"] >= 3 + 3
+
+
+def test_beside_labels_the_graphs_questions_train_the_scorers_not_the_planner_or_reader(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    data = str(tmp_path / "d")
+    code, _, err = _run("ingest", str(SLICE / "kb.txt"), "--format", "metaqa", "--data-dir", data)
+    assert code == 0, err
+    seen: dict[str, set[str]] = {}
+
+    def recording(name: str) -> object:
+        trainer = getattr(retriever_training.run, name)
+
+        def record(train: list, val: list, *args: object, **kwargs: object) -> object:
+            seen[name] = {ex.example.qid.split(":")[0] for ex in [*train, *val]}
+            return trainer(train, val, *args, **kwargs)
+
+        return record
+
+    for name in ("train_scorer", "train_planner", "train_reader"):
+        monkeypatch.setattr(retriever_training.run, name, recording(name))
+    args = ("train", str(SLICE / "questions.txt"), "--format", "metaqa", "--from-graph", "--limit", "10")
+    args += ("--set", "train.graph_questions=60", "--set", "train.epochs=1", "--set", "train.hidden=32")
+    result = CliRunner().invoke(
+        cli, [*args, "--data-dir", data, "--json"], env={"KGQA_THREADS": "1"}, catch_exceptions=False
+    )
+    assert result.exit_code == 0, result.stderr
+    assert seen["train_scorer"] == {"questions", "graph"}
+    assert seen["train_planner"] == seen["train_reader"] == {"questions"}
+    examples = json.loads(result.stdout)["examples"]
+    assert examples["labelled_train"] <= 10 < examples["train"]
+
+
+def test_graph_questions_beside_labels_leave_the_planner_labels_alone_train(tmp_path: Path) -> None:
+    data = str(tmp_path / "d")
+    code, _, err = _run("ingest", str(SLICE / "kb.txt"), "--format", "metaqa", "--data-dir", data)
+    assert code == 0, err
+    args = ("train", str(SLICE / "questions.txt"), "--format", "metaqa", "--limit", "10", "--data-dir", data)
+    args += ("--set", "train.graph_questions=60", "--set", "train.epochs=2", "--set", "train.hidden=32")
+    planners = []
+    for extra in ((), ("--from-graph",)):
+        out = str(tmp_path / f"retriever{len(extra)}.pt")
+        code, _, err = _run(*args, *extra, "--out", out)
+        assert code == 0, err
+        planners.append(load_checkpoint(Path(out))["planner"]["state_dict"])
+    # The labelled examples are prepared apart from the graph's, so they are the same examples and
+    # train the same planner (the embedder's batches would otherwise mix the two).
+    alone, beside = planners
+    assert alone.keys() == beside.keys()
+    assert all(torch.equal(alone[k], beside[k]) for k in alone)
