@@ -16,7 +16,7 @@ from __future__ import annotations
 import copy
 import time
 from collections.abc import Callable, Sequence
-from dataclasses import asdict, dataclass, field
+from dataclasses import asdict, dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
@@ -25,6 +25,7 @@ from tqdm import tqdm
 
 from kgqa.checkpoint_file import save_checkpoint
 from kgqa.config import Settings
+from kgqa.device import resolve_device
 from kgqa.embed import make_embedder
 from kgqa.embed.protocol import Embedder
 from kgqa.errors import ConfigError
@@ -55,6 +56,10 @@ class MorTrainSettings:
     patience: int = 10
     hidden: int = 32
     seed: int = 0
+    # The torch device the planner and the reranker train on (runtime.device, resolved by
+    # run_mor_training); they come back on the CPU, where MoR answers: a question's inputs are a
+    # softmax over its plans and [N, 9] features, far below the cost of a trip to a device.
+    device: str = "cpu"
 
 
 @dataclass(slots=True)
@@ -101,21 +106,23 @@ def train_planner(
     """Fit ``model.planner`` in place (full batch, ``planner_epochs`` epochs, the state with the best
     validation accuracy kept; it stops early only once validation is perfect and has not moved
     for ``patience`` epochs); returns that accuracy."""
-    planner = model.planner
+    device = settings.device
+    planner = model.planner.to(device)
     opt = torch.optim.Adam(planner.parameters(), lr=1e-2)
-    y = torch.tensor(gold_train)
+    q_train = (q_train[0].to(device), q_train[1].to(device))
+    q_val = (q_val[0].to(device), q_val[1].to(device))
+    plan_matrix = model.plan_matrix.to(device)
+    y, y_val = torch.tensor(gold_train, device=device), torch.tensor(gold_val, device=device)
     best, best_state, waited = -1.0, copy.deepcopy(planner.state_dict()), 0
     for _ in range(settings.planner_epochs):
         planner.train()
         opt.zero_grad()
-        loss = torch.nn.functional.cross_entropy(planner(*q_train, model.plan_matrix), y)
+        loss = torch.nn.functional.cross_entropy(planner(*q_train, plan_matrix), y)
         loss.backward()
         opt.step()
         planner.eval()
         with torch.no_grad():
-            acc = float(
-                (planner(*q_val, model.plan_matrix).argmax(1) == torch.tensor(gold_val)).float().mean()
-            )
+            acc = float((planner(*q_val, plan_matrix).argmax(1) == y_val).float().mean())
         if acc > best:
             best, best_state, waited = acc, copy.deepcopy(planner.state_dict()), 0
         else:
@@ -123,7 +130,7 @@ def train_planner(
             if waited > settings.patience and best == 1.0:
                 break
     planner.load_state_dict(best_state)
-    planner.eval()
+    planner.to("cpu").eval()
     return best
 
 
@@ -177,7 +184,7 @@ def _evaluate(
     results = []
     for q in questions:
         with torch.no_grad():
-            mixture = plan_mixture([(r.ids, score(r.x), r.weight) for r in q.runs])
+            mixture = plan_mixture([(r.ids, score(r.x).cpu(), r.weight) for r in q.runs])
         ranked = [i for i, _ in sorted(mixture.items(), key=lambda p: (-p[1], p[0]))]
         results.append(stark_scores(ranked, q.gold))
     return mean_stark(results)
@@ -189,9 +196,17 @@ def train_reranker(
     """Fit the reranker (listwise over one plan's candidates per step, in file order; runs
     without a gold candidate skipped); best by validation MRR."""
     torch.manual_seed(settings.seed)
-    model = TrajectoryReranker(RerankerConfig(hidden=settings.hidden))
+    device = settings.device
+    model = TrajectoryReranker(RerankerConfig(hidden=settings.hidden)).to(device)
     opt = torch.optim.Adam(model.parameters(), lr=3e-3)
-    usable = [r for q in train for r in q.runs if bool(r.positive.any())]
+    # Each run's features and gold mask travel to the device once, not once an epoch.
+    usable = [
+        replace(r, x=r.x.to(device), positive=r.positive.to(device))
+        for q in train
+        for r in q.runs
+        if bool(r.positive.any())
+    ]
+    val = [replace(q, runs=[replace(r, x=r.x.to(device)) for r in q.runs]) for q in val]
     best: dict[str, float] = {"mrr": -1.0}
     best_state, best_epoch, waited = copy.deepcopy(model.state_dict()), 0, 0
     for epoch in range(1, settings.reranker_epochs + 1):
@@ -209,7 +224,7 @@ def train_reranker(
             if waited >= settings.patience:
                 break
     model.load_state_dict(best_state)
-    return model.eval(), best, best_epoch
+    return model.to("cpu").eval(), best, best_epoch
 
 
 def train_mor(
@@ -260,6 +275,7 @@ def run_mor_training(
 ) -> MorTrainReport:
     """Train MoR on the configured store and embedder and write the checkpoint ``out``."""
     report = MorTrainReport(out=str(out), questions={"train": len(train_examples), "val": len(val_examples)})
+    train_settings = replace(train_settings, device=str(resolve_device(settings.runtime.device)))
     embedder = make_embedder(settings.embedder)
     with open_store(settings.store) as store:
         model = train_mor(
