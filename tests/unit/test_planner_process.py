@@ -72,6 +72,10 @@ def test_kgqa_train_trains_the_planner_beside_the_scorers_within_a_budget_of_two
     assert "planner_wait" not in reports["1"]["seconds"]  # one thread: the planner trains here
     assert "planner_wait" in reports["2"]["seconds"]  # two: in its own process
     assert reports["2"]["planner_history"] == reports["1"]["planner_history"]
-    for part in ("planner", "reader"):
-        alone, beside = (checkpoints[t][part]["state_dict"] for t in ("1", "2"))
-        assert all(torch.equal(v, beside[k]) for k, v in alone.items())
+    alone, beside = (checkpoints[t]["planner"]["state_dict"] for t in ("1", "2"))
+    assert all(torch.equal(v, beside[k]) for k, v in alone.items())
+    # The reader trains on the whole budget (two threads sum in another order): equal within float
+    # tolerance.
+    alone, beside = (checkpoints[t]["reader"]["state_dict"] for t in ("1", "2"))
+    for k, v in alone.items():
+        torch.testing.assert_close(beside[k], v, rtol=1e-3, atol=1e-4, msg=k)

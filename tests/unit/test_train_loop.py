@@ -10,10 +10,10 @@ import torch
 
 from retriever_training.train import (
     NOISE_CAP,
-    PLANNER_STEPS_PER_EPOCH,
+    STEPS_PER_EPOCH,
     TrainSettings,
     _fit,
-    planner_batch_for,
+    batch_for,
 )
 
 
@@ -132,18 +132,21 @@ def test_early_stopping_waits_patience_epochs_after_the_best_but_never_stops_bef
     assert history.best_epoch == 1
 
 
+DEFAULTS = TrainSettings()
+
+
 @pytest.mark.parametrize("questions", [5, 99, 250, 1000, 1600, 3000, 40000])
-def test_planner_batch_keeps_an_epochs_steps_on_a_small_training_part(questions: int) -> None:
-    """At most planner_batch questions a step, at least PLANNER_STEPS_PER_EPOCH steps an epoch
-    where the part allows batches of at least one."""
-    settings = TrainSettings()
-    batch = planner_batch_for(settings, questions)
-    assert 1 <= batch <= settings.planner_batch
+@pytest.mark.parametrize("most", [DEFAULTS.planner_batch, DEFAULTS.scorer_batch, DEFAULTS.reader_batch])
+def test_a_batch_keeps_an_epochs_steps_on_a_small_training_part(questions: int, most: int) -> None:
+    """At most ``most`` questions a step, at least STEPS_PER_EPOCH steps an epoch where the part
+    allows batches of at least one."""
+    batch = batch_for(most, questions)
+    assert 1 <= batch <= most
     steps = -(-questions // batch)
-    assert steps >= min(questions, PLANNER_STEPS_PER_EPOCH)
-    if batch < settings.planner_batch:  # shrunk only as far as the steps need
-        assert questions // (batch + 1) < PLANNER_STEPS_PER_EPOCH
-    assert planner_batch_for(TrainSettings(planner_batch=1), questions) == 1
+    assert steps >= min(questions, STEPS_PER_EPOCH)
+    if batch < most:  # shrunk only as far as the steps need
+        assert questions // (batch + 1) < STEPS_PER_EPOCH
+    assert batch_for(1, questions) == 1
 
 
 @pytest.mark.parametrize(
