@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import contextlib
 import time
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import asdict, dataclass, field, replace
 from pathlib import Path
 from typing import Any
@@ -24,6 +24,7 @@ from kgqa.embed import make_embedder
 from kgqa.eval.datasets import read_questions, sample
 from kgqa.eval.splits import SplitSettings, oracle_hop_count
 from kgqa.pipeline import graph_made, subgraph_settings
+from kgqa.reasoning.extractive import EntityReader
 from kgqa.retrieval.features import PreparedQuestion, SubgraphSettings
 from kgqa.retrieval.graph.tables import EntityTable, RelationTable
 from kgqa.retrieval.models.name_match import NameMatchPlanner
@@ -37,6 +38,7 @@ from retriever_training.example_cache import cache_key, cached_examples, kb_fing
 from retriever_training.examples import TrainingExample, build_examples, no_examples_error
 from retriever_training.planner_process import MIN_QUESTIONS, PlannerProcess
 from retriever_training.train import (
+    History,
     TrainSettings,
     example_plans,
     path_contexts,
@@ -63,6 +65,9 @@ class TrainReport:
     seconds: dict[str, float] = field(default_factory=dict)
     example_cache: dict[str, str] = field(default_factory=dict)  # part -> "hit" | "written"
     walk_rule: dict[str, Any] = field(default_factory=dict)  # WalkRule.to_dict()
+    # With labelled and graph-made questions: whether the scorers trained on both were kept, and
+    # each candidate's reader validation (metric and loss at its best epoch), by candidate name.
+    graph_questions: dict[str, Any] = field(default_factory=dict)
 
     def to_dict(self) -> dict[str, Any]:
         return asdict(self)
@@ -251,13 +256,17 @@ def run_training(
         if plans is not None and reused is None and _planner_beside(settings, len(asked_train)):
             task = planner_task(asked_train, asked_val, tables, train_settings, plans=plans)
             planner_process = stack.enter_context(PlannerProcess(task, torch.get_num_threads()))
-        contexts = None
+        # Scorer candidates by name, each with the report its training filled: one, or with
+        # graph-made questions beside labelled ones, those trained on both and on the labels alone.
+        candidates: dict[str, tuple[TripleScorer, TripleScorer | None, Contexts | None, TrainReport]] = {}
         if reused is not None:
-            scorer, path_scorer = _reused_scorers(reused, embedder.model_id, train_settings, report)
+            reused_pair = _reused_scorers(reused, embedder.model_id, train_settings, report)
+            candidates["reused"] = (*reused_pair, None, report)
         else:
-            scorer, path_scorer, contexts = _train_scorers(
-                train, val, tables, train_settings, report, progress
-            )
+            for name, (c_train, c_val) in _scorer_parts(train, val, asked_train, asked_val).items():
+                c_report = TrainReport(out=report.out)
+                trained = _train_scorers(c_train, c_val, tables, train_settings, c_report, progress)
+                candidates[name] = (*trained, c_report)
         planner = None
         if planner_process is not None:
             started = time.perf_counter()
@@ -272,23 +281,40 @@ def run_training(
             report.seconds["planner"] = time.perf_counter() - started
             report.planner_history = planner_history.to_dict()
     reader = None
+    readers: dict[str, tuple[EntityReader, History]] = {}
     if not graph_only:
         started = time.perf_counter()
         with torch_threads(budget):
-            reader, reader_history = train_reader(
-                asked_train,
-                asked_val,
-                scorer,
-                tables,
-                train_settings,
-                path_scorer=path_scorer,
-                planner=planner,
-                progress=progress,
-                contexts=contexts,
-                plans=plans,
-            )
+            for name, (scorer, path_scorer, contexts, _) in candidates.items():
+                readers[name] = train_reader(
+                    asked_train,
+                    asked_val,
+                    scorer,
+                    tables,
+                    train_settings,
+                    path_scorer=path_scorer,
+                    planner=planner,
+                    progress=progress,
+                    contexts=contexts,
+                    plans=plans,
+                )
         report.seconds["reader"] = time.perf_counter() - started
+    chosen = _kept_candidate(readers) if readers else next(iter(candidates))
+    scorer, path_scorer, _, kept_report = candidates[chosen]
+    if kept_report is not report:
+        report.scorer_history = kept_report.scorer_history
+        report.path_scorer_history = kept_report.path_scorer_history
+        for name, (_, _, _, c_report) in candidates.items():
+            for stage, seconds in c_report.seconds.items():
+                report.seconds[stage if name == chosen else f"{stage}_{name}"] = seconds
+    if readers:
+        reader, reader_history = readers[chosen]
         report.reader_history = reader_history.to_dict()
+    if len(candidates) > 1:
+        report.graph_questions = {
+            "kept": chosen == WITH_GRAPH,
+            "reader_val": {name: _best_validation(history) for name, (_, history) in readers.items()},
+        }
     model_id = embedder.model_id
     planner_entry = NameMatchPlanner().checkpoint() if graph_only else None
     if planner is not None:
@@ -336,6 +362,48 @@ def train_configured(
         cache_dir=settings.example_cache_dir,
         reuse_scorers=t.reuse_scorers,
     )
+
+
+#: The scorer candidates' names (:func:`_scorer_parts`).
+WITH_GRAPH, LABELLED = "with_graph", "labelled"
+
+#: Each example's prepared question with the first scorer's reach columns, by ``id(example)``
+#: (:func:`~retriever_training.train.path_contexts`).
+Contexts = dict[int, PreparedQuestion]
+
+
+def _scorer_parts(
+    train: list[TrainingExample],
+    val: list[TrainingExample],
+    asked_train: list[TrainingExample],
+    asked_val: list[TrainingExample],
+) -> dict[str, tuple[list[TrainingExample], list[TrainingExample]]]:
+    """The (train, validation) examples of each scorer candidate: all of them; and, where
+    graph-made questions join labelled ones, the labelled alone too. Why both: graph-made
+    questions teach the scorers the graph's structure, yet on some graphs and label counts the
+    reader trained on those scorers answers worse (docs/decisions.md, issue 27); the labelled
+    validation questions decide (:func:`_kept_candidate`), so adding them is never worse there."""
+    if not asked_train or len(train) == len(asked_train):
+        return {WITH_GRAPH if not asked_train else LABELLED: (train, val)}
+    return {WITH_GRAPH: (train, val), LABELLED: (asked_train, asked_val)}
+
+
+def _best_validation(history: History) -> dict[str, float]:
+    """A reader's validation metric and loss at its best epoch."""
+    best = history.best_epoch - 1
+    return {"metric": history.val_metric[best], "loss": history.val_loss[best]}
+
+
+def _kept_candidate(readers: Mapping[str, tuple[EntityReader, History]]) -> str:
+    """The candidate whose reader validates best on the labelled questions: the higher metric,
+    then the lower loss (as :func:`~retriever_training.train._fit` ranks epochs); the labels
+    alone on a tie."""
+
+    def rank(name: str) -> tuple[float, float, bool]:
+        best = _best_validation(readers[name][1])
+        return best["metric"], -best["loss"], name == LABELLED
+
+    return max(readers, key=rank)
 
 
 def _planner_beside(settings: Settings, train_questions: int) -> bool:

@@ -75,13 +75,13 @@ def test_beside_labels_the_graphs_questions_train_the_scorers_not_the_planner_or
     data = str(tmp_path / "d")
     code, _, err = _run("ingest", str(SLICE / "kb.txt"), "--format", "metaqa", "--data-dir", data)
     assert code == 0, err
-    seen: dict[str, set[str]] = {}
+    seen: dict[str, list[set[str]]] = {}
 
     def recording(name: str) -> object:
         trainer = getattr(retriever_training.run, name)
 
         def record(train: list, val: list, *args: object, **kwargs: object) -> object:
-            seen[name] = {ex.example.qid.split(":")[0] for ex in [*train, *val]}
+            seen.setdefault(name, []).append({ex.example.qid.split(":")[0] for ex in [*train, *val]})
             return trainer(train, val, *args, **kwargs)
 
         return record
@@ -94,10 +94,19 @@ def test_beside_labels_the_graphs_questions_train_the_scorers_not_the_planner_or
         cli, [*args, "--data-dir", data, "--json"], env={"KGQA_THREADS": "1"}, catch_exceptions=False
     )
     assert result.exit_code == 0, result.stderr
-    assert seen["train_scorer"] == {"questions", "graph"}
-    assert seen["train_planner"] == seen["train_reader"] == {"questions"}
-    examples = json.loads(result.stdout)["examples"]
-    assert examples["labelled_train"] <= 10 < examples["train"]
+    # Two scorer candidates, on both kinds and on the labels alone; a reader on each, labels only.
+    assert seen["train_scorer"] == [{"questions", "graph"}, {"questions"}]
+    assert seen["train_planner"] == [{"questions"}]
+    assert seen["train_reader"] == [{"questions"}, {"questions"}]
+    report = json.loads(result.stdout)
+    assert report["examples"]["labelled_train"] <= 10 < report["examples"]["train"]
+    # The candidate whose reader validates better on the labelled questions is kept.
+    validation = report["graph_questions"]["reader_val"]
+    assert validation.keys() == {"with_graph", "labelled"}
+    by_rank = max(
+        validation, key=lambda n: (validation[n]["metric"], -validation[n]["loss"], n == "labelled")
+    )
+    assert report["graph_questions"]["kept"] == (by_rank == "with_graph")
 
 
 def test_graph_questions_beside_labels_leave_the_planner_labels_alone_train(tmp_path: Path) -> None:
