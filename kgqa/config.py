@@ -198,9 +198,10 @@ class RuntimeSettings(_Section):
 
     threads: int | None = Field(None, ge=1)
     question_threads: int = Field(1, ge=1)
-    # Where kgqa's models train and run (scorers, planner, extractive reader, MoR reranker) with
-    # their batches: "auto" is CUDA where present, else the CPU (kgqa.device.resolve_device).
-    # The store, its Cypher and the example preparation stay on the CPU.
+    # Where kgqa's models train and run (scorers, planner, extractive reader) with their batches,
+    # and where MoR's planner and reranker train: "auto" is CUDA where present, else the CPU
+    # (kgqa.device.resolve_device). The store, its Cypher, the example preparation and MoR's
+    # answering (tiny inputs per question) stay on the CPU.
     device: str = "auto"
 
 
