@@ -112,7 +112,9 @@ def train(
     With --from-graph, questions generated from the graph (relation paths of 1 to 3 steps from
     sampled entities, worded from the relation names, answers the ends of every walk) train the
     triple scorers too, or alone without FILES. The planner and the reader learn from FILES
-    only; without FILES, plans and answers stay the relation-name match.
+    only; without FILES, plans and answers stay the relation-name match. With FILES, the
+    scorers also train on FILES alone and the pair whose reader answers FILES' validation
+    questions better is kept (FILES alone on a tie).
 
     Epochs, model sizes, the split and the optional models are the [train] config keys
     ('kgqa config show'), e.g. --set train.epochs=4 --set train.planner_kind=auto.
