@@ -256,17 +256,17 @@ def run_training(
         if plans is not None and reused is None and _planner_beside(settings, len(asked_train)):
             task = planner_task(asked_train, asked_val, tables, train_settings, plans=plans)
             planner_process = stack.enter_context(PlannerProcess(task, torch.get_num_threads()))
-        # Scorer candidates by name, each with the report its training filled: one, or with
-        # graph-made questions beside labelled ones, those trained on both and on the labels alone.
-        candidates: dict[str, tuple[TripleScorer, TripleScorer | None, Contexts | None, TrainReport]] = {}
+        # Scorer candidates by name: one, or with graph-made questions beside labelled ones, those
+        # trained on both and on the labels alone.
+        candidates: dict[str, ScorerCandidate] = {}
         if reused is not None:
             reused_pair = _reused_scorers(reused, embedder.model_id, train_settings, report)
-            candidates["reused"] = (*reused_pair, None, report)
+            candidates["reused"] = ScorerCandidate(*reused_pair, None, report)
         else:
             for name, (c_train, c_val) in _scorer_parts(train, val, asked_train, asked_val).items():
                 c_report = TrainReport(out=report.out)
                 trained = _train_scorers(c_train, c_val, tables, train_settings, c_report, progress)
-                candidates[name] = (*trained, c_report)
+                candidates[name] = ScorerCandidate(*trained, c_report)
         planner = None
         if planner_process is not None:
             started = time.perf_counter()
@@ -285,27 +285,27 @@ def run_training(
     if not graph_only:
         started = time.perf_counter()
         with torch_threads(budget):
-            for name, (scorer, path_scorer, contexts, _) in candidates.items():
+            for name, candidate in candidates.items():
                 readers[name] = train_reader(
                     asked_train,
                     asked_val,
-                    scorer,
+                    candidate.scorer,
                     tables,
                     train_settings,
-                    path_scorer=path_scorer,
+                    path_scorer=candidate.path_scorer,
                     planner=planner,
                     progress=progress,
-                    contexts=contexts,
+                    contexts=candidate.contexts,
                     plans=plans,
                 )
         report.seconds["reader"] = time.perf_counter() - started
     chosen = _kept_candidate(readers) if readers else next(iter(candidates))
-    scorer, path_scorer, _, kept_report = candidates[chosen]
-    if kept_report is not report:
-        report.scorer_history = kept_report.scorer_history
-        report.path_scorer_history = kept_report.path_scorer_history
-        for name, (_, _, _, c_report) in candidates.items():
-            for stage, seconds in c_report.seconds.items():
+    scorer, path_scorer = candidates[chosen].scorer, candidates[chosen].path_scorer
+    if candidates[chosen].report is not report:  # trained here: the histories and seconds into report
+        report.scorer_history = candidates[chosen].report.scorer_history
+        report.path_scorer_history = candidates[chosen].report.path_scorer_history
+        for name, candidate in candidates.items():
+            for stage, seconds in candidate.report.seconds.items():
                 report.seconds[stage if name == chosen else f"{stage}_{name}"] = seconds
     if readers:
         reader, reader_history = readers[chosen]
@@ -367,9 +367,22 @@ def train_configured(
 #: The scorer candidates' names (:func:`_scorer_parts`).
 WITH_GRAPH, LABELLED = "with_graph", "labelled"
 
-#: Each example's prepared question with the first scorer's reach columns, by ``id(example)``
-#: (:func:`~retriever_training.train.path_contexts`).
-Contexts = dict[int, PreparedQuestion]
+
+@dataclass(frozen=True, slots=True)
+class ScorerCandidate:
+    """A triple scorer and second-pass scorer a checkpoint may keep (:func:`_scorer_parts`).
+
+    Attributes:
+        contexts: each example's prepared question with the first scorer's reach columns, by
+            ``id(example)`` (:func:`~retriever_training.train.path_contexts`); None when reused.
+        report: the report their training (or the reused checkpoint) filled with histories and
+            seconds.
+    """
+
+    scorer: TripleScorer
+    path_scorer: TripleScorer | None
+    contexts: dict[int, PreparedQuestion] | None
+    report: TrainReport
 
 
 def _scorer_parts(
@@ -398,14 +411,8 @@ def _kept_candidate(readers: Mapping[str, tuple[EntityReader, History]]) -> str:
     """The candidate whose reader validates best on the labelled questions: the higher metric;
     on a tie the labels alone (graph-made questions must earn their place: a few dozen
     validation questions often tie, and the loss then chose the graph's scorers for WebQSP's
-    530 labels, which held out 0.707 against the labels' 0.713); the lower loss between two
-    other candidates."""
-
-    def rank(name: str) -> tuple[float, bool, float]:
-        best = _best_validation(readers[name][1])
-        return best["metric"], name == LABELLED, -best["loss"]
-
-    return max(readers, key=rank)
+    530 labels, which held out 0.707 against the labels' 0.713)."""
+    return max(readers, key=lambda name: (_best_validation(readers[name][1])["metric"], name == LABELLED))
 
 
 def _planner_beside(settings: Settings, train_questions: int) -> bool:
