@@ -96,6 +96,29 @@ def markdown_table(header: list[str], rows: list[list[Any]]) -> str:
     return "\n".join(lines)
 
 
+def format_value(value: Any) -> str:
+    """A measurement for a table: floats to 3 decimals below 10, else 1 with thousands; None as -."""
+    if isinstance(value, float):
+        return f"{value:,.1f}" if abs(value) >= 10 else f"{value:.3f}"
+    return "-" if value is None else str(value)
+
+
+def comparison_rows(columns: dict[str, dict[str, Any]], *, ratio: bool) -> list[list[str]]:
+    """One row per metric of ``columns`` (name -> metric -> value; metrics in first-seen order), a
+    cell per column; with ``ratio`` also the first column's value over the second's (blank where
+    either is not a float or the second is 0)."""
+    keys = list(dict.fromkeys(k for c in columns.values() for k in c))
+    rows = []
+    for key in keys:
+        values = [c.get(key) for c in columns.values()]
+        row = [key, *(format_value(v) for v in values)]
+        if ratio:
+            a, b = values[:2]
+            row.append(format_value(a / b) if isinstance(a, float) and isinstance(b, float) and b else "")
+        rows.append(row)
+    return rows
+
+
 #: Held-out questions per file that ``--size`` names (:func:`heldout_size_option`).
 HELDOUT_SIZES = {"tiny": 20, "small": 300, "full": None}
 

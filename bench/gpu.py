@@ -28,7 +28,15 @@ from typing import Any
 
 import click
 
-from bench.common import REPO, SHARED_DATA, append_jsonl, environment, markdown_table, out_option
+from bench.common import (
+    REPO,
+    SHARED_DATA,
+    append_jsonl,
+    comparison_rows,
+    environment,
+    markdown_table,
+    out_option,
+)
 
 METAQA = SHARED_DATA / "metaqa"
 EXAMPLES = REPO / "examples" / "metaqa_movies"
@@ -168,12 +176,6 @@ def _ingest_slice(store: Path) -> None:
     ingest_source(settings, EXAMPLES / "kb.txt", "metaqa", options={}, force=False, progress=False)
 
 
-def _fmt(value: Any) -> str:
-    if isinstance(value, float):
-        return f"{value:,.1f}" if abs(value) >= 10 else f"{value:.3f}"
-    return "-" if value is None else str(value)
-
-
 @click.command()
 @click.option("--size", type=click.Choice(sorted(SIZES)), default="full", show_default=True)
 @click.option(
@@ -205,15 +207,8 @@ def main(size: str, data_dir: Path, train_limit: int, eval_limit: int, out: Path
             _ingest_slice(work / "store")
         for device in devices:
             columns[device] = measure_column(device, size, data_dir, train_limit, eval_limit, work)
-    keys = list(dict.fromkeys(k for c in columns.values() for k in c))
-    rows = [[key, *(_fmt(c.get(key)) for c in columns.values())] for key in keys]
-    if "cuda" in columns:
-        header = ["metric", "cuda", "cpu", "cuda / cpu"]
-        for row, key in zip(rows, keys, strict=True):
-            a, b = columns["cuda"].get(key), columns["cpu"].get(key)
-            row.append(_fmt(a / b) if isinstance(a, float) and isinstance(b, float) and b else "")
-    else:
-        header = ["metric", "cpu"]
+    rows = comparison_rows(columns, ratio="cuda" in columns)  # columns: cuda first, then cpu
+    header = ["metric", "cuda", "cpu", "cuda / cpu"] if "cuda" in columns else ["metric", "cpu"]
     click.echo(f"size {size}, threads {torch.get_num_threads()}")
     click.echo(markdown_table(header, rows))
     append_jsonl(out, {**environment(devices[0]), "size": size, "results": columns})

@@ -381,12 +381,6 @@ def _run_all(tree: Path, size: str, opts: dict[str, Any], threads: int, work: Pa
     return results
 
 
-def _fmt(value: Any) -> str:
-    if isinstance(value, float):
-        return f"{value:,.1f}" if abs(value) >= 10 else f"{value:.3f}"
-    return str(value)
-
-
 @click.command()
 @click.option("--size", type=click.Choice(sorted(SIZES)), default="small", show_default=True)
 @click.option("--against", "rev", help="Also measure git revision REV (e.g. main) and print ratios.")
@@ -444,18 +438,12 @@ def main(
         if rev:
             old = _export(rev, Path(tmp) / "rev")
             columns[rev] = _run_all(old, size, opts, threads, Path(tmp) / "old")
-    keys = list(dict.fromkeys(k for c in columns.values() for k in c))
-    header = ["metric", *columns]
-    rows = []
-    for key in keys:
-        values = [c.get(key) for c in columns.values()]
-        row = [key, *(_fmt(v) if v is not None else "-" for v in values)]
-        if rev:
-            a, b = values
-            row.append(_fmt(a / b) if isinstance(a, float) and isinstance(b, float) and b else "")
-        rows.append(row)
-    if rev:
-        header.append(f"ratio this / {rev}")
+    # Imported here, in the parent, which runs this tree: a child runs this file inside an exported
+    # revision whose bench.common may predate comparison_rows.
+    from bench.common import comparison_rows
+
+    header = ["metric", *columns, *([f"ratio this / {rev}"] if rev else [])]
+    rows = comparison_rows(columns, ratio=bool(rev))
     click.echo(f"threads {threads}, size {size}; *_load: 1-min load average before->after each process")
     click.echo(markdown_table(header, rows))
     append_jsonl(

@@ -17,27 +17,16 @@ import torch
 REPO = Path(__file__).resolve().parents[2]
 
 
-def _run_bench(name: str, out: Path, *args: str) -> str:
-    proc = subprocess.run(
-        [
-            sys.executable,
-            "-m",
-            f"bench.{name}",
-            "--size",
-            "tiny",
-            "--repeat",
-            "1",
-            "--out",
-            str(out),
-            *args,
-        ],
-        capture_output=True,
-        text=True,
-        timeout=300,
-        cwd=REPO,
-    )
+def _bench(name: str, *args: str, timeout: int = 300) -> subprocess.CompletedProcess[str]:
+    """``python -m bench.<name> ARGS`` from the repository root; it must exit 0."""
+    command = [sys.executable, "-m", f"bench.{name}", *args]
+    proc = subprocess.run(command, capture_output=True, text=True, timeout=timeout, cwd=REPO)
     assert proc.returncode == 0, proc.stderr[-2000:]
-    return proc.stdout
+    return proc
+
+
+def _run_bench(name: str, out: Path, *args: str) -> str:
+    return _bench(name, "--size", "tiny", "--repeat", "1", "--out", str(out), *args).stdout
 
 
 def test_pooling_bench_prints_both_tables_and_records_a_row(tmp_path: Path) -> None:
@@ -68,14 +57,7 @@ def test_ingest_bench_loads_the_bundled_slice(tmp_path: Path) -> None:
 @pytest.mark.slow
 def test_throughput_bench_measures_every_stage_on_the_bundled_slice(tmp_path: Path) -> None:
     out = tmp_path / "throughput.jsonl"
-    proc = subprocess.run(
-        [sys.executable, "-m", "bench.throughput", "--size", "small", "--out", str(out)],
-        capture_output=True,
-        text=True,
-        timeout=900,
-        cwd=REPO,
-    )
-    assert proc.returncode == 0, proc.stderr[-2000:]
+    proc = _bench("throughput", "--size", "small", "--out", str(out), timeout=900)
     (row,) = [json.loads(line) for line in out.read_text().splitlines()]
     measured = row["results"]["this tree"]
     for key in ("embed_names_per_s", "question_embed_p50_ms", "ingest_s", "train_s", "train_rerun_s"):
@@ -87,14 +69,7 @@ def test_throughput_bench_measures_every_stage_on_the_bundled_slice(tmp_path: Pa
 @pytest.mark.slow
 def test_gpu_bench_measures_every_row_of_each_device_on_the_bundled_slice(tmp_path: Path) -> None:
     out = tmp_path / "gpu.jsonl"
-    proc = subprocess.run(
-        [sys.executable, "-m", "bench.gpu", "--size", "small", "--out", str(out)],
-        capture_output=True,
-        text=True,
-        timeout=900,
-        cwd=REPO,
-    )
-    assert proc.returncode == 0, proc.stderr[-2000:]
+    proc = _bench("gpu", "--size", "small", "--out", str(out), timeout=900)
     (row,) = [json.loads(line) for line in out.read_text().splitlines()]
     columns = row["results"]
     assert "cpu" in columns and ("cuda" in columns) == torch.cuda.is_available()
@@ -112,15 +87,7 @@ def test_gpu_bench_measures_every_row_of_each_device_on_the_bundled_slice(tmp_pa
 @pytest.mark.slow
 def test_scale_bench_loads_and_queries_the_small_generated_graph(tmp_path: Path) -> None:
     out = tmp_path / "scale.jsonl"
-    proc = subprocess.run(
-        [sys.executable, "-m", "bench.scale", "--size", "small", "--no-hpo", "--work-dir", str(tmp_path)]
-        + ["--out", str(out)],
-        capture_output=True,
-        text=True,
-        timeout=300,
-        cwd=REPO,
-    )
-    assert proc.returncode == 0, proc.stderr[-2000:]
+    proc = _bench("scale", "--size", "small", "--no-hpo", "--work-dir", str(tmp_path), "--out", str(out))
     assert "| generated small |" in proc.stdout
     (row,) = [json.loads(line) for line in out.read_text().splitlines()]
     [generated] = row["results"]
