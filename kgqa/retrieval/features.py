@@ -56,9 +56,10 @@ class PreparedQuestion:
         question_tokens: FloatTensor [T, d], the encoder's token states of the question in order,
             for the word-order planner (:mod:`kgqa.retrieval.models.plan_attention`); ``None`` when no
             model reads them.
-        sharing_cues: BoolTensor [U], for the train-free planner: which of the question's word
-            runs (:func:`kgqa.retrieval.models.name_match.content_words`) say that the answers share
-            something with the topic ("same director", "co-starred"); ``None`` elsewhere.
+        sharing_cues: LongTensor [U], for the train-free planner: per word run of the question
+            (:func:`kgqa.retrieval.models.name_match.content_words`), whether it says that the
+            answers share something with the topic, alone ("also") or bound to its other words
+            ("same director"): ``NameMatchPlanner.sharing_cues``; ``None`` elsewhere.
     """
 
     question_views: torch.Tensor

@@ -15,8 +15,10 @@ close to every MetaQA relation and should decide none. Function words carry no r
 (``_FUNCTION_WORDS``, a general English closed-class list), except "when" and "where", which do
 (a date, a place). Runs keep "release years" from paying for two steps (there and back over
 RELEASE_YEAR), but also make "share writers" one step where MetaQA means two (measured in
-docs/decisions.md). :data:`STEP_COST` was chosen on the training parts of MetaQA 1-hop and
-WorldCup2014 WC-P2 (docs/decisions.md); nothing here reads a benchmark.
+docs/decisions.md); a walk back that ends a plan takes no word at all ("released in which
+years"), and one without a word is paid for by a sharing word ("same", "also", "co-").
+:data:`STEP_COST` was chosen on the training parts of MetaQA 1-hop and WorldCup2014 WC-P2
+(docs/decisions.md); nothing here reads a benchmark.
 """
 
 from __future__ import annotations
@@ -52,6 +54,10 @@ _SHARING_WORDS = frozenset("same share shares shared sharing together also fello
 #: What a cued walk back earns: its step cost back, and this much more, so the walk there and back
 #: beats the walk there alone where the question says "same" or "co-".
 SHARING_BONUS = 0.05
+#: Kinds of sharing cue a word run holds (:meth:`NameMatchPlanner.sharing_cues`): none; one bound
+#: to the run's other words ("same director": the walk back after the step that took the run
+#: earns); one standing alone ("also", "co-starred": any walk back earns).
+NO_CUE, BOUND_CUE, FREE_CUE = 0, 1, 2
 
 
 def find_mention(question: str, mentions: Sequence[str]) -> re.Match[str] | None:
@@ -142,17 +148,22 @@ class NameMatchPlanner:
 
     @staticmethod
     def sharing_cues(runs: Sequence[Sequence[str]]) -> Tensor:
-        """BoolTensor [U]: per run of :meth:`word_vectors`, whether it holds a sharing word
-        ("same", "share", "together", "also", ...) or a word made with "co-" ("co-starred")."""
-        return torch.tensor(
-            [any(w in _SHARING_WORDS or w.startswith("co-") for w in run) for run in runs], dtype=torch.bool
-        )
+        """LongTensor [U]: per run of :meth:`word_vectors`, the sharing cue it holds (sharing
+        words: "same", "share", "together", "also", ..., and words made with "co-"):
+        :data:`FREE_CUE` where it holds nothing else ("also", "co-starred"), :data:`BOUND_CUE`
+        where it holds other words too ("same director": the thing shared), else :data:`NO_CUE`."""
+        kinds = []
+        for run in runs:
+            sharing = [w in _SHARING_WORDS or w.startswith("co-") for w in run]
+            kinds.append(FREE_CUE if all(sharing) else BOUND_CUE if any(sharing) else NO_CUE)
+        return torch.tensor(kinds, dtype=torch.long)
 
     def plan_logits(self, prepared: PreparedQuestion, relation_emb: Tensor, steps: Tensor) -> Tensor:
         """Logits [P]: :data:`SHARPNESS` x the best sum over a plan's steps of (its relation's
         match with a distinct question word - :data:`STEP_COST`); a step left without a word
-        matches 0, and one that walks back the step before, whose word run holds a sharing cue
-        (``prepared.sharing_cues``), earns :data:`SHARING_BONUS`."""
+        matches 0, a walk back that ends the plan takes no word, and one cued by the question's
+        sharing words (``prepared.sharing_cues``) earns :data:`SHARING_BONUS`
+        (:func:`best_assignment`)."""
         words = prepared.question_tokens
         if words is None:
             raise ValueError("NameMatchPlanner needs prepared.question_tokens (its word vectors)")
@@ -175,9 +186,16 @@ def word_matches(relation_emb: Tensor, word_emb: Tensor) -> Tensor:
 
 def best_assignment(matches: Tensor, steps: Tensor, cost: float, cues: Tensor | None = None) -> Tensor:
     """FloatTensor [P]: per plan, the largest sum over its steps of (match - ``cost``) where each
-    step takes a distinct word or none (match 0); a step without a word that walks back the step
-    before (same relation, other direction; that step not itself a walk back) earns ``cost`` +
-    :data:`SHARING_BONUS` where the word the step before took is one of ``cues`` (BoolTensor [W]).
+    step takes a distinct word or none (match 0).
+
+    A walk back (same relation as the step before, other direction) that ends the plan takes no
+    word: "films written by X released in which years" has two words for release year, and a
+    third step walking it back must not be paid by the second. Inside a plan it may ("movies
+    written by the writer of X" walks written-by there and back, once per word). A walk back
+    without a word (the step before not itself a walk back) earns ``cost`` +
+    :data:`SHARING_BONUS` where ``cues`` (LongTensor [W] of :meth:`NameMatchPlanner.sharing_cues`
+    kinds) holds a :data:`FREE_CUE` ("also"), or a :data:`BOUND_CUE` whose run matches the walked
+    relation best ("share directors" cues directed-by only).
 
     With L steps a step's word in the best choice is among its relation's L best words (the other
     steps take at most L - 1 of them), so only those and "none" are tried: (L + 1)^L choices a
@@ -203,17 +221,25 @@ def best_assignment(matches: Tensor, steps: Tensor, cost: float, cues: Tensor | 
     position = torch.arange(length)
     picked_value = value[:, position, choices]  # [P, C, L]
     picked_index = index[:, position, choices]
-    distinct = _all_distinct(picked_index)  # [P, C]
+    allowed = _all_distinct(picked_index)  # [P, C]
     present = (steps >= 0).to(matches.dtype).unsqueeze(1)
     gains = picked_value - cost
-    if cues is not None and cues.any() and length > 1:
+    if length > 1:
         back = (steps[:, 1:] >= 0) & (steps[:, 1:] == (steps[:, :-1] ^ 1))  # [P, L-1]
-        back[:, 1:] &= ~back[:, :-1]  # there, back and there again is no "same X" walk
-        cued = torch.cat([cues, cues.new_zeros(length)])[picked_index[:, :, :-1]]  # [P, C, L-1]
-        wordless = picked_index[:, :, 1:] >= num_words
-        shared = back.unsqueeze(1) & cued & wordless
-        gains[:, :, 1:] += (cost + SHARING_BONUS) * shared.to(gains.dtype)
-    totals = (gains * present).sum(dim=2).masked_fill(~distinct, float("-inf"))
+        # A walk back that ends the plan names nothing new ("released in which years" is one
+        # step): the word for its relation paid for the step before.
+        last = torch.arange(1, length) == (steps >= 0).sum(dim=1, keepdim=True) - 1  # [P, L-1]
+        worded_back = (back & last).unsqueeze(1) & (picked_index[:, :, 1:] < num_words)  # [P, C, L-1]
+        allowed &= ~worded_back.any(dim=2)
+        if cues is not None and bool((cues != NO_CUE).any()):
+            back[:, 1:] &= ~back[:, :-1]  # there, back and there again is no "same X" walk
+            if bool((cues == FREE_CUE).any()):
+                cued = torch.ones_like(back)
+            else:  # the step before walks the relation a cue's run matches best
+                cued = torch.isin(relation[:, :-1], matches[:, cues == BOUND_CUE].argmax(dim=0))
+            shared = (back & cued).unsqueeze(1) & (picked_index[:, :, 1:] >= num_words)
+            gains[:, :, 1:] += (cost + SHARING_BONUS) * shared.to(gains.dtype)
+    totals = (gains * present).sum(dim=2).masked_fill(~allowed, float("-inf"))
     return totals.max(dim=1).values if num_plans else totals.new_zeros(0)
 
 

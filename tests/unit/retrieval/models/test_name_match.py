@@ -7,16 +7,29 @@ import itertools
 import pytest
 import torch
 
-from kgqa.retrieval.models.name_match import best_assignment, content_words, word_matches
+from kgqa.retrieval.models.name_match import (
+    BOUND_CUE,
+    FREE_CUE,
+    NO_CUE,
+    NameMatchPlanner,
+    best_assignment,
+    content_words,
+    word_matches,
+    word_runs,
+)
 
 
 def _brute_force(matches: torch.Tensor, steps: torch.Tensor, cost: float) -> torch.Tensor:
     out = []
     for row in steps.tolist():
-        relations = [s // 2 for s in row if s >= 0]
+        present = [s for s in row if s >= 0]
+        relations = [s // 2 for s in present]
         words = list(range(matches.shape[1])) + [None] * len(relations)  # None: no word, match 0
+        ends_back = len(present) > 1 and present[-1] == present[-2] ^ 1
         best = float("-inf")
         for choice in itertools.permutations(range(len(words)), len(relations)):
+            if ends_back and words[choice[-1]] is not None:
+                continue  # a walk back that ends the plan takes no word
             total = sum(
                 (0.0 if words[w] is None else float(matches[r, words[w]])) - cost
                 for r, w in zip(relations, choice, strict=True)
@@ -42,6 +55,17 @@ def test_a_step_pays_for_itself_only_with_a_word_of_its_own() -> None:
     matches = torch.tensor([[0.6], [0.0]])
     one, two = best_assignment(matches, torch.tensor([[0, -1], [0, 1]]), 0.25).tolist()
     assert one == pytest.approx(0.35) and two == pytest.approx(0.1) and one > two
+
+
+def test_a_walk_back_that_ends_the_plan_takes_no_word() -> None:
+    # "films written by X released in which years": "released" and "years" both match relation 1
+    # (release year); walking it there and back would let the second word pay for a third step.
+    matches = torch.tensor([[0.5, 0.0, 0.0], [0.0, 0.5, 0.4]])
+    two, three = best_assignment(matches, torch.tensor([[1, 2, -1], [1, 2, 3]]), 0.25).tolist()
+    assert two == pytest.approx(0.5) and three == pytest.approx(0.25)
+    # Inside a plan a walk back may take its word: "movies written by the writer of X".
+    inside = best_assignment(matches, torch.tensor([[2, 3, 0]]), 0.25)
+    assert float(inside) == pytest.approx(0.65)
 
 
 def test_word_matches_are_centred_per_word_over_the_relations() -> None:
@@ -92,17 +116,31 @@ def test_a_sharing_cue_pays_for_the_walk_back() -> None:
     steps = torch.tensor([[0, -1], [0, 1]])
     there, back = best_assignment(matches, steps, 0.25).tolist()
     assert there > back
-    there, back = best_assignment(matches, steps, 0.25, torch.tensor([True])).tolist()
+    there, back = best_assignment(matches, steps, 0.25, torch.tensor([BOUND_CUE])).tolist()
     assert back > there
     # There, back and there again earns no second bonus.
-    three = best_assignment(matches, torch.tensor([[0, 1, 0]]), 0.25, torch.tensor([True]))
+    three = best_assignment(matches, torch.tensor([[0, 1, 0]]), 0.25, torch.tensor([BOUND_CUE]))
     assert float(three) < back
 
 
-def test_sharing_cues_mark_the_runs_with_same_share_or_co() -> None:
-    from kgqa.retrieval.models.name_match import NameMatchPlanner, word_runs
+def test_a_bound_cue_pays_only_for_walking_back_its_own_relation() -> None:
+    # "who wrote movies that share directors with X": "wrote" (run 0) matches relation 0, "share
+    # directors" (run 1, bound) relation 1. Walking relation 0 there and back earns nothing; a
+    # free cue ("also", run 2) would pay for it.
+    matches = torch.tensor([[0.5, 0.0, 0.0], [0.0, 0.2, 0.0]])
+    wrote_back = torch.tensor([[0, 1]])
+    bound = torch.tensor([NO_CUE, BOUND_CUE, NO_CUE])
+    assert float(best_assignment(matches, wrote_back, 0.25, bound)) == pytest.approx(0.0)
+    free = torch.tensor([NO_CUE, BOUND_CUE, FREE_CUE])
+    assert float(best_assignment(matches, wrote_back, 0.25, free)) == pytest.approx(0.3)
+    directors_back_wrote = torch.tensor([[2, 3, 0]])
+    assert float(best_assignment(matches, directors_back_wrote, 0.25, bound)) == pytest.approx(0.25)
 
+
+def test_sharing_cues_tell_a_cue_alone_from_one_bound_to_other_words() -> None:
     cues = NameMatchPlanner.sharing_cues(word_runs("which films have the same director as Jaws", ["Jaws"]))
-    assert cues.tolist() == [False, True]  # "films", "same director"
+    assert cues.tolist() == [NO_CUE, BOUND_CUE]  # "films", "same director"
     cues = NameMatchPlanner.sharing_cues(word_runs("who co-starred with Tom Hanks", ["Tom Hanks"]))
-    assert cues.tolist() == [True]
+    assert cues.tolist() == [FREE_CUE]
+    cues = NameMatchPlanner.sharing_cues(word_runs("the director of Jaws is also the director of", ["Jaws"]))
+    assert cues.tolist() == [NO_CUE, FREE_CUE]  # "director" (once), "also"
