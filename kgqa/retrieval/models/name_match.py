@@ -48,6 +48,9 @@ _FUNCTION_WORDS = frozenset(
     "would should will shall may might must has have had not no".split()
 )
 _WORD = re.compile(r"[^\W\d_][\w'-]*")
+#: A run between one of these and a topic's mention names the topic's kind ("the film Cast Away",
+#: "the actor X"), not a relation.
+_ARTICLES = frozenset({"the", "a", "an"})
 #: English words that say the answers share something with the topic ("films with the same
 #: director as X", "who co-starred with X"): a walk there and back over one relation.
 _SHARING_WORDS = frozenset("same share shares shared sharing together also fellow".split())
@@ -75,8 +78,11 @@ def content_words(question: str, mentions: Sequence[str]) -> list[str]:
     order: words of three letters or more that are not function words, joined by a space
     while no function word or mention stands between them.
 
+    A run between an article and a mention is left out too: it says what the topic is ("the
+    film Cast Away starred which actors"), not where to walk.
+
     >>> content_words("What were the release years of the films Tom Hanks acted in?", ["Tom Hanks"])
-    ['release years', 'films', 'acted']
+    ['release years', 'acted']
     """
     pieces = [question.replace("_", " ")]  # ids such as Alan_PULIDO are mentioned either way
     for mention in mentions:  # every topic's mention: "for country Germany" names no relation
@@ -86,16 +92,18 @@ def content_words(question: str, mentions: Sequence[str]) -> list[str]:
                 pieces[i : i + 1] = [piece[: found.start()], piece[found.end() :]]
                 break
     phrases: list[str] = []
-    for piece in pieces:
+    for i, piece in enumerate(pieces):
         run: list[str] = []
+        before_run = ""  # the word before the current run
         for word in (w.lower().strip("'-") for w in _WORD.findall(piece)):
             if len(word) > 2 and word not in _FUNCTION_WORDS:
                 run.append(word)
                 continue
             if run:
                 phrases.append(" ".join(run))
-            run = []
-        if run:
+            run, before_run = [], word
+        apposition = i < len(pieces) - 1 and before_run in _ARTICLES  # "the film" + a mention
+        if run and not apposition:
             phrases.append(" ".join(run))
     return phrases
 

@@ -100,8 +100,16 @@ def test_a_run_of_words_matches_as_its_best_word_per_relation_and_names_one_step
 
 
 def test_content_words_join_adjacent_words_into_one_run() -> None:
-    question = "what were the release years of the films Tom Hanks acted in"
+    question = "what were the release years of films Tom Hanks acted in"
     assert content_words(question, ["Tom Hanks"]) == ["release years", "films", "acted"]
+
+
+def test_content_words_leave_out_the_kind_an_article_gives_a_topic() -> None:
+    # "the film X" says what X is; "films" in "the release years of films X acted in" may name a
+    # walk, and so may a word after the mention.
+    assert content_words("the film Cast Away starred which actors", ["Cast Away"]) == ["starred", "actors"]
+    assert content_words("who is the player Pele", ["Pele"]) == []
+    assert content_words("the Cast Away director", ["Cast Away"]) == ["director"]
 
 
 def test_content_words_leave_out_every_topic_mention() -> None:
