@@ -16,7 +16,10 @@ close to every MetaQA relation and should decide none. Function words carry no r
 (a date, a place). Runs keep "release years" from paying for two steps (there and back over
 RELEASE_YEAR), but also make "share writers" one step where MetaQA means two (measured in
 docs/decisions.md); a walk back that ends a plan takes no word at all ("released in which
-years"), and one without a word is paid for by a sharing word ("same", "also", "co-").
+years"), and one without a word is paid for by a sharing word ("same", "also", "co-"). Where
+the question has one topic, a plan whose steps take their words in the order they stand outward
+from its mention earns :data:`ORDER_BONUS` a pair ("who directed the movies written by the writer
+of X" walks written-by, back, then directed-by; the nation of X's couple is the couple's).
 :data:`STEP_COST` was chosen on the training parts of MetaQA 1-hop and WorldCup2014 WC-P2
 (docs/decisions.md); nothing here reads a benchmark.
 """
@@ -57,6 +60,9 @@ _SHARING_WORDS = frozenset("same share shares shared sharing together also fello
 #: What a cued walk back earns: its step cost back, and this much more, so the walk there and back
 #: beats the walk there alone where the question says "same" or "co-".
 SHARING_BONUS = 0.05
+#: What a plan earns per pair of its steps whose words stand in the order the steps are walked
+#: (outward from the topic): a tie-breaker between plans naming the same words.
+ORDER_BONUS = 0.05
 #: Kinds of sharing cue a word run holds (:meth:`NameMatchPlanner.sharing_cues`): none; one bound
 #: to the run's other words ("same director": the walk back after the step that took the run
 #: earns); one standing alone ("also", "co-starred": any walk back earns).
@@ -84,6 +90,22 @@ def content_words(question: str, mentions: Sequence[str]) -> list[str]:
     >>> content_words("What were the release years of the films Tom Hanks acted in?", ["Tom Hanks"])
     ['release years', 'acted']
     """
+    return [run for run, _ in _runs_and_distances(question, mentions)]
+
+
+def word_runs(question: str, mentions: Sequence[str]) -> list[list[str]]:
+    """The distinct :func:`content_words` runs of ``question``, each as its words, nearest to a
+    topic's mention first (words between them): what :meth:`NameMatchPlanner.word_vectors`
+    embeds and :meth:`NameMatchPlanner.sharing_cues` reads. The order is the order a plan's steps
+    are named in, outward from the topic ("the nation of X's couple": couple, then nation)."""
+    nearest: dict[str, int] = {}
+    for run, distance in _runs_and_distances(question, mentions):
+        nearest[run] = min(distance, nearest.get(run, distance))
+    return [run.split() for run in sorted(nearest, key=nearest.__getitem__)]
+
+
+def _runs_and_distances(question: str, mentions: Sequence[str]) -> list[tuple[str, int]]:
+    """:func:`content_words`' runs, each with its distance in words from the nearest mention."""
     pieces = [question.replace("_", " ")]  # ids such as Alan_PULIDO are mentioned either way
     for mention in mentions:  # every topic's mention: "for country Germany" names no relation
         for i, piece in enumerate(pieces):
@@ -91,27 +113,27 @@ def content_words(question: str, mentions: Sequence[str]) -> list[str]:
             if found is not None:
                 pieces[i : i + 1] = [piece[: found.start()], piece[found.end() :]]
                 break
-    phrases: list[str] = []
+    runs: list[tuple[str, int]] = []
     for i, piece in enumerate(pieces):
-        run: list[str] = []
-        before_run = ""  # the word before the current run
-        for word in (w.lower().strip("'-") for w in _WORD.findall(piece)):
+        words = [w.lower().strip("'-") for w in _WORD.findall(piece)]
+        mention_before, mention_after = i > 0, i < len(pieces) - 1
+        # The possessive's "s" stands between nothing: "X's wife" is as near as "wife of X".
+        counted = [int(w != "s") for w in words]
+        start = None
+        for k, word in enumerate([*words, ""]):
             if len(word) > 2 and word not in _FUNCTION_WORDS:
-                run.append(word)
+                start = k if start is None else start
                 continue
-            if run:
-                phrases.append(" ".join(run))
-            run, before_run = [], word
-        apposition = i < len(pieces) - 1 and before_run in _ARTICLES  # "the film" + a mention
-        if run and not apposition:
-            phrases.append(" ".join(run))
-    return phrases
-
-
-def word_runs(question: str, mentions: Sequence[str]) -> list[list[str]]:
-    """The distinct :func:`content_words` runs of ``question``, each as its words: what
-    :meth:`NameMatchPlanner.word_vectors` embeds and :meth:`NameMatchPlanner.sharing_cues` reads."""
-    return [run.split() for run in dict.fromkeys(content_words(question, mentions))]
+            if start is None:
+                continue
+            names_topic = mention_after and k == len(words) and start > 0 and words[start - 1] in _ARTICLES
+            if not names_topic:  # "the film" + a mention
+                gaps = ([sum(counted[:start])] if mention_before else []) + (
+                    [sum(counted[k:])] if mention_after else []
+                )
+                runs.append((" ".join(words[start:k]), min(gaps, default=len(words))))
+            start = None
+    return runs
 
 
 @dataclass(frozen=True, slots=True)
@@ -170,13 +192,15 @@ class NameMatchPlanner:
         """Logits [P]: :data:`SHARPNESS` x the best sum over a plan's steps of (its relation's
         match with a distinct question word - :data:`STEP_COST`); a step left without a word
         matches 0, a walk back that ends the plan takes no word, and one cued by the question's
-        sharing words (``prepared.sharing_cues``) earns :data:`SHARING_BONUS`
-        (:func:`best_assignment`)."""
+        sharing words (``prepared.sharing_cues``) earns :data:`SHARING_BONUS`, and with one topic
+        a plan earns :data:`ORDER_BONUS` per pair of steps whose words stand outward from it in
+        the order walked (:func:`best_assignment`)."""
         words = prepared.question_tokens
         if words is None:
             raise ValueError("NameMatchPlanner needs prepared.question_tokens (its word vectors)")
         matches = word_matches(relation_emb, words)
-        return SHARPNESS * best_assignment(matches, steps, STEP_COST, prepared.sharing_cues)
+        ordered = prepared.subgraph.num_topics == 1
+        return SHARPNESS * best_assignment(matches, steps, STEP_COST, prepared.sharing_cues, ordered=ordered)
 
 
 def word_matches(relation_emb: Tensor, word_emb: Tensor) -> Tensor:
@@ -192,7 +216,9 @@ def word_matches(relation_emb: Tensor, word_emb: Tensor) -> Tensor:
     return (cosines - cosines.mean(dim=0, keepdim=True)).max(dim=2).values
 
 
-def best_assignment(matches: Tensor, steps: Tensor, cost: float, cues: Tensor | None = None) -> Tensor:
+def best_assignment(
+    matches: Tensor, steps: Tensor, cost: float, cues: Tensor | None = None, *, ordered: bool = False
+) -> Tensor:
     """FloatTensor [P]: per plan, the largest sum over its steps of (match - ``cost``) where each
     step takes a distinct word or none (match 0).
 
@@ -203,7 +229,9 @@ def best_assignment(matches: Tensor, steps: Tensor, cost: float, cues: Tensor | 
     without a word (the step before not itself a walk back) earns ``cost`` +
     :data:`SHARING_BONUS` where ``cues`` (LongTensor [W] of :meth:`NameMatchPlanner.sharing_cues`
     kinds) holds a :data:`FREE_CUE` ("also"), or a :data:`BOUND_CUE` whose run matches the walked
-    relation best ("share directors" cues directed-by only).
+    relation best ("share directors" cues directed-by only). With ``ordered`` (the words are
+    indexed outward from the one topic, :func:`word_runs`) a plan earns :data:`ORDER_BONUS` per
+    pair of its worded steps whose words' indices rise in walk order.
 
     With L steps a step's word in the best choice is among its relation's L best words (the other
     steps take at most L - 1 of them), so only those and "none" are tried: (L + 1)^L choices a
@@ -247,6 +275,11 @@ def best_assignment(matches: Tensor, steps: Tensor, cost: float, cues: Tensor | 
                 cued = torch.isin(relation[:, :-1], matches[:, cues == BOUND_CUE].argmax(dim=0))
             shared = (back & cued).unsqueeze(1) & (picked_index[:, :, 1:] >= num_words)
             gains[:, :, 1:] += (cost + SHARING_BONUS) * shared.to(gains.dtype)
+    if ordered and length > 1:
+        worded = (picked_index < num_words) & (steps >= 0).unsqueeze(1)  # [P, C, L]
+        earlier, later = torch.triu_indices(length, length, offset=1)
+        outward = picked_index[:, :, later] > picked_index[:, :, earlier]
+        gains[:, :, 0] += ORDER_BONUS * (worded[:, :, earlier] & worded[:, :, later] & outward).sum(dim=2)
     totals = (gains * present).sum(dim=2).masked_fill(~allowed, float("-inf"))
     return totals.max(dim=1).values if num_plans else totals.new_zeros(0)
 

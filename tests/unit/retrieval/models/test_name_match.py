@@ -147,8 +147,23 @@ def test_a_bound_cue_pays_only_for_walking_back_its_own_relation() -> None:
 
 def test_sharing_cues_tell_a_cue_alone_from_one_bound_to_other_words() -> None:
     cues = NameMatchPlanner.sharing_cues(word_runs("which films have the same director as Jaws", ["Jaws"]))
-    assert cues.tolist() == [NO_CUE, BOUND_CUE]  # "films", "same director"
+    assert cues.tolist() == [BOUND_CUE, NO_CUE]  # "same director", "films"
     cues = NameMatchPlanner.sharing_cues(word_runs("who co-starred with Tom Hanks", ["Tom Hanks"]))
     assert cues.tolist() == [FREE_CUE]
     cues = NameMatchPlanner.sharing_cues(word_runs("the director of Jaws is also the director of", ["Jaws"]))
     assert cues.tolist() == [NO_CUE, FREE_CUE]  # "director" (once), "also"
+
+
+def test_word_runs_come_outward_from_the_topic() -> None:
+    assert word_runs("the nation of frederica 's couple ?", ["frederica"]) == [["couple"], ["nation"]]
+    question = "who directed the movies written by the writer of Jaws"
+    assert word_runs(question, ["Jaws"]) == [["writer"], ["movies", "written"], ["directed"]]
+
+
+def test_a_plan_naming_its_words_outward_from_the_topic_wins_a_tie() -> None:
+    # Words 0 ("writer") and 1 ("directed") in outward order, matching relations 0 and 1 alike.
+    matches = torch.tensor([[0.5, 0.0], [0.0, 0.5]])
+    outward, inward = torch.tensor([[0, 2]]), torch.tensor([[2, 0]])
+    assert best_assignment(matches, outward, 0.25) == best_assignment(matches, inward, 0.25)
+    ordered = [float(best_assignment(matches, plan, 0.25, ordered=True)) for plan in (outward, inward)]
+    assert ordered[0] == pytest.approx(0.55) and ordered[1] == pytest.approx(0.5)
