@@ -11,9 +11,11 @@ What is generated, for a seed and a count:
 
 - **Shapes**: the skeletons of the schema's plans (:func:`~kgqa.retrieval.mor.plan.enumerate_plans`)
   with at most one described node (a question carries one description, which is what the span
-  cues read): chains, hops per chain, which nodes are described or named. Questions go to the
-  (shape, answer type) pairs in turn, in a seeded order, so every shape and every answer type
-  is asked about alike.
+  cues read): chains, hops per chain, which nodes are described or named. Plans of 1, 2 and 3
+  hops in all get equal shares of the turns (as paths of each length do in
+  :mod:`retriever_training.from_graph`: there are many more long shapes than short ones), and
+  within a length the (shape, answer type) pairs take turns in a seeded order, so every shape
+  and every answer type is asked about alike.
 - **Plans**: an answer node of a type the shape can end at (named, at most
   :data:`~retriever_training.from_graph.WALK_MAX_DEGREE` relationships, drawn from a seeded
   sample), then each chain walked from it one relationship at a time: with
@@ -198,17 +200,22 @@ def generate_records(
     schema = read_schema(store)
     plans = [p for p in enumerate_plans(schema) if p.text_nodes() <= 1]
     keys = {p.key for p in plans}
-    order = sorted({(_skeleton(p), p.answer.type) for p in plans})
-    rng.shuffle(order)
+    by_hops: dict[int, list[tuple[tuple[str, tuple[tuple[str, ...], ...]], str]]] = {}
+    for skeleton, answer_type in sorted({(_skeleton(p), p.answer.type) for p in plans}):
+        by_hops.setdefault(sum(len(c) for c in skeleton[1]), []).append((skeleton, answer_type))
+    for turns in by_hops.values():
+        rng.shuffle(turns)
+    lengths = sorted(by_hops)
     nodes = _Nodes(store, Neighbourhoods(store), sample=count * SAMPLE_FACTOR, rng=rng)
     sources = relation_source_names(store)
     seen: set[tuple[Any, ...]] = set()
     out: list[dict[str, Any]] = []
     with tqdm(total=count, desc="generating questions", disable=not progress, leave=False) as bar:
         for turn in range(PASSES * count):
-            if len(out) >= count or not order:
+            if len(out) >= count or not lengths:
                 break
-            skeleton, answer_type = order[turn % len(order)]
+            turns = by_hops[lengths[turn % len(lengths)]]
+            skeleton, answer_type = turns[(turn // len(lengths)) % len(turns)]
             for _ in range(TRIES):
                 made = _instance(nodes, schema, keys, skeleton, answer_type, rng)
                 if made is None or made[0] in seen:
