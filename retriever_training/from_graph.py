@@ -149,11 +149,9 @@ def graph_questions_file(
         ConfigError: the graph gave no question (no named entity with a short path whose answers
             are named and few).
     """
-    head = {"kb": kb_fingerprint(store), "seed": seed, "count": count, "version": GENERATOR_VERSION}
-    key = hashlib.sha256(json.dumps(head, sort_keys=True, default=str).encode()).hexdigest()[:24]
-    path = data_dir / GRAPH_QUESTIONS_DIR / f"{key}.jsonl"
+    path = question_file_path(store, data_dir, {"seed": seed, "count": count, "version": GENERATOR_VERSION})
     if path.is_file():
-        return summarise(path, _read_records(path), cached=True)
+        return summarise(path, read_records(path), cached=True)
     questions = generate_questions(store, count=count, seed=seed, progress=progress)
     if not questions:
         raise ConfigError(
@@ -162,10 +160,24 @@ def graph_questions_file(
             hint="check --data-dir (store.path); a graph of hubs needs labelled questions (kgqa train FILE)",
         )
     records = [q.to_record() for q in questions]
+    write_records(path, records)
+    return summarise(path, records, cached=False)
+
+
+def question_file_path(store: GraphStore, data_dir: Path, head: dict[str, Any]) -> Path:
+    """``<data_dir>/from-graph/<key>.jsonl``, the key a hash of the KB's fingerprint and ``head``
+    (what else fixes the questions: seed, count, generator version, kind), so a re-run with the
+    same ones finds the file an earlier run wrote and any change writes another."""
+    keyed = {"kb": kb_fingerprint(store), **head}
+    key = hashlib.sha256(json.dumps(keyed, sort_keys=True, default=str).encode()).hexdigest()[:24]
+    return data_dir / GRAPH_QUESTIONS_DIR / f"{key}.jsonl"
+
+
+def write_records(path: Path, records: Iterable[dict[str, Any]]) -> None:
+    """Write ``records`` as JSONL, atomically (a killed run leaves no partial file to reuse)."""
     with atomic_write(path) as out:
         for record in records:
             out.write((json.dumps(record, ensure_ascii=False) + "\n").encode("utf-8"))
-    return summarise(path, records, cached=False)
 
 
 def generate_questions(
@@ -175,10 +187,10 @@ def generate_questions(
     from retriever_training.refine import relation_source_names
 
     rng = random.Random(seed)
-    graph = _Neighbourhoods(store)
+    graph = Neighbourhoods(store)
     sources = relation_source_names(store)
     rows = store.run(queries.get("entities_walk_pool"), {"max_degree": TOPIC_MAX_DEGREE, "limit": POOL_LIMIT})
-    pool = sorted(r["id"] for r in rows if _named(r["name"]))
+    pool = sorted(r["id"] for r in rows if named(r["name"]))
     graph.names.update({r["id"]: r["name"] for r in rows})
     rng.shuffle(pool)
     candidates = pool[: count * POOL_FACTOR]
@@ -241,7 +253,7 @@ def summarise(path: Path, records: Sequence[dict[str, Any]], *, cached: bool) ->
     )
 
 
-class _Neighbourhoods:
+class Neighbourhoods:
     """The full adjacency of the entities walked so far, read on demand in batches.
 
     ``adj[id][step]`` lists the entities one ``step`` away (sorted); an id in ``hubs`` has more
@@ -311,11 +323,12 @@ def _step_key(item: Any) -> tuple[str, bool]:
     return (step.relation, step.forward)
 
 
-def _named(name: str | None) -> bool:
+def named(name: str | None) -> bool:
+    """Whether ``name`` is words a question can say (not empty, not a machine id such as ``m.0abc12``)."""
     return bool(name and name.strip()) and not _MACHINE_ID.match(name or "")
 
 
-def _stratified(candidates: Sequence[str], graph: _Neighbourhoods, rng: random.Random) -> list[str]:
+def _stratified(candidates: Sequence[str], graph: Neighbourhoods, rng: random.Random) -> list[str]:
     """``candidates`` (in their seeded order) taken in turn from strata of (rarest incident
     relation type among the candidates, degree band), so the first ones spread over both."""
     graph.fetch(candidates)
@@ -341,7 +354,7 @@ def _pick(options: Sequence[Step], used: Counter[str], rng: random.Random) -> St
 
 
 def _path_question(
-    graph: _Neighbourhoods,
+    graph: Neighbourhoods,
     topic: str,
     length: int,
     rng: random.Random,
@@ -358,10 +371,10 @@ def _path_question(
 
 
 def _random_path(
-    graph: _Neighbourhoods, topic: str, length: int, rng: random.Random, used: Counter[str]
+    graph: Neighbourhoods, topic: str, length: int, rng: random.Random, used: Counter[str]
 ) -> tuple[list[Step], list[frozenset[str]]] | None:
     """Steps picked one at a time among those the current ends can take, and what each reaches;
-    None where the walk fails (:meth:`_Neighbourhoods.walk`) or ends at a nameless node."""
+    None where the walk fails (:meth:`Neighbourhoods.walk`) or ends at a nameless node."""
     steps: list[Step] = []
     reached: list[frozenset[str]] = []
     for _ in range(length):
@@ -373,13 +386,13 @@ def _random_path(
         if walked is None:
             return None
         reached = walked
-    if not all(_named(graph.names.get(a)) for a in reached[-1]):
+    if not all(named(graph.names.get(a)) for a in reached[-1]):
         return None
     return steps, reached
 
 
 def _path_record(
-    graph: _Neighbourhoods,
+    graph: Neighbourhoods,
     topic: str,
     steps: list[Step],
     reached: list[frozenset[str]],
@@ -397,7 +410,7 @@ def _path_record(
 
 
 def _conjunction(
-    graph: _Neighbourhoods, middle: str, rng: random.Random, sources: dict[str, str]
+    graph: Neighbourhoods, middle: str, rng: random.Random, sources: dict[str, str]
 ) -> tuple[tuple[Any, ...], GraphQuestion] | None:
     """A two-topic question around ``middle``: two of its named neighbours become the topics, and
     the answers are what one step back from each reaches alike (``middle`` among them), where
@@ -409,7 +422,7 @@ def _conjunction(
             for step, fars in graph.adj.get(middle, {}).items()
             for far in fars
             if far != middle
-            and _named(graph.names.get(far))
+            and named(graph.names.get(far))
             and graph.degrees.get(far, WALK_MAX_DEGREE + 1) <= TOPIC_MAX_DEGREE
         ),
         key=lambda p: (p[0].relation, p[0].forward, p[1]),
@@ -428,14 +441,14 @@ def _conjunction(
             topic != other
             and 0 < len(answers) <= MAX_ANSWERS
             and answers not in (ends, other_ends)  # each topic must narrow the other down
-            and all(_named(graph.names.get(a)) for a in answers)
+            and all(named(graph.names.get(a)) for a in answers)
         ):
             return _conjunction_record(graph, (topic, other), (first, second), answers, rng, sources)
     return None
 
 
 def _conjunction_record(
-    graph: _Neighbourhoods,
+    graph: Neighbourhoods,
     topics: tuple[str, str],
     steps: tuple[Step, Step],
     answers: frozenset[str],
@@ -453,7 +466,7 @@ def _conjunction_record(
 
 
 def _question(
-    graph: _Neighbourhoods,
+    graph: Neighbourhoods,
     topics: tuple[str, ...],
     steps: tuple[tuple[Step, ...], ...],
     relation_paths: tuple[tuple[str, ...], ...],
@@ -472,11 +485,12 @@ def _question(
     return GraphQuestion(example, steps, tuple(graph.names[a] for a in ordered), worded.form)
 
 
-def _shared_type(graph: _Neighbourhoods, entities: Iterable[str]) -> str | None:
+def _shared_type(graph: Neighbourhoods, entities: Iterable[str]) -> str | None:
     found = {graph.types.get(e) for e in entities}
     return found.pop() if len(found) == 1 else None
 
 
-def _read_records(path: Path) -> list[dict[str, Any]]:
+def read_records(path: Path) -> list[dict[str, Any]]:
+    """The records of a JSONL question file."""
     with path.open(encoding="utf-8") as handle:
         return [json.loads(line) for line in handle if line.strip()]

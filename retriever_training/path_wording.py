@@ -126,10 +126,10 @@ def word_path(
         table = _LAST_FORWARD if last.forward else _LAST_BACKWARD
         name = rng.choice(_allowed(table, plain))
         text = table[name].format(np=np_, w=w, t=type_words(types[-1], plural=False))
-        return Worded(_finish(text, rng), "|".join([*parts, f"last:{name}"]))
+        return Worded(finish(text, rng), "|".join([*parts, f"last:{name}"]))
     np_, name = _nest(np_, last, w, types[-1], sizes[-1], rng, plain=plain)
     ask = rng.choice(_ASK)
-    return Worded(_finish(ask.format(np=np_), rng), "|".join([*parts, name, f"ask:{ask.split(' {')[0]}"]))
+    return Worded(finish(ask.format(np=np_), rng), "|".join([*parts, name, f"ask:{ask.split(' {')[0]}"]))
 
 
 def word_conjunction(
@@ -150,7 +150,7 @@ def word_conjunction(
             clauses.append(rng.choice((f"{w} {topic}", f"whose {w} is {topic}", f"that have {topic} as {w}")))
     joiner = rng.choice(_AND)
     text = joiner.format(ts=type_words(node_type, plural=True), a=clauses[0], b=clauses[1])
-    return Worded(_finish(text, rng), f"and:{joiner.split(' {')[0]}")
+    return Worded(finish(text, rng), f"and:{joiner.split(' {')[0]}")
 
 
 def _nest(
@@ -166,6 +166,7 @@ def _allowed(table: dict[str, str], plain: bool) -> list[str]:
     return sorted(n for n in table if plain or n not in _AROUND_PLAIN)
 
 
-def _finish(text: str, rng: random.Random) -> str:
+def finish(text: str, rng: random.Random) -> str:
+    """``text`` with its spaces made single and an end chosen by ``rng`` (none, " ?" or "?")."""
     text = " ".join(text.split())
     return text + rng.choice(("", " ?", "?"))

@@ -62,9 +62,9 @@ def _train_flags(func: Any) -> Any:
 @click.option(
     "--from-graph",
     is_flag=True,
-    help="Also train the triple scorers on questions generated from the graph itself (no labels needed; "
-    "FILES optional; how many: train.graph_questions). They are written to <data-dir>/from-graph/ and "
-    "reused by a re-run.",
+    help="Also train the triple scorers (with --format stark: MoR's planner and reranker) on questions "
+    "generated from the graph itself (no labels needed; FILES optional; how many: "
+    "train.graph_questions). They are written to <data-dir>/from-graph/ and reused by a re-run.",
 )
 @click.option("--out", type=click.Path(dir_okay=False, path_type=Path), help="Checkpoint to write.")
 @click.option(
@@ -109,6 +109,10 @@ def train(
     files' metapath column and the trajectory reranker on their answers (train.epochs,
     train.patience, train.seed apply; the checkpoint's kind tells 'kgqa ask' which path to take).
 
+    With --format stark --from-graph, MoR trains on typed plans generated from the graph (answer
+    types, hops and named or described anchors walked on the graph, worded from its type and
+    relation names, node names and texts; answers what the plan gives), with FILES or alone.
+
     With --from-graph, questions generated from the graph (relation paths of 1 to 3 steps from
     sampled entities, worded from the relation names, answers the ends of every walk) train the
     triple scorers too, or alone without FILES. The planner and the reader learn from FILES
@@ -123,8 +127,6 @@ def train(
         raise click.UsageError("--format is required with question FILES")
     if not files and not from_graph:
         raise click.UsageError("give question FILES, --from-graph, or both")
-    if from_graph and fmt == "stark":
-        raise click.UsageError("--from-graph makes questions for relation paths, not for --format stark")
     flags = {**train_flags, "cache_examples": False if no_example_cache else None}
     overrides = question_file_overrides(hops, gold_paths)
     loaded = resolve(
@@ -137,7 +139,7 @@ def train(
         },
     )
     if fmt == "stark":
-        _train_mor(loaded.settings, files, val_file, limit, as_json)
+        _train_mor(loaded.settings, files, val_file, limit, as_json, from_graph=from_graph)
         return
     from retriever_training.run import train_configured
 
@@ -192,14 +194,26 @@ def _graph_questions(settings: Settings, count: int, seed: int, *, progress: boo
 
 
 def _train_mor(
-    settings: Settings, files: tuple[Path, ...], val_file: Path | None, limit: int | None, as_json: bool
+    settings: Settings,
+    files: tuple[Path, ...],
+    val_file: Path | None,
+    limit: int | None,
+    as_json: bool,
+    *,
+    from_graph: bool,
 ) -> None:
-    """MoR training: ``train.epochs`` and ``train.patience`` bound the reranker."""
+    """MoR training: ``train.epochs`` and ``train.patience`` bound the reranker; with
+    ``from_graph``, ``train.graph_questions`` typed questions made from the graph join FILES'
+    (and a share of them is held out for validation like FILES' when no --val-file is given)."""
     from kgqa.eval.datasets import read_questions, sample, split_train_val
     from retriever_training.mor import MorTrainSettings, run_mor_training
 
     t = settings.train
     examples = [e for f in files for e in read_questions(f, "stark")]
+    generated = None
+    if from_graph:
+        generated, made = _typed_graph_questions(settings, progress=not as_json)
+        examples += made
     if val_file is not None:
         train_part, val_part = examples, list(read_questions(val_file, "stark"))
     else:
@@ -213,13 +227,33 @@ def _train_mor(
         progress=not as_json,
     )
     if as_json:
-        emit_json(report.to_dict())
+        emit_json({**report.to_dict(), **({"from_graph": generated} if generated else {})})
         return
+    if generated:
+        reused = " (reused)" if generated["cached"] else ""
+        click.echo(
+            f"from the graph{reused}: {generated['questions']} questions on {generated['plans']} "
+            f"metapaths, {len(generated['by_shape'])} shapes, in {generated['path']}"
+        )
     click.echo(f"questions {report.questions}, plans enumerated {report.plans}")
     click.echo(f"planner: validation accuracy {report.planner_val_accuracy:.4f}")
     click.echo(f"reranker: validation {_rates(report.reranker_val)} at epoch {report.best_epoch}")
     click.echo(f"untrained ranking: validation {_rates(report.heuristic_val)}")
     click.echo(f"checkpoint: {report.out}  ({', '.join(f'{k} {v:.0f}s' for k, v in report.seconds.items())})")
+
+
+def _typed_graph_questions(settings: Settings, *, progress: bool) -> tuple[dict[str, Any], list[Any]]:
+    """Generate (or reuse) the typed questions of ``--format stark --from-graph``: their report
+    as a dict, and the questions."""
+    from kgqa.store import open_store
+    from retriever_training.from_typed_graph import read_typed_questions, typed_questions_file
+
+    t = settings.train
+    with open_store(settings.store) as store:
+        report = typed_questions_file(
+            store, settings.store.data_dir, count=t.graph_questions, seed=t.seed, progress=progress
+        )
+    return report.to_dict(), read_typed_questions(Path(report.path))
 
 
 def _rates(metrics: dict[str, float]) -> str:

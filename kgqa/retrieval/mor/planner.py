@@ -91,6 +91,9 @@ def _occurrences(text: str, sub: str, start: int = 0) -> list[int]:
 
 def learn_cues(pairs: Sequence[tuple[str, str]]) -> Cues:
     """Cues from ``(question, gold span)`` pairs: the last 1..CUE_WORDS words before each span
+    (and the opening quote alone before a quoted one, so that a question whose words before its
+    quote were never seen in training still has its description found; its precision, about
+    1/2 since closing quotes count as occurrences, lets any seen cue win over it)
     and the first 1..CUE_WORDS words after each unquoted one, kept when seen MIN_CUE_COUNT times,
     with their precision; and the frame words, found outside the span in at least FRAME_SHARE
     of the questions and MIN_CUE_COUNT of them (:class:`Cues`)."""
@@ -108,6 +111,8 @@ def learn_cues(pairs: Sequence[tuple[str, str]]) -> Cues:
         words = lowered[:at].split(" ")
         for n in range(1, min(CUE_WORDS, len(words) - 1) + 1):
             left[" ".join(words[-n - 1 :])] += 1
+        if lowered[:at].endswith('"'):
+            left['"'] += 1  # a quote alone opens a description, whatever words come before it
         if not lowered[:at].endswith('"'):
             after = lowered[at + len(span) :]
             if after.strip(" ?."):

@@ -39,6 +39,16 @@ def test_learnt_cues_find_quoted_and_unquoted_descriptions() -> None:
     assert cues.span("Who directed Jaws?") is None
 
 
+def test_a_quote_alone_opens_a_description_after_words_never_seen_before_one() -> None:
+    cues = learn_cues(TRAIN)
+    assert cues.left['"'] == pytest.approx(0.5)  # two quoted spans, four quotes
+    assert cues.span('Which genes go with the finding summed up as "a high temperature"?') == (
+        "a high temperature"
+    )
+    # a seen cue wins over the quote alone
+    assert cues.span('Find diseases with a finding marked by short toes and "x"') == 'short toes and "x"'
+
+
 def test_lexical_overlap_is_the_share_of_span_words_in_the_text() -> None:
     assert (
         lexical_overlap("reduced volume of the earlobe", "Reduced volume of the earlobe. Synonyms: x.") == 1.0
