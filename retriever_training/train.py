@@ -75,8 +75,9 @@ class TrainSettings:
     # every better epoch counts (how kgqa refine's planner judge was measured).
     patience_past_noise: bool = True
     lr: float = 1e-3
-    scorer_hidden: int = TRAIN_DEFAULTS.hidden
-    reader_hidden: int = TRAIN_DEFAULTS.hidden
+    # None: by the training part's size (hidden_for).
+    scorer_hidden: int | None = TRAIN_DEFAULTS.hidden
+    reader_hidden: int | None = TRAIN_DEFAULTS.hidden
     scorer_layers: int = 1  # SubgraphRAG's reference: Linear -> ReLU -> Linear(hidden, 1)
     reader_layers: int = 2
     recall_k: int = 100
@@ -138,6 +139,27 @@ NOISE_CAP = 0.01
 #: Fewest optimiser steps per epoch: below a model's batch (``planner_batch``, ``scorer_batch``,
 #: ``reader_batch``) x this many training questions its batch shrinks (:func:`batch_for`).
 STEPS_PER_EPOCH = 100
+
+
+#: Training questions from which the scorers and the reader are narrow (:func:`hidden_for`).
+NARROW_FROM = 1000
+#: Their widths below and from :data:`NARROW_FROM` training questions.
+WIDE_HIDDEN, NARROW_HIDDEN = 256, 128
+
+
+def hidden_for(hidden: int | None, questions: int) -> int:
+    """The MLP width of a scorer or the reader trained on ``questions``: ``hidden`` where set,
+    else :data:`NARROW_HIDDEN` from :data:`NARROW_FROM` questions and :data:`WIDE_HIDDEN` below.
+
+    Why by size: the width's cost is the first layer's projection of every entity's text, most
+    of the training time, and 128 halves it. On thousands of questions (MetaQA's default recipe,
+    PathQuestion, WorldCup2014) 128 held every Hit@1 in 0.65x the time; on the bundled slice's
+    200 it answered "Tom Hanks appears in which movies" with the films he directed, where 256
+    answers his films (docs/decisions.md, issue 31).
+    """
+    if hidden is not None:
+        return hidden
+    return NARROW_HIDDEN if questions >= NARROW_FROM else WIDE_HIDDEN
 
 
 def batch_for(batch: int, questions: int) -> int:
@@ -303,7 +325,12 @@ def train_scorer(
     """Train the triple scorer on weak labels; early stopping on validation triple recall@k."""
     seed_everything(settings.seed)
     model = TripleScorer(
-        _config(ScorerConfig, train, hidden=settings.scorer_hidden, layers=settings.scorer_layers)
+        _config(
+            ScorerConfig,
+            train,
+            hidden=hidden_for(settings.scorer_hidden, len(train)),
+            layers=settings.scorer_layers,
+        )
     )
     labelled = {id(ex): bool(ex.labels.any()) for ex in [*train, *val]}
     batch = batch_for(settings.scorer_batch, len(train))
@@ -594,7 +621,12 @@ def train_reader(
     second-pass scorer's and the planner's training already computed.
     """
     seed_everything(settings.seed)
-    config = _config(ReaderConfig, train, hidden=settings.reader_hidden, layers=settings.reader_layers)
+    config = _config(
+        ReaderConfig,
+        train,
+        hidden=hidden_for(settings.reader_hidden, len(train)),
+        layers=settings.reader_layers,
+    )
     model = EntityReader(replace(config, plan_dim=len(PLAN_FEATURES) if planner else 0))
     examples = [*train, *val]
     # no_grad, not inference_mode: the reader's relation context multiplies these scores with

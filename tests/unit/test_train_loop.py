@@ -1,4 +1,5 @@
-"""The shared training loop (`retriever_training.train._fit`): steps per batch, Adam's arithmetic."""
+"""The shared training loop (`retriever_training.train._fit`): steps per batch, Adam's arithmetic,
+and the models' width by the training part's size."""
 
 from __future__ import annotations
 
@@ -7,13 +8,25 @@ from typing import Any
 
 import pytest
 import torch
+from conftest import FakeEmbedder, toy_examples
 
+import retriever_training.train as train_module
+from kgqa.retrieval.features import SubgraphSettings
+from kgqa.retrieval.graph.tables import EntityTable, RelationTable
+from kgqa.store.kglite_store import KgliteStore
+from retriever_training.examples import build_examples
 from retriever_training.train import (
+    NARROW_FROM,
+    NARROW_HIDDEN,
     NOISE_CAP,
     STEPS_PER_EPOCH,
+    WIDE_HIDDEN,
     TrainSettings,
     _fit,
     batch_for,
+    hidden_for,
+    train_reader,
+    train_scorer,
 )
 
 
@@ -193,3 +206,28 @@ def test_patience_counts_gains_beyond_the_metrics_standard_error(
     )
     assert len(history.val_metric) == ran
     assert history.best_epoch == best
+
+
+@pytest.mark.parametrize(
+    ("questions", "width"), [(1, WIDE_HIDDEN), (NARROW_FROM - 1, WIDE_HIDDEN), (NARROW_FROM, NARROW_HIDDEN)]
+)
+def test_an_unset_width_follows_the_training_parts_size(questions: int, width: int) -> None:
+    assert hidden_for(None, questions) == width
+    assert hidden_for(48, questions) == 48  # a width the user sets is kept
+
+
+def test_the_scorer_and_reader_are_as_wide_as_their_training_part_says(
+    toy_kg: KgliteStore, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """With ``hidden`` unset, the trained models' configs carry the width :func:`hidden_for`
+    gives their training part: the narrow one from NARROW_FROM questions (here lowered to the toy
+    part's size), the wide one below."""
+    embedder = FakeEmbedder()
+    tables = (EntityTable(toy_kg, embedder.dimension), RelationTable(toy_kg))
+    examples = build_examples(toy_kg, embedder, toy_examples(), tables, SubgraphSettings(hops=2))
+    settings = TrainSettings(epochs=1, min_epochs=1, scorer_hidden=None, reader_hidden=None, recall_k=2)
+    for narrow_from, width in ((len(examples), NARROW_HIDDEN), (len(examples) + 1, WIDE_HIDDEN)):
+        monkeypatch.setattr(train_module, "NARROW_FROM", narrow_from)
+        scorer, _ = train_scorer(examples, examples, tables, settings, progress=False)
+        reader, _ = train_reader(examples, examples, scorer, tables, settings, progress=False)
+        assert scorer.config.hidden == reader.config.hidden == width
