@@ -115,30 +115,47 @@ def strip_possessive(text: str) -> str | None:
 def partial_name_quality(mention_words: Sequence[str], name_words: Sequence[str]) -> float:
     """How well a mention names an entity by part of its name, in [0, 1); 0 when it does not.
 
-    The mention's words must be a contiguous run of the name's words, each equal, except that a
-    word followed by others may be a 3+-letter prefix ("ben franklin" -> benjamin franklin). The
-    last word must be equal: a surname or a head noun, never a prefix ("bill" is no "billy").
-    The quality is the share of the name's letters the mention covers, capped below 1 (an exact
-    match is 1): "franklin" -> Benjamin Franklin 0.53.
+    The mention's words must be a run of the name's words in order, each equal, except that a
+    word followed by others may be a 3+-letter prefix ("ben franklin" -> benjamin franklin); a
+    mention of several words may pass over middle names ("william taft" -> william howard taft,
+    "niels bohr" -> niels henrik david bohr), at most ``MAX_EXTRA_WORDS`` in all. The last word
+    must be equal: a surname or a head noun, never a prefix ("bill" is no "billy"). A one-word
+    mention starts the name or ends it but for a short tail ("franklin", "tupac", "nike" of Nike,
+    Inc.), so "last" is no name for "The Last Song". The quality is the share of the name's
+    letters the mention covers, capped below 1 (an exact match is 1): "franklin" -> Benjamin
+    Franklin 0.53.
     """
     m, n = len(mention_words), len(name_words)
     if not m or m > n or list(mention_words) == list(name_words):
         return 0.0
     if sum(w not in _ACRONYM_SKIP for w in name_words) - m > MAX_EXTRA_WORDS:
         return 0.0
+    gaps = MAX_EXTRA_WORDS if m > 1 else 0
     for start in range(n - m + 1):
-        window = name_words[start : start + m]
-        if window[-1] != mention_words[-1]:
-            continue
-        if all(
-            a == b or (len(a) >= MIN_PREFIX_LETTERS and b.startswith(a))
-            for a, b in zip(mention_words[:-1], window[:-1], strict=True)
-        ):
-            if not (m > 1 or _is_name_tail(name_words[start + m :]) or _is_name_tail(name_words[:start])):
+        for stop in range(start + m, min(n, start + m + gaps) + 1):
+            window = name_words[start:stop]
+            if window[-1] != mention_words[-1] or not _names_in_order(mention_words[:-1], window[:-1]):
+                continue
+            if not (m > 1 or _is_name_tail(name_words[stop:]) or not name_words[:start]):
                 continue
             covered = sum(len(w) for w in mention_words)
             return min(covered / sum(len(w) for w in name_words), 0.999)
     return 0.0
+
+
+def _names_in_order(mention_words: Sequence[str], name_words: Sequence[str]) -> bool:
+    """Whether the mention's words name the first of ``name_words`` and then others in order
+    (each equal or a 3+-letter prefix), the rest passed over."""
+    if not mention_words:
+        return not name_words
+    if not name_words or not _names_word(mention_words[0], name_words[0]):
+        return False
+    rest = iter(name_words[1:])
+    return all(any(_names_word(word, name) for name in rest) for word in mention_words[1:])
+
+
+def _names_word(word: str, name: str) -> bool:
+    return word == name or (len(word) >= MIN_PREFIX_LETTERS and name.startswith(word))
 
 
 def _is_name_tail(words: Sequence[str]) -> bool:

@@ -8,7 +8,7 @@ from dataclasses import dataclass
 from typing import Any, Literal
 
 from kgqa.link.result import SCORE_EXACT, entity, unique
-from kgqa.link.tokens import Span, case_key, is_proper
+from kgqa.link.tokens import ARTICLES, Span, case_key, is_proper
 from kgqa.linking_words import popularity
 from kgqa.types import LinkedEntity
 
@@ -16,6 +16,10 @@ MatchKind = Literal["name", "typo", "partial", "demonym", "acronym"]
 
 
 PRIOR_QUALITY_WEIGHT = 3.0  # match quality against log(1 + degree): a partial name needs ~5x the facts
+#: Matched letters against the popularity prior for lone words (:func:`_lone_strength`): each
+#: letter is worth doubling the entity's facts. Chosen on the training parts of MetaQA (typed
+#: in lower case) and WebQSP-evidence, linker alone (docs/decisions.md).
+LONE_LENGTH_WEIGHT = 0.7
 
 
 @dataclass(frozen=True, slots=True)
@@ -57,14 +61,23 @@ def span_tier(match: Match, uncased: bool) -> int:
     mention: capitals or digits in the question, or several words ("tom hanks", "forest gump");
     2: the rest, lone lower-case words ("films", "director", "star"), which may still name an
     entity ("jaws") but are weighed by fit when nothing named competes, and, in a question
-    without capitals, mentions made mostly of relation words ("official language").
+    without capitals, mentions made mostly of relation words ("official language") and words
+    that name a title only without its article ("do people speak" is no mention of the film
+    The People Speak; "the hunger games" is one of The Hunger Games).
     """
     span = match.span
     if span.capitalised and _case_exact(match) and match.quality >= 1.0:
         return 0
-    if uncased and span.relational:
+    if uncased and (span.relational or _title_without_article(match)):
         return 2
     return 1 if span.name_like or span.words > 1 else 2
+
+
+def _title_without_article(match: Match) -> bool:
+    """The name starts with an article the question does not put before the mention (the
+    article cue of :func:`~kgqa.link.exact.rank_rows` against the name)."""
+    name = match.row["name"] or match.row["id"]
+    return match.kind == "name" and match.cue[:1] == (True,) and name.split(" ", 1)[0].lower() in ARTICLES
 
 
 def _case_exact(match: Match) -> bool:
@@ -99,26 +112,51 @@ def uncased_span_rank(match: Match) -> tuple[int, bool, bool, bool, float, int]:
         rank = span_rank(match, True)
         return (tier, False, False, False, rank[1], match.span.start)
     proper = is_proper(match.row["name"] or match.row["id"])
-    partial = match.kind in ("typo", "partial")
-    return (2, match.span.relational, not proper, partial, -_lone_length(match), match.span.start)
+    return (
+        2,
+        match.span.relational,
+        not proper,
+        _weak_reading(match),
+        -_lone_strength(match),
+        match.span.start,
+    )
 
 
 def uncased_lone_rank(cand: LinkedEntity, match: Match | None) -> tuple[bool, bool, bool, bool, float]:
     """Order of lone-word candidates in a question without capitals: whole-name matches before
     the full-text bag of words, mentions of relation words last ("capital" after "egypt"),
-    proper names before tags, typos after the rest ("write" is no typo of Writer where "tupac"
-    names Tupac Shakur), then the popularity prior (:func:`prior`): "seattle" (51 facts)
-    before "washington" (7)."""
+    proper names before tags, typos, partial names and titles without their article after the
+    rest ("write" is no typo of Writer where "tupac" names Tupac Shakur), then matched length
+    and the popularity prior together (:func:`_lone_strength`): "enthiran" before "primary",
+    "peru" (69 facts) before the film "Speak" (2)."""
     if match is None:
         return (True, False, False, False, -cand.score)
-    proper = is_proper(cand.name)
-    return (False, match.span.relational, not proper, match.kind in ("typo", "partial"), -_lone_length(match))
+    return (
+        False,
+        match.span.relational,
+        not is_proper(cand.name),
+        _weak_reading(match),
+        -_lone_strength(match),
+    )
 
 
-def _lone_length(match: Match) -> float:
-    """Matched length (normalised characters times quality) plus the popularity prior
-    (:func:`prior`) as a tie-break."""
-    return len(match.span.norm) * match.quality + 0.01 * prior(match)
+def _weak_reading(match: Match) -> bool:
+    """A typo, a partial name, or a title without its article ("people speak"): ranked after
+    whole names among lone words."""
+    return match.kind in ("typo", "partial") or _title_without_article(match)
+
+
+def _lone_strength(match: Match) -> float:
+    """The popularity prior (:func:`prior`, which weighs the match quality too) plus
+    :data:`LONE_LENGTH_WEIGHT` times the matched length (normalised characters times quality).
+
+    Why both: a lone lower-case word is as likely a common word some title bears ("speak",
+    "primary", "words") as the topic. A longer word is the rarer one, so likelier a name
+    ("enthiran" over "primary" in MetaQA), and of two words of a length the better connected
+    entity is the likelier topic ("peru" over the film "Speak", "utah" over "timezone" read as
+    Time).
+    """
+    return prior(match) + LONE_LENGTH_WEIGHT * len(match.span.norm) * match.quality
 
 
 def lone_word_rank(cand: LinkedEntity) -> tuple[bool, bool, float]:

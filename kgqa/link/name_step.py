@@ -25,6 +25,7 @@ from kgqa.link.search import EmbedderSource, link_fulltext
 from kgqa.link.tokens import Token, is_proper, ngrams
 from kgqa.linking_words import RelationWords
 from kgqa.store.protocol import GraphStore
+from kgqa.types import LinkedEntity
 
 
 def link_names(
@@ -91,6 +92,10 @@ def link_names(
         if taken.isdisjoint(range(span.start, span.end)):
             taken.update(range(span.start, span.end))
             chosen.append(group)
+    qualifying = _qualifiers(chosen)
+    chosen = [g for g in chosen if g[0].span.start not in qualifying] + [
+        g for g in chosen if g[0].span.start in qualifying
+    ]
     if chosen:
         best_tier = span_rank(chosen[0][0], uncased)[0]
         if best_tier == 0:
@@ -99,6 +104,9 @@ def link_names(
         elif best_tier == 1:
             # A named mention is present: a lone common noun ("director") is not a topic.
             chosen = [g for g in chosen if span_tier(g[0], uncased) < 2]
+        elif qualifying and span_tier(chosen[-1][0], uncased) < 2:
+            # A lone name a named mention qualifies ("christchurch new zealand") is the topic.
+            chosen = chosen[:1] + [g for g in chosen[1:] if span_tier(g[0], uncased) < 2]
         else:
             # Only lone words: one of them is the topic, the others its runners-up. Unless one of
             # them is a proper name in the KB, full-text hits for a partial name ("films by
@@ -108,9 +116,13 @@ def link_names(
             partial = () if proper else link_fulltext(store, tokens, limit=fulltext_limit)
             if uncased:
                 firsts = {candidate(g[0]).id: g[0] for g in chosen}
-                ranked = tuple(
-                    sorted(unique((*lone, *partial)), key=lambda c: uncased_lone_rank(c, firsts.get(c.id)))
-                )
+
+                def rank(c: LinkedEntity) -> tuple[bool, tuple[bool, bool, bool, bool, float]]:
+                    first = firsts.get(c.id)
+                    qualifier = first is not None and first.span.start in qualifying
+                    return (qualifier, uncased_lone_rank(c, first))
+
+                ranked = tuple(sorted(unique((*lone, *partial)), key=rank))
             else:
                 ranked = tuple(sorted(unique((*lone, *partial)), key=lone_word_rank))
             top = ranked[0]
@@ -123,3 +135,23 @@ def link_names(
     if not chosen:
         return LinkResult(())
     return LinkResult(interleave([[candidate(m) for m in group] for group in chosen]), ties=twins(chosen[0]))
+
+
+def _qualifiers(chosen: Sequence[Sequence[Match]]) -> set[int]:
+    """Starts of the chosen mentions that qualify the one right before them, a proper name in
+    the graph ("seattle washington", "christchurch new zealand", "Paris, France"): a place
+    named after a place narrows the first, which the question is about.
+
+    Why: the larger place is often the better connected one, so the popularity prior alone
+    would take it; English puts the qualifier after the name it qualifies.
+    """
+    names = [m for m in (g[0] for g in chosen) if _whole_proper_name(m)]
+    ends = {m.span.end for m in names}
+    return {m.span.start for m in names if m.span.start in ends}
+
+
+def _whole_proper_name(match: Match) -> bool:
+    """The mention is the whole name of a proper name in the graph, no relation words."""
+    return (
+        match.quality >= 1.0 and not match.span.relational and is_proper(match.row["name"] or match.row["id"])
+    )

@@ -1,7 +1,8 @@
 """People's words for entities (kgqa.linking_words and its use by kgqa.link), on an excerpt of the
 WebQSP-evidence KB (``tests/fixtures/webqsp_evidence_kb_excerpt.tsv``: 30 lines of
 ``../shared/data/webqsp_evidence/kb.tsv.gz`` about Jamaica, Benjamin Franklin, Tupac Shakur,
-Egypt and the entities "Speak", "Language" and "Tupac")."""
+Egypt, Peru, Brazil, Christchurch, New Zealand, William Howard Taft, William Cabell Rives and the
+entities "Speak", "Language", "Tupac" and "The People Speak")."""
 
 from __future__ import annotations
 
@@ -60,6 +61,18 @@ def test_partial_name_quality_accepts_surnames_prefixes_and_suffixes() -> None:
     assert partial_name_quality(["franklin"], ["franklin"]) == 0  # an exact match is no partial one
 
 
+def test_partial_name_quality_passes_over_middle_names_only_between_mention_words() -> None:
+    assert partial_name_quality(["william", "taft"], ["william", "howard", "taft"]) > partial_name_quality(
+        ["taft"], ["william", "howard", "taft"]
+    )
+    assert partial_name_quality(["niels", "bohr"], ["niels", "henrik", "david", "bohr"]) > 0
+    assert partial_name_quality(["niels", "bohr"], ["niels", "a", "b", "c", "bohr"]) == 0  # too many left out
+    assert partial_name_quality(["taft", "william"], ["william", "howard", "taft"]) == 0  # out of order
+    # One word starts the name ("tupac") or ends it; "last" does neither in "The Last Song".
+    assert partial_name_quality(["tupac"], ["tupac", "shakur"]) > 0
+    assert partial_name_quality(["last"], ["the", "last", "song"]) == 0
+
+
 def test_strip_possessive_drops_apostrophe_s() -> None:
     assert strip_possessive("franklin's") == "franklin"
     assert strip_possessive("franklin") is None
@@ -105,3 +118,32 @@ def test_link_popularity_prior_prefers_the_better_connected_reading(
 def test_link_relation_words_are_no_topic(wqsp_kg: KgliteStore, fake_embedder: Embedder) -> None:
     # "Language" is an entity, but the word names the relation (film.film.language).
     assert link(wqsp_kg, fake_embedder, "what language do they use in egypt?").topics[0].id == "Egypt"
+
+
+def test_link_lone_words_weigh_the_better_connected_name(
+    wqsp_kg: KgliteStore, fake_embedder: Embedder
+) -> None:
+    # The film "Speak" (1 fact) is a longer word than "peru" (4 facts), but Peru is the topic.
+    assert link(wqsp_kg, fake_embedder, "what language does peru speak?").topics[0].id == "Peru"
+
+
+def test_link_a_place_named_after_a_place_qualifies_it(wqsp_kg: KgliteStore, fake_embedder: Embedder) -> None:
+    # New Zealand is a named mention and the better connected, but it narrows Christchurch.
+    assert (
+        link(wqsp_kg, fake_embedder, "what to see in christchurch new zealand?").topics[0].id
+        == "Christchurch"
+    )
+
+
+def test_link_title_without_its_article_is_no_named_mention(
+    wqsp_kg: KgliteStore, fake_embedder: Embedder
+) -> None:
+    # "people speak" spells the film The People Speak only without its article.
+    assert link(wqsp_kg, fake_embedder, "what language do people speak in brazil?").topics[0].id == "Brazil"
+    assert link(wqsp_kg, fake_embedder, "who produced the people speak?").topics[0].id == "The People Speak"
+
+
+def test_link_partial_name_over_a_middle_name(wqsp_kg: KgliteStore, fake_embedder: Embedder) -> None:
+    assert (
+        link(wqsp_kg, fake_embedder, "what is william taft famous for?").topics[0].id == "William Howard Taft"
+    )
