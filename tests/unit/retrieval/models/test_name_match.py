@@ -14,6 +14,7 @@ from kgqa.retrieval.models.name_match import (
     NameMatchPlanner,
     best_assignment,
     content_words,
+    plan_fit,
     word_matches,
     word_runs,
 )
@@ -167,3 +168,13 @@ def test_a_plan_naming_its_words_outward_from_the_topic_wins_a_tie() -> None:
     assert best_assignment(matches, outward, 0.25) == best_assignment(matches, inward, 0.25)
     ordered = [float(best_assignment(matches, plan, 0.25, ordered=True)) for plan in (outward, inward)]
     assert ordered[0] == pytest.approx(0.55) and ordered[1] == pytest.approx(0.5)
+
+
+def test_plan_fit_is_the_questions_cosine_with_the_plans_names_together() -> None:
+    # Relations 0 ("parents") and 1 ("gender") are orthogonal; a question about both sits nearer
+    # the 2-step plan than either 1-step plan, and the direction of a step does not matter.
+    relation_emb = torch.eye(3)
+    question = torch.tensor([1.0, 1.0, 0.0])
+    steps = torch.tensor([[0, -1], [0, 2], [2, -1], [1, 2], [4, -1]])
+    fits = plan_fit(question, relation_emb, steps)
+    torch.testing.assert_close(fits, torch.tensor([0.5**0.5, 1.0, 0.5**0.5, 1.0, 0.0]))
