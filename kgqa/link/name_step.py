@@ -104,9 +104,10 @@ def link_names(
         elif best_tier == 1:
             # A named mention is present: a lone common noun ("director") is not a topic.
             chosen = [g for g in chosen if span_tier(g[0], uncased) < 2]
-        elif qualifying and span_tier(chosen[-1][0], uncased) < 2:
+        elif any(g[0].span.start in qualifying and span_tier(g[0], uncased) < 2 for g in chosen):
             # A lone name a named mention qualifies ("christchurch new zealand") is the topic.
-            chosen = chosen[:1] + [g for g in chosen[1:] if span_tier(g[0], uncased) < 2]
+            heads = [g for g in chosen if g[0].span.end in qualifying]
+            chosen = heads + [g for g in chosen if span_tier(g[0], uncased) < 2 and g not in heads]
         else:
             # Only lone words: one of them is the topic, the others its runners-up. Unless one of
             # them is a proper name in the KB, full-text hits for a partial name ("films by
