@@ -32,6 +32,11 @@ class Match:
     cue: tuple[bool, ...]  # see rank_rows: equal cues and quality = twins the text cannot separate
     kind: MatchKind = "name"  # how the span names the row: whole name, typo, partial name, demonym
 
+    @property
+    def name(self) -> str:
+        """The entity's name, its id where it has none."""
+        return str(self.row["name"] or self.row["id"])
+
 
 def candidate(match: Match) -> LinkedEntity:
     """The candidate a match gives: ``exact`` at 0.95, else ``fulltext`` (a partial name) or
@@ -76,15 +81,15 @@ def span_tier(match: Match, uncased: bool) -> int:
 def _title_without_article(match: Match) -> bool:
     """The name starts with an article the question does not put before the mention (the
     article cue of :func:`~kgqa.link.exact.rank_rows` against the name)."""
-    name = match.row["name"] or match.row["id"]
-    return match.kind == "name" and match.cue[:1] == (True,) and name.split(" ", 1)[0].lower() in ARTICLES
+    return (
+        match.kind == "name" and match.cue[:1] == (True,) and match.name.split(" ", 1)[0].lower() in ARTICLES
+    )
 
 
 def _case_exact(match: Match) -> bool:
     """The mention has its entity's name in the same letter case (punctuation and a leading
     article aside)."""
-    name = match.row["name"] or match.row["id"]
-    return case_key(name, bare=True) == case_key(match.span.text, bare=True)
+    return case_key(match.name, bare=True) == case_key(match.span.text, bare=True)
 
 
 def span_rank(match: Match, uncased: bool) -> tuple[int, float, bool, int]:
@@ -99,7 +104,7 @@ def span_rank(match: Match, uncased: bool) -> tuple[int, float, bool, int]:
     span = match.span
     tier, length, case_exact = span_tier(match, uncased), len(span.norm) * match.quality, _case_exact(match)
     if tier == 2:  # lone words: a proper name in the KB ("jaws" -> Jaws) before a tag ("director")
-        length += 1000.0 * is_proper(match.row["name"] or match.row["id"])
+        length += 1000.0 * is_proper(match.name)
     return (tier, -length, not case_exact, span.start)
 
 
@@ -111,7 +116,7 @@ def uncased_span_rank(match: Match) -> tuple[int, bool, bool, bool, float, int]:
     if tier < 2:
         rank = span_rank(match, True)
         return (tier, False, False, False, rank[1], match.span.start)
-    proper = is_proper(match.row["name"] or match.row["id"])
+    proper = is_proper(match.name)
     return (
         2,
         match.span.relational,

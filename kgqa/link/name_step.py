@@ -153,6 +153,4 @@ def _qualifiers(chosen: Sequence[Sequence[Match]]) -> set[int]:
 
 def _whole_proper_name(match: Match) -> bool:
     """The mention is the whole name of a proper name in the graph, no relation words."""
-    return (
-        match.quality >= 1.0 and not match.span.relational and is_proper(match.row["name"] or match.row["id"])
-    )
+    return match.quality >= 1.0 and not match.span.relational and is_proper(match.name)
