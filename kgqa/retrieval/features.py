@@ -60,6 +60,9 @@ class PreparedQuestion:
             (:func:`kgqa.retrieval.models.name_match.content_words`), whether it says that the
             answers share something with the topic, alone ("also") or bound to its other words
             ("same director"): ``NameMatchPlanner.sharing_cues``; ``None`` elsewhere.
+        chained_runs: BoolTensor [U], for the train-free planner: per word run, whether it is a
+            noun of a possessive chain of two or more ("the nation of X 's parent"):
+            :func:`kgqa.retrieval.models.name_match.chained_runs`; ``None`` elsewhere.
     """
 
     question_views: torch.Tensor
@@ -71,6 +74,7 @@ class PreparedQuestion:
     timings_ms: dict[str, float] = field(default_factory=dict)
     question_tokens: torch.Tensor | None = None
     sharing_cues: torch.Tensor | None = None
+    chained_runs: torch.Tensor | None = None
 
     @property
     def question_emb(self) -> torch.Tensor:

@@ -29,7 +29,7 @@ from kgqa.retrieval.evidence.nameless import nameless_names
 from kgqa.retrieval.evidence.path_pooling import path_rescore
 from kgqa.retrieval.features import PreparedQuestion, SubgraphSettings, prepare
 from kgqa.retrieval.graph.tables import EntityTable, RelationTable
-from kgqa.retrieval.models.name_match import NameMatchPlanner, word_runs
+from kgqa.retrieval.models.name_match import NameMatchPlanner, chained_runs, word_runs
 from kgqa.retrieval.models.path_context import triple_probabilities
 from kgqa.retrieval.models.plan_attention import AttentionPlanScorer
 from kgqa.retrieval.models.plans import (
@@ -355,18 +355,19 @@ class Retriever:
         if texts not in views_cache:
             views_cache[texts] = embed_distinct(self.embedder, texts)
         views = views_cache[texts]
-        tokens = cues = None
+        tokens = cues = chains = None
         if isinstance(self.planner, AttentionPlanScorer):
             tokens = question_token_states(self.embedder, text)
         elif isinstance(self.planner, NameMatchPlanner):
             runs = word_runs(text, mentions)
             tokens, cues = self.planner.word_vectors(self.embedder, runs), self.planner.sharing_cues(runs)
+            chains = torch.tensor(chained_runs(text, mentions), dtype=torch.bool)
         embedded = time.perf_counter()
         prepared = prepare(
             self.store, views, [t.id for t in topics], self.tables, settings, question_tokens=tokens
         )
         if cues is not None:
-            prepared = replace(prepared, sharing_cues=cues)
+            prepared = replace(prepared, sharing_cues=cues, chained_runs=chains)
         scored_at = time.perf_counter()
         with torch.inference_mode():
             if self.scorer is None:

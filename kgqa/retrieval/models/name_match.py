@@ -21,7 +21,9 @@ the question has one topic, a plan whose steps take their words in the order the
 from its mention earns :data:`ORDER_BONUS` a pair ("who directed the movies written by the writer
 of X" walks written-by, back, then directed-by; the nation of X's couple is the couple's). The
 whole question's fit with the plan's relation names together (:func:`plan_fit`) adds a little:
-what a word names too weakly to pay for its step.
+what a word names too weakly to pay for its step. English grammar says more where nouns chain
+through "of" and "'s" to the topic ("the nation of X's parent", "X's parent's sex"): each noun
+is a step, so in a chain of two or more each earns :data:`CHAIN_BONUS` (:func:`chained_runs`).
 :data:`STEP_COST` was chosen on the training parts of MetaQA 1-hop and WorldCup2014 WC-P2
 (docs/decisions.md); nothing here reads a benchmark.
 """
@@ -43,6 +45,10 @@ from kgqa.retrieval.features import PreparedQuestion
 
 #: What a plan step must match beyond to raise the plan's score (cosine, centred per word).
 STEP_COST = 0.25
+#: What a word of a possessive chain of two or more nouns adds to its matches (:func:`chained_runs`):
+#: such a word names a step even where it names its relation weakly ("sex", "nation"). Chosen on the
+#: training parts of MetaQA, PathQuestion and WorldCup2014 (0.15 / 0.2 / 0.3, docs/decisions.md).
+CHAIN_BONUS = 0.2
 #: Score scale before the softmax over plans: cosine gaps of a few hundredths become clear odds.
 SHARPNESS = 20.0
 #: English function words: no relation is named by them ("when" and "where" are left out).
@@ -88,7 +94,7 @@ def find_mention(question: str, mentions: Sequence[str]) -> re.Match[str] | None
 def content_words(question: str, mentions: Sequence[str]) -> list[str]:
     """The question's runs of adjacent content words outside the topics' mentions, lower case, in
     order: words of three letters or more that are not function words, joined by a space
-    while no function word or mention stands between them.
+    while no function word or mention stands between them (a possessive "'s" ends a run).
 
     A run between an article and a mention is left out too: it says what the topic is ("the
     film Cast Away starred which actors"), not where to walk.
@@ -96,22 +102,64 @@ def content_words(question: str, mentions: Sequence[str]) -> list[str]:
     >>> content_words("What were the release years of the films Tom Hanks acted in?", ["Tom Hanks"])
     ['release years', 'acted']
     """
-    return [run for run, _ in _runs_and_distances(question, mentions)]
+    return [run.text for run in _runs(question, mentions)]
 
 
 def word_runs(question: str, mentions: Sequence[str]) -> list[list[str]]:
     """The distinct :func:`content_words` runs of ``question``, each as its words, nearest to a
     topic's mention first (words between them): what :meth:`NameMatchPlanner.word_vectors`
     embeds and :meth:`NameMatchPlanner.sharing_cues` reads. The order is the order a plan's steps
-    are named in, outward from the topic ("the nation of X's couple": couple, then nation)."""
-    nearest: dict[str, int] = {}
-    for run, distance in _runs_and_distances(question, mentions):
-        nearest[run] = min(distance, nearest.get(run, distance))
-    return [run.split() for run in sorted(nearest, key=nearest.__getitem__)]
+    are named in, outward from the topic ("the nation of X's couple": couple, then nation).
+
+    A word said twice in a possessive chain is two runs ("X 's daughter 's daughter": two steps);
+    said again outside the chain it is the chain's ("the director of X is also the director of")."""
+    return [run.split() for run, _ in _distinct_runs(question, mentions)]
 
 
-def _runs_and_distances(question: str, mentions: Sequence[str]) -> list[tuple[str, int]]:
-    """:func:`content_words`' runs, each with its distance in words from the nearest mention."""
+def chained_runs(question: str, mentions: Sequence[str]) -> list[bool]:
+    """Per run of :func:`word_runs` (same order), whether it is a noun of a possessive chain of
+    two or more that ends at a topic's mention: "the nation of X 's parent", "X 's parent 's sex",
+    "what sex is X 's dad" chain two nouns each, so each names a step of its own.
+
+    One noun alone ("the director of X") says no more than its match does, and is not marked.
+    A frame noun ("the name of") is never chained."""
+    return [chained for _, chained in _distinct_runs(question, mentions)]
+
+
+#: Nouns that frame a question rather than name a step ("what is the name of the wife of X").
+_FRAME_NOUNS = frozenset({"name", "names"})
+_COPULAS = frozenset({"is", "are", "was", "were"})
+_POSSESSIVE = re.compile(r"(?<=\w)'s\b")
+
+
+@dataclass(frozen=True, slots=True)
+class _Run:
+    text: str
+    distance: int  # words from the nearest mention
+    chained: bool  # a noun of a possessive chain that ends at a mention
+
+
+def _distinct_runs(question: str, mentions: Sequence[str]) -> list[tuple[str, bool]]:
+    """:func:`word_runs` as texts with :func:`chained_runs`' flags."""
+    runs = _runs(question, mentions)
+    in_a_chain = {run.text for run in runs if run.chained}
+    nearest: dict[tuple[str, int], int] = {}
+    for run in runs:
+        if run.text in in_a_chain and not run.chained:
+            continue
+        key = (run.text, run.distance if run.chained else -1)
+        nearest[key] = min(run.distance, nearest.get(key, run.distance))
+    keys = sorted(nearest, key=nearest.__getitem__)
+    chains = sum(distance >= 0 for _, distance in keys) >= 2
+    return [(text, chains and distance >= 0) for text, distance in keys]
+
+
+def _is_content(word: str) -> bool:
+    return len(word) > 2 and word not in _FUNCTION_WORDS
+
+
+def _runs(question: str, mentions: Sequence[str]) -> list[_Run]:
+    """:func:`content_words`' runs in order, each with its distance and chain mark."""
     pieces = [question.replace("_", " ")]  # ids such as Alan_PULIDO are mentioned either way
     for mention in mentions:  # every topic's mention: "for country Germany" names no relation
         for i, piece in enumerate(pieces):
@@ -119,15 +167,17 @@ def _runs_and_distances(question: str, mentions: Sequence[str]) -> list[tuple[st
             if found is not None:
                 pieces[i : i + 1] = [piece[: found.start()], piece[found.end() :]]
                 break
-    runs: list[tuple[str, int]] = []
+    runs: list[_Run] = []
     for i, piece in enumerate(pieces):
-        words = [w.lower().strip("'-") for w in _WORD.findall(piece)]
+        words = [w.lower().strip("'-") for w in _WORD.findall(_POSSESSIVE.sub(" 's", piece))]
         mention_before, mention_after = i > 0, i < len(pieces) - 1
+        chain_ends = _chain_before_mention(words) if mention_after else set()
+        chain_starts = _chain_after_mention(words) if mention_before else set()
         # The possessive's "s" stands between nothing: "X's wife" is as near as "wife of X".
         counted = [int(w != "s") for w in words]
         start = None
         for k, word in enumerate([*words, ""]):
-            if len(word) > 2 and word not in _FUNCTION_WORDS:
+            if _is_content(word):
                 start = k if start is None else start
                 continue
             if start is None:
@@ -137,9 +187,50 @@ def _runs_and_distances(question: str, mentions: Sequence[str]) -> list[tuple[st
                 gaps = ([sum(counted[:start])] if mention_before else []) + (
                     [sum(counted[k:])] if mention_after else []
                 )
-                runs.append((" ".join(words[start:k]), min(gaps, default=len(words))))
+                chained = (start in chain_starts or k in chain_ends) and words[start] not in _FRAME_NOUNS
+                runs.append(_Run(" ".join(words[start:k]), min(gaps, default=len(words)), chained))
             start = None
     return runs
+
+
+def _chain_before_mention(words: Sequence[str]) -> set[int]:
+    """Where the runs of the chain before a mention end: "what is the nation of the parent of"
+    (nation, parent), and "what sex is" (what "the sex of" asks)."""
+    ends: set[int] = set()
+    k = len(words)
+    while True:
+        while k > 0 and words[k - 1] in _ARTICLES:
+            k -= 1
+        if k == 0 or words[k - 1] != "of":
+            break
+        k -= 1
+        while k > 0 and words[k - 1] in _ARTICLES:
+            k -= 1
+        end = k
+        while k > 0 and _is_content(words[k - 1]):
+            k -= 1
+        if k == end:
+            break
+        ends.add(end)
+    if k > 2 and words[k - 1] in _COPULAS and words[0] in {"what", "which"}:
+        if all(_is_content(w) for w in words[1 : k - 1]):
+            ends.add(k - 1)
+    return ends
+
+
+def _chain_after_mention(words: Sequence[str]) -> set[int]:
+    """Where the runs of the chain after a mention start: "'s parent 's sex" (parent, sex)."""
+    starts: set[int] = set()
+    k = 0
+    while k < len(words) and words[k] == "s":
+        k += 1
+        start = k
+        while k < len(words) and _is_content(words[k]):
+            k += 1
+        if k == start:
+            break
+        starts.add(start)
+    return starts
 
 
 @dataclass(frozen=True, slots=True)
@@ -201,11 +292,14 @@ class NameMatchPlanner:
         sharing words (``prepared.sharing_cues``) earns :data:`SHARING_BONUS`, and with one topic
         a plan earns :data:`ORDER_BONUS` per pair of steps whose words stand outward from it in
         the order walked (:func:`best_assignment`); plus :data:`PLAN_FIT_WEIGHT` x the whole
-        question's fit with the plan's relation names together (:func:`plan_fit`)."""
+        question's fit with the plan's relation names together (:func:`plan_fit`). A word of a
+        possessive chain (``prepared.chained_runs``) matches :data:`CHAIN_BONUS` higher."""
         words = prepared.question_tokens
         if words is None:
             raise ValueError("NameMatchPlanner needs prepared.question_tokens (its word vectors)")
         matches = word_matches(relation_emb, words)
+        if prepared.chained_runs is not None:
+            matches = matches + CHAIN_BONUS * prepared.chained_runs.to(matches.dtype)
         ordered = prepared.subgraph.num_topics == 1
         assigned = best_assignment(matches, steps, STEP_COST, prepared.sharing_cues, ordered=ordered)
         return SHARPNESS * (assigned + PLAN_FIT_WEIGHT * plan_fit(prepared.question_emb, relation_emb, steps))

@@ -13,6 +13,7 @@ from kgqa.retrieval.models.name_match import (
     NO_CUE,
     NameMatchPlanner,
     best_assignment,
+    chained_runs,
     content_words,
     plan_fit,
     word_matches,
@@ -178,3 +179,38 @@ def test_plan_fit_is_the_questions_cosine_with_the_plans_names_together() -> Non
     steps = torch.tensor([[0, -1], [0, 2], [2, -1], [1, 2], [4, -1]])
     fits = plan_fit(question, relation_emb, steps)
     torch.testing.assert_close(fits, torch.tensor([0.5**0.5, 1.0, 0.5**0.5, 1.0, 0.0]))
+
+
+def _chains(question: str, mention: str) -> list[tuple[str, bool]]:
+    runs = word_runs(question, [mention])
+    return list(zip([" ".join(run) for run in runs], chained_runs(question, [mention]), strict=True))
+
+
+def test_nouns_chained_to_the_topic_by_of_and_s_are_marked_from_two_on() -> None:
+    assert _chains("the nation of Claudius 's parent ?", "Claudius") == [("parent", True), ("nation", True)]
+    # Typed together as people do: the possessive still ends a run.
+    assert _chains("Claudius's parent's sex", "Claudius") == [("parent", True), ("sex", True)]
+    assert _chains("what sex is Claudius 's dad", "Claudius") == [("dad", True), ("sex", True)]
+    # One noun says no more than its match does; a verb is no link of the chain.
+    assert _chains("the director of Claudius also directed which films", "Claudius") == [
+        ("also directed", False),
+        ("director", False),
+        ("films", False),
+    ]
+    runs = _chains("what films did Claudius 's wife star in", "Claudius")
+    assert runs == [("wife star", False), ("films", False)]
+
+
+def test_a_chain_keeps_a_word_said_twice_and_skips_its_frame() -> None:
+    assert _chains("Claudius 's daughter 's daughter", "Claudius") == [("daughter", True), ("daughter", True)]
+    assert _chains("what is the name of the wife of Claudius 's darling", "Claudius") == [
+        ("darling", True),
+        ("wife", True),
+        ("name", False),
+    ]
+    # Said again outside the chain, the chain's word is one run ("director" paid for one step).
+    assert _chains("the director of Claudius is also the director of which films", "Claudius") == [
+        ("director", False),
+        ("also", False),
+        ("films", False),
+    ]
