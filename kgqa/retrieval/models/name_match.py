@@ -119,7 +119,8 @@ def word_runs(question: str, mentions: Sequence[str]) -> list[list[str]]:
 def chained_runs(question: str, mentions: Sequence[str]) -> list[bool]:
     """Per run of :func:`word_runs` (same order), whether it is a noun of a possessive chain of
     two or more that ends at a topic's mention: "the nation of X 's parent", "X 's parent 's sex",
-    "what sex is X 's dad" chain two nouns each, so each names a step of its own.
+    "what sex is X 's dad" chain two nouns each, so each names a step of its own; a leading
+    "where" or "when" is a link too ("where did X 's son die": the place of the son's death).
 
     One noun alone ("the director of X") says no more than its match does, and is not marked.
     A frame noun ("the name of") is never chained."""
@@ -129,6 +130,7 @@ def chained_runs(question: str, mentions: Sequence[str]) -> list[bool]:
 #: Nouns that frame a question rather than name a step ("what is the name of the wife of X").
 _FRAME_NOUNS = frozenset({"name", "names"})
 _COPULAS = frozenset({"is", "are", "was", "were"})
+_PLACE_AND_TIME = frozenset({"where", "when"})
 _POSSESSIVE = re.compile(r"(?<=\w)'s\b")
 
 
@@ -215,6 +217,8 @@ def _chain_before_mention(words: Sequence[str]) -> set[int]:
     if k > 2 and words[k - 1] in _COPULAS and words[0] in {"what", "which"}:
         if all(_is_content(w) for w in words[1 : k - 1]):
             ends.add(k - 1)
+    if k > 0 and words[0] in _PLACE_AND_TIME and not any(_is_content(w) for w in words[1:k]):
+        ends.add(1)  # "where did X 's son die" asks for "the place of X 's son's death"
     return ends
 
 

@@ -191,6 +191,9 @@ def test_nouns_chained_to_the_topic_by_of_and_s_are_marked_from_two_on() -> None
     # Typed together as people do: the possessive still ends a run.
     assert _chains("Claudius's parent's sex", "Claudius") == [("parent", True), ("sex", True)]
     assert _chains("what sex is Claudius 's dad", "Claudius") == [("dad", True), ("sex", True)]
+    # "where" asks for a place as "the place of" would: "offspring die" is the next step's word.
+    assert _chains("where did Claudius 's son die", "Claudius") == [("son die", True), ("where", True)]
+    assert _chains("where was Claudius born", "Claudius") == [("born", False), ("where", False)]
     # One noun says no more than its match does; a verb is no link of the chain.
     assert _chains("the director of Claudius also directed which films", "Claudius") == [
         ("also directed", False),
