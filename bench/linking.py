@@ -125,17 +125,11 @@ def _webqsp_evidence(data_dir: Path, limit: int, show_misses: int, out: Path) ->
     settings = common.retriever_settings(data_dir, "cpu", None)
     parts = SplitSettings().parts(list(read_questions(path, "rog-jsonl")))
     selected = {"tuned": (parts["train"] + parts["val"])[:limit], "held-out": parts["heldout"][:limit]}
-    embedders: list[Any] = []
-
-    def embedder() -> Any:
-        if not embedders:
-            embedders.append(make_embedder(settings.embedder))
-        return embedders[0]
-
+    embedder = make_embedder(settings.embedder)  # lower-case questions need it (acronyms, relation words)
     results: dict[str, dict[str, float]] = {}
     rows = []
     with open_store(settings.store) as store:
-        words = RelationWords.from_store(store)
+        words = RelationWords.from_store(store).embedded(embedder)
         for name, examples in selected.items():
             hits, times = 0, []
             for example in examples:

@@ -25,14 +25,26 @@ from __future__ import annotations
 import math
 import re
 from collections.abc import Iterable, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field, replace
+from typing import TYPE_CHECKING
 
 from kgqa.store import queries
 from kgqa.store.protocol import GraphStore
 
+if TYPE_CHECKING:
+    from torch import Tensor
+
+    from kgqa.embed.protocol import Embedder
+
 LARGE_SCHEMA = 100  # relation types from which a relation word must occur in two of them
 RELATION_NAMES_LIMIT = 100_000  # relation types read for their words (Freebase has ~10k)
 MAX_EXTRA_WORDS = 2  # words of a name a partial mention may leave out ("Henry VIII of England")
+#: Cosine from which a question word may be another form of a relation word (:meth:`RelationWords.with_near`):
+#: chosen on WebQSP-evidence's training and validation parts, where 0.5-0.65 gave the same links.
+NEAR_RELATION_WORD = 0.6
+#: Letters the two forms must start with alike: "speak" / "speech", "compose" / "composition";
+#: without it place names read as their kind ("japan" / "country" 0.66).
+SHARED_STEM = 3  # cosine from which a question word reads as a relation word
 MIN_PREFIX_LETTERS = 3  # "ben" stands for Benjamin; shorter is an initial, not a name
 MIN_DEMONYM_STEM = 4  # letters a demonym shares with its place at least ("egyp" in egyptian/Egypt)
 DEMONYM_SUFFIX_MAX = 4  # letters a demonym adds after the stem at most ("-ians" in brazilians)
@@ -48,9 +60,12 @@ class RelationWords:
 
     Attributes:
         words: the words; a question word found here names a relation rather than a topic.
+        vectors: FloatTensor [W, d], the unit embeddings of ``sorted(words)`` (:meth:`embedded`),
+            or None: what :meth:`with_near` compares a question's words with.
     """
 
     words: frozenset[str]
+    vectors: Tensor | None = field(default=None, compare=False, repr=False)
 
     @classmethod
     def from_store(cls, store: GraphStore, *, limit: int = RELATION_NAMES_LIMIT) -> RelationWords:
@@ -86,6 +101,34 @@ class RelationWords:
                 types[word] = types.get(word, 0) + 1
         least = 2 if count >= LARGE_SCHEMA else 1
         return cls(frozenset(w for w, n in types.items() if n >= least))
+
+    def embedded(self, embedder: Embedder) -> RelationWords:
+        """These words with their embeddings (one batch; MetaQA has 15 words, WebQSP-evidence 642)."""
+        import torch
+
+        vectors = torch.nn.functional.normalize(embedder.embed(sorted(self.words)), dim=-1)
+        return replace(self, vectors=vectors)
+
+    def with_near(self, question_words: Sequence[str], embedder: Embedder) -> RelationWords:
+        """These words and the ``question_words`` within :data:`NEAR_RELATION_WORD` cosine of one
+        of them that start with its first :data:`SHARED_STEM` letters (needs :meth:`embedded`;
+        self when none is near, else a copy without vectors).
+
+        Why: people name a relation with other forms of its words ("speak" for
+        ``languages_spoken``, "marry" for ``marriage``, "compose" for ``composition``), which
+        no spelling rule derives, and a lone word that names a relation ("where do they speak
+        german") is no topic even where a title bears it (the film "Speak").
+        """
+        import torch
+
+        fresh = [w for w in dict.fromkeys(question_words) if len(w) > 2 and _singular(w) not in self.words]
+        if self.vectors is None or not fresh:
+            return self
+        vectors = torch.nn.functional.normalize(embedder.embed(fresh), dim=-1)
+        close = (vectors @ self.vectors.T >= NEAR_RELATION_WORD).nonzero().tolist()
+        ordered = sorted(self.words)
+        near = {_singular(fresh[i]) for i, j in close if fresh[i][:SHARED_STEM] == ordered[j][:SHARED_STEM]}
+        return replace(self, words=self.words | near, vectors=None) if near else self
 
     def share(self, words: Sequence[str]) -> float:
         """Fraction of ``words`` (normalised question words) that are relation words, in [0, 1]."""

@@ -22,7 +22,7 @@ from kgqa.link.matches import (
 from kgqa.link.people import acronym_matches, people_matches
 from kgqa.link.result import LinkResult, interleave, unique
 from kgqa.link.search import EmbedderSource, link_fulltext
-from kgqa.link.tokens import Token, is_proper, ngrams
+from kgqa.link.tokens import Token, content_words, is_proper, ngrams
 from kgqa.linking_words import RelationWords
 from kgqa.store.protocol import GraphStore
 from kgqa.types import LinkedEntity
@@ -48,13 +48,19 @@ def link_names(
     ("director") is dropped when a named mention is present.
 
     A question without capitals gets people's words as well (:func:`people_matches`): partial
-    names, demonyms, acronyms (where ``embedder`` is a loaded model) and possessives; its
-    mentions made of relation words ("official language") rank as common nouns, and the
-    popularity prior (:func:`prior`) orders the readings of a mention.
+    names, demonyms, possessives and, where ``embedder`` is a loaded model (a factory is left
+    to the vector step), acronyms; its mentions made of relation words ("official language",
+    and with a loaded model other forms of them: "speak" for ``languages_spoken``,
+    :meth:`RelationWords.with_near`) rank as common nouns, and the popularity prior
+    (:func:`prior`) orders the readings of a mention.
     """
     uncased = not any(t.capitalised for t in tokens)
+    model = embedder if uncased and isinstance(embedder, Embedder) else None  # a factory is the vector step's
     if uncased and relation_words is None:
         relation_words = RelationWords.from_store(store)
+        relation_words = relation_words if model is None else relation_words.embedded(model)
+    if model is not None and relation_words is not None:
+        relation_words = relation_words.with_near(content_words(tokens), model)
     spans = ngrams(question, tokens, max_ngram=max_ngram, relation_words=relation_words if uncased else None)
     rows_by_norm = exact_rows(store, {s.norm for s in spans})
     matches = [
@@ -74,8 +80,8 @@ def link_names(
         matches += fuzzy_matches(store, tokens, spans, leftover, limit=fulltext_limit, uncased=uncased)
     if uncased and relation_words is not None:
         matches += people_matches(store, tokens, spans, matches, relation_words, limit=fulltext_limit)
-        if isinstance(embedder, Embedder):  # a model already loaded; a factory is kept for the vector step
-            matches += acronym_matches(store, embedder, tokens, spans, matches, relation_words)
+        if model is not None:
+            matches += acronym_matches(store, model, tokens, spans, matches, relation_words)
     by_span: dict[tuple[int, int], list[Match]] = {}
     for match in matches:
         by_span.setdefault((match.span.start, match.span.end), []).append(match)

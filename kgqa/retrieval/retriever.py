@@ -304,10 +304,10 @@ class Retriever:
         started = time.perf_counter()
         parsed = ParsedQuestion.parse(question)
         if self._relation_words is None:  # read once: every question without capitals needs them
-            self._relation_words = RelationWords.from_store(self.store)
+            self._relation_words = RelationWords.from_store(self.store).embedded(self.embedder)
         linked = link(
             self.store,
-            lambda: self.embedder,
+            self.embedder,  # loaded: lower-case questions read acronyms and relation words with it
             parsed,
             topic_ids=topic_ids,
             relation_words=self._relation_words,

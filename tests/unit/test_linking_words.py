@@ -1,8 +1,9 @@
 """People's words for entities (kgqa.linking_words and its use by kgqa.link), on an excerpt of the
 WebQSP-evidence KB (``tests/fixtures/webqsp_evidence_kb_excerpt.tsv``: 30 lines of
 ``../shared/data/webqsp_evidence/kb.tsv.gz`` about Jamaica, Benjamin Franklin, Tupac Shakur,
-Egypt, Peru, Brazil, Christchurch, New Zealand, William Howard Taft, William Cabell Rives and the
-entities "Speak", "Language", "Tupac" and "The People Speak")."""
+Egypt, Peru, Brazil, Christchurch, New Zealand, William Howard Taft, William Cabell Rives, the
+Afrikaans language, a speech of Martin Luther King, Jr. and the entities "Speak", "Language",
+"Tupac" and "The People Speak")."""
 
 from __future__ import annotations
 
@@ -147,3 +148,29 @@ def test_link_partial_name_over_a_middle_name(wqsp_kg: KgliteStore, fake_embedde
     assert (
         link(wqsp_kg, fake_embedder, "what is william taft famous for?").topics[0].id == "William Howard Taft"
     )
+
+
+@pytest.fixture(scope="module")
+def minilm() -> Embedder:
+    from kgqa.config import EmbedderSettings
+    from kgqa.embed import make_embedder
+
+    return make_embedder(EmbedderSettings())
+
+
+def test_other_forms_of_relation_words_are_relation_words(minilm: Embedder) -> None:
+    words = RelationWords.from_names(
+        ["event.public_speaker.speeches_or_presentations", "location.country.languages_spoken"]
+    ).embedded(minilm)
+    near = words.with_near(["speak", "japan", "afrikaans"], minilm)
+    assert "speak" in near.words  # speaker, speech: same stem, close in meaning
+    assert "japan" not in near.words and "afrikaans" not in near.words  # near "country", not its form
+    assert words.with_near(["japan"], minilm) is words
+
+
+def test_link_a_lone_word_that_names_a_relation_is_no_topic(wqsp_kg: KgliteStore, minilm: Embedder) -> None:
+    # "speak" is the film Speak by its whole name, "afrikaans" only part of "Afrikaans Language";
+    # with the model the linker reads "speak" as a form of the relation words "speaker", "speech".
+    question = "where do they speak afrikaans?"
+    assert link(wqsp_kg, minilm, question).topics[0].id == "Afrikaans Language"
+    assert link(wqsp_kg, lambda: minilm, question).topics[0].id == "Speak"  # a factory: names only
