@@ -120,7 +120,8 @@ def chained_runs(question: str, mentions: Sequence[str]) -> list[bool]:
     """Per run of :func:`word_runs` (same order), whether it is a noun of a possessive chain of
     two or more that ends at a topic's mention: "the nation of X 's parent", "X 's parent 's sex",
     "what sex is X 's dad" chain two nouns each, so each names a step of its own; a leading
-    "where" or "when" is a link too ("where did X 's son die": the place of the son's death).
+    "where" or "when" is a link too ("where did X 's son die": the place of the son's death), and
+    so is a verb between "who"/"what" and the mention ("who directed X 's films").
 
     One noun alone ("the director of X") says no more than its match does, and is not marked.
     A frame noun ("the name of") is never chained."""
@@ -197,7 +198,8 @@ def _runs(question: str, mentions: Sequence[str]) -> list[_Run]:
 
 def _chain_before_mention(words: Sequence[str]) -> set[int]:
     """Where the runs of the chain before a mention end: "what is the nation of the parent of"
-    (nation, parent), and "what sex is" (what "the sex of" asks)."""
+    (nation, parent), "what sex is" (what "the sex of" asks), "where did", and the verb of
+    "who directed" where no "of" comes before the mention."""
     ends: set[int] = set()
     k = len(words)
     while True:
@@ -219,6 +221,9 @@ def _chain_before_mention(words: Sequence[str]) -> set[int]:
             ends.add(k - 1)
     if k > 0 and words[0] in _PLACE_AND_TIME and not any(_is_content(w) for w in words[1:k]):
         ends.add(1)  # "where did X 's son die" asks for "the place of X 's son's death"
+    asks = words[:1] in (["who"], ["what"], ["which"])
+    if not ends and k > 1 and asks and all(_is_content(w) for w in words[1:k]):
+        ends.add(k)  # "who directed X 's films": the films' directors
     return ends
 
 

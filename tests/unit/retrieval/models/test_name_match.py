@@ -194,6 +194,10 @@ def test_nouns_chained_to_the_topic_by_of_and_s_are_marked_from_two_on() -> None
     # "where" asks for a place as "the place of" would: "offspring die" is the next step's word.
     assert _chains("where did Claudius 's son die", "Claudius") == [("son die", True), ("where", True)]
     assert _chains("where was Claudius born", "Claudius") == [("born", False), ("where", False)]
+    # A verb right before the chain names the step after it: the films' directors.
+    assert _chains("who directed Claudius's films", "Claudius") == [("directed", True), ("films", True)]
+    runs = _chains("which films share the same director of Claudius", "Claudius")
+    assert runs == [("same director", False), ("films share", False)]
     # One noun says no more than its match does; a verb is no link of the chain.
     assert _chains("the director of Claudius also directed which films", "Claudius") == [
         ("also directed", False),
