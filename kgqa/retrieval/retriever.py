@@ -29,7 +29,7 @@ from kgqa.retrieval.evidence.nameless import nameless_names
 from kgqa.retrieval.evidence.path_pooling import path_rescore
 from kgqa.retrieval.features import PreparedQuestion, SubgraphSettings, prepare
 from kgqa.retrieval.graph.tables import EntityTable, RelationTable
-from kgqa.retrieval.models.name_match import NameMatchPlanner, chained_runs, word_runs
+from kgqa.retrieval.models.name_match import NameMatchPlanner, chained_runs, relation_phrases, word_runs
 from kgqa.retrieval.models.path_context import triple_probabilities
 from kgqa.retrieval.models.plan_attention import AttentionPlanScorer
 from kgqa.retrieval.models.plans import (
@@ -228,6 +228,7 @@ class Retriever:
         width = scorer.config.emb_dim if scorer is not None else self.embedder.dimension
         self.tables = (EntityTable(store, width), RelationTable(store))
         self._relation_words: RelationWords | None = None
+        self._relation_phrases = relation_phrases(self.tables[1].index)  # "place of birth" is one word
 
     @property
     def embedder(self) -> Embedder:
@@ -359,9 +360,10 @@ class Retriever:
         if isinstance(self.planner, AttentionPlanScorer):
             tokens = question_token_states(self.embedder, text)
         elif isinstance(self.planner, NameMatchPlanner):
-            runs = word_runs(text, mentions)
+            phrases = self._relation_phrases
+            runs = word_runs(text, mentions, phrases)
             tokens, cues = self.planner.word_vectors(self.embedder, runs), self.planner.sharing_cues(runs)
-            chains = torch.tensor(chained_runs(text, mentions), dtype=torch.bool)
+            chains = torch.tensor(chained_runs(text, mentions, phrases), dtype=torch.bool)
         embedded = time.perf_counter()
         prepared = prepare(
             self.store, views, [t.id for t in topics], self.tables, settings, question_tokens=tokens

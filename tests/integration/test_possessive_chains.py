@@ -1,7 +1,7 @@
 """Train-free `kgqa ask` on nouns chained to the topic by "of" and "'s".
 
-Real PathQuestion triples (``../shared/data/pathquestion/2H-kb.txt``: the lines about Claudius,
-John I of Denmark and Constantine VIII, and the file's first lines for other relations). "sex"
+Real PathQuestion triples (``../shared/data/pathquestion/2H-kb.txt``: lines about Claudius, John I
+of Denmark, Constantine VIII and Anna E. Roosevelt, and the file's first lines). "sex"
 names gender and "nation" nationality too weakly for a step of their own (centred cosine 0.21
 and 0.18 under the step cost 0.25), so without the chain the plan stopped at the parent.
 """
@@ -33,6 +33,9 @@ j_p_morgan_jr\tprofession\tfinancier
 theodora_0984\tplace_of_death\tconstantinople
 constantine_viii\tchildren\ttheodora_0984
 constantine_viii\tgender\tmale
+anna_e_roosevelt\tparents\teleanor_roosevelt
+eleanor_roosevelt\tplace_of_birth\tnew_york
+j_p_morgan_jr\tlocation\tnew_york
 """
 
 
@@ -61,6 +64,7 @@ def data_dir(tmp_path_factory: pytest.TempPathFactory) -> str:
         ("the nation of john_i_of_denmark 's parent ?", "germany"),
         ("what is the nationality of the mother of john_i_of_denmark", "germany"),
         ("where did constantine_viii 's offspring die ?", "constantinople"),
+        ("anna_e_roosevelt 's mom 's place of birth ?", "new_york"),  # "place of birth": one step
     ],
 )
 def test_each_noun_of_a_possessive_chain_is_a_step(data_dir: str, question: str, answer: str) -> None:

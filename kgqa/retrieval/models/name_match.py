@@ -23,7 +23,8 @@ of X" walks written-by, back, then directed-by; the nation of X's couple is the 
 whole question's fit with the plan's relation names together (:func:`plan_fit`) adds a little:
 what a word names too weakly to pay for its step. English grammar says more where nouns chain
 through "of" and "'s" to the topic ("the nation of X's parent", "X's parent's sex"): each noun
-is a step, so in a chain of two or more each earns :data:`CHAIN_BONUS` (:func:`chained_runs`).
+is a step, so in a chain of two or more each earns :data:`CHAIN_BONUS` (:func:`chained_runs`);
+a phrase the graph's relation names hold ("place of birth", :func:`relation_phrases`) is one.
 :data:`STEP_COST` was chosen on the training parts of MetaQA 1-hop and WorldCup2014 WC-P2
 (docs/decisions.md); nothing here reads a benchmark.
 """
@@ -32,7 +33,7 @@ from __future__ import annotations
 
 import itertools
 import re
-from collections.abc import Sequence
+from collections.abc import Collection, Iterable, Sequence
 from dataclasses import dataclass
 from functools import cache
 from typing import ClassVar
@@ -41,6 +42,7 @@ import torch
 from torch import Tensor
 
 from kgqa.embed.protocol import Embedder
+from kgqa.names import relation_text
 from kgqa.retrieval.features import PreparedQuestion
 
 #: What a plan step must match beyond to raise the plan's score (cosine, centred per word).
@@ -105,7 +107,7 @@ def content_words(question: str, mentions: Sequence[str]) -> list[str]:
     return [run.text for run in _runs(question, mentions)]
 
 
-def word_runs(question: str, mentions: Sequence[str]) -> list[list[str]]:
+def word_runs(question: str, mentions: Sequence[str], phrases: Collection[str] = ()) -> list[list[str]]:
     """The distinct :func:`content_words` runs of ``question``, each as its words, nearest to a
     topic's mention first (words between them): what :meth:`NameMatchPlanner.word_vectors`
     embeds and :meth:`NameMatchPlanner.sharing_cues` reads. The order is the order a plan's steps
@@ -113,10 +115,10 @@ def word_runs(question: str, mentions: Sequence[str]) -> list[list[str]]:
 
     A word said twice in a possessive chain is two runs ("X 's daughter 's daughter": two steps);
     said again outside the chain it is the chain's ("the director of X is also the director of")."""
-    return [run.split() for run, _ in _distinct_runs(question, mentions)]
+    return [list(words) for words, _ in _distinct_runs(question, mentions, phrases)]
 
 
-def chained_runs(question: str, mentions: Sequence[str]) -> list[bool]:
+def chained_runs(question: str, mentions: Sequence[str], phrases: Collection[str] = ()) -> list[bool]:
     """Per run of :func:`word_runs` (same order), whether it is a noun of a possessive chain of
     two or more that ends at a topic's mention: "the nation of X 's parent", "X 's parent 's sex",
     "what sex is X 's dad" chain two nouns each, so each names a step of its own; a leading
@@ -125,7 +127,7 @@ def chained_runs(question: str, mentions: Sequence[str]) -> list[bool]:
 
     One noun alone ("the director of X") says no more than its match does, and is not marked.
     A frame noun ("the name of") is never chained."""
-    return [chained for _, chained in _distinct_runs(question, mentions)]
+    return [chained for _, chained in _distinct_runs(question, mentions, phrases)]
 
 
 #: Nouns that frame a question rather than name a step ("what is the name of the wife of X").
@@ -138,13 +140,17 @@ _POSSESSIVE = re.compile(r"(?<=\w)'s\b")
 @dataclass(frozen=True, slots=True)
 class _Run:
     text: str
+    words: tuple[str, ...]
     distance: int  # words from the nearest mention
     chained: bool  # a noun of a possessive chain that ends at a mention
 
 
-def _distinct_runs(question: str, mentions: Sequence[str]) -> list[tuple[str, bool]]:
-    """:func:`word_runs` as texts with :func:`chained_runs`' flags."""
-    runs = _runs(question, mentions)
+def _distinct_runs(
+    question: str, mentions: Sequence[str], phrases: Collection[str]
+) -> list[tuple[tuple[str, ...], bool]]:
+    """:func:`word_runs` with :func:`chained_runs`' flags."""
+    runs = _runs(question, mentions, phrases)
+    words_of = {run.text: run.words for run in runs}
     in_a_chain = {run.text for run in runs if run.chained}
     nearest: dict[tuple[str, int], int] = {}
     for run in runs:
@@ -154,15 +160,16 @@ def _distinct_runs(question: str, mentions: Sequence[str]) -> list[tuple[str, bo
         nearest[key] = min(run.distance, nearest.get(key, run.distance))
     keys = sorted(nearest, key=nearest.__getitem__)
     chains = sum(distance >= 0 for _, distance in keys) >= 2
-    return [(text, chains and distance >= 0) for text, distance in keys]
+    return [(words_of[text], chains and distance >= 0) for text, distance in keys]
 
 
 def _is_content(word: str) -> bool:
     return len(word) > 2 and word not in _FUNCTION_WORDS
 
 
-def _runs(question: str, mentions: Sequence[str]) -> list[_Run]:
-    """:func:`content_words`' runs in order, each with its distance and chain mark."""
+def _runs(question: str, mentions: Sequence[str], phrases: Collection[str] = ()) -> list[_Run]:
+    """:func:`content_words`' runs in order, each with its distance and chain mark; a word
+    phrase "A of B" among ``phrases`` is one word ("place of birth")."""
     pieces = [question.replace("_", " ")]  # ids such as Alan_PULIDO are mentioned either way
     for mention in mentions:  # every topic's mention: "for country Germany" names no relation
         for i, piece in enumerate(pieces):
@@ -173,6 +180,7 @@ def _runs(question: str, mentions: Sequence[str]) -> list[_Run]:
     runs: list[_Run] = []
     for i, piece in enumerate(pieces):
         words = [w.lower().strip("'-") for w in _WORD.findall(_POSSESSIVE.sub(" 's", piece))]
+        words = _joined(words, phrases)
         mention_before, mention_after = i > 0, i < len(pieces) - 1
         chain_ends = _chain_before_mention(words) if mention_after else set()
         chain_starts = _chain_after_mention(words) if mention_before else set()
@@ -191,9 +199,41 @@ def _runs(question: str, mentions: Sequence[str]) -> list[_Run]:
                     [sum(counted[k:])] if mention_after else []
                 )
                 chained = (start in chain_starts or k in chain_ends) and words[start] not in _FRAME_NOUNS
-                runs.append(_Run(" ".join(words[start:k]), min(gaps, default=len(words)), chained))
+                run = tuple(words[start:k])
+                runs.append(_Run(" ".join(run), run, min(gaps, default=len(words)), chained))
             start = None
     return runs
+
+
+def _joined(words: list[str], phrases: Collection[str]) -> list[str]:
+    """``words`` with each "A of B" that is one of ``phrases`` made one word."""
+    if not phrases:
+        return words
+    out: list[str] = []
+    i = 0
+    while i < len(words):
+        phrase = " ".join(words[i : i + 3])
+        if i + 2 < len(words) and words[i + 1] == "of" and phrase in phrases:
+            out.append(phrase)
+            i += 3
+        else:
+            out.append(words[i])
+            i += 1
+    return out
+
+
+def relation_phrases(relation_names: Iterable[str]) -> frozenset[str]:
+    """The "A of B" phrases inside relation names, lower case: ``place_of_birth`` and
+    ``people.person.place_of_birth`` give "place of birth". A question's "place of birth" is one
+    step, not a chain of two nouns (:func:`word_runs`)."""
+    phrases = set()
+    for name in relation_names:
+        words = relation_text(name).lower().split()
+        for i in range(1, len(words) - 1):
+            before, after = words[i - 1], words[i + 1]
+            if words[i] == "of" and before not in _FUNCTION_WORDS and after not in _FUNCTION_WORDS:
+                phrases.add(f"{before} of {after}")
+    return frozenset(phrases)
 
 
 def _chain_before_mention(words: Sequence[str]) -> set[int]:

@@ -16,6 +16,7 @@ from kgqa.retrieval.models.name_match import (
     chained_runs,
     content_words,
     plan_fit,
+    relation_phrases,
     word_matches,
     word_runs,
 )
@@ -221,3 +222,13 @@ def test_a_chain_keeps_a_word_said_twice_and_skips_its_frame() -> None:
         ("also", False),
         ("films", False),
     ]
+
+
+def test_a_relation_named_a_of_b_is_one_word_of_the_question() -> None:
+    phrases = relation_phrases(["PLACE_OF_BIRTH", "people.deceased_person.cause_of_death", "directed_by"])
+    assert phrases == {"place of birth", "cause of death"}
+    question = "what is the place of birth of the mom of Claudius"
+    assert word_runs(question, ["Claudius"], phrases) == [["mom"], ["place of birth"]]
+    assert chained_runs(question, ["Claudius"], phrases) == [True, True]
+    # Without the graph's phrases "place" and "birth" are two nouns of the chain, three steps.
+    assert word_runs(question, ["Claudius"]) == [["mom"], ["birth"], ["place"]]
