@@ -134,15 +134,19 @@ def chained_runs(question: str, mentions: Sequence[str], phrases: Collection[str
 _FRAME_NOUNS = frozenset({"name", "names"})
 _COPULAS = frozenset({"is", "are", "was", "were"})
 _PLACE_AND_TIME = frozenset({"where", "when"})
+_ASKING_WHAT = frozenset({"what", "which"})
 _POSSESSIVE = re.compile(r"(?<=\w)'s\b")
 
 
 @dataclass(frozen=True, slots=True)
 class _Run:
-    text: str
     words: tuple[str, ...]
     distance: int  # words from the nearest mention
     chained: bool  # a noun of a possessive chain that ends at a mention
+
+    @property
+    def text(self) -> str:
+        return " ".join(self.words)
 
 
 def _distinct_runs(
@@ -199,8 +203,7 @@ def _runs(question: str, mentions: Sequence[str], phrases: Collection[str] = ())
                     [sum(counted[k:])] if mention_after else []
                 )
                 chained = (start in chain_starts or k in chain_ends) and words[start] not in _FRAME_NOUNS
-                run = tuple(words[start:k])
-                runs.append(_Run(" ".join(run), run, min(gaps, default=len(words)), chained))
+                runs.append(_Run(tuple(words[start:k]), min(gaps, default=len(words)), chained))
             start = None
     return runs
 
@@ -256,14 +259,14 @@ def _chain_before_mention(words: Sequence[str]) -> set[int]:
         if k == end:
             break
         ends.add(end)
-    if k > 2 and words[k - 1] in _COPULAS and words[0] in {"what", "which"}:
+    if k > 2 and words[k - 1] in _COPULAS and words[0] in _ASKING_WHAT:
         if all(_is_content(w) for w in words[1 : k - 1]):
             ends.add(k - 1)
     if k > 0 and words[0] in _PLACE_AND_TIME and not any(_is_content(w) for w in words[1:k]):
         ends.add(1)  # "where did X 's son die" asks for "the place of X 's son's death"
-    asks = words[:1] in (["who"], ["what"], ["which"])
-    if not ends and k > 1 and asks and all(_is_content(w) for w in words[1:k]):
-        ends.add(k)  # "who directed X 's films": the films' directors
+    if not ends and k > 1 and words[0] in _ASKING_WHAT | {"who"}:
+        if all(_is_content(w) for w in words[1:k]):
+            ends.add(k)  # "who directed X 's films": the films' directors
     return ends
 
 
