@@ -74,14 +74,13 @@ def link(
     settings = loaded.settings
     with open_store(settings.store) as store:
 
-        def checked_embedder() -> Embedder:  # loaded for lower case, or if linking reaches the vector step
+        def checked_embedder() -> Embedder:
             embedder = make_embedder(settings.embedder)
             check_query_embedder(store, EmbeddingMeta(embedder.model_id, embedder.dimension))
             return embedder
 
-        # A question without capitals reads acronyms and relation words with the model, as `ask` does.
-        uncased = question == question.lower()
-        embedder = checked_embedder() if uncased and not topics else checked_embedder
+        # Loaded, as `ask` holds it: questions read acronyms and relation words with the model.
+        embedder = checked_embedder if topics else checked_embedder()
         result = link_question(store, embedder, question, topic_ids=topics, k=k)
     disambiguation = None
     if fit and len(result.contenders()) > 1 and settings.checkpoint_path.is_file():

@@ -10,7 +10,7 @@ from kgqa.link.explicit import link_brackets, link_topics
 from kgqa.link.name_step import link_names
 from kgqa.link.result import LinkResult
 from kgqa.link.search import FULLTEXT_LIMIT, MIN_VECTOR_SCORE, EmbedderSource, link_fulltext, link_vector
-from kgqa.link.tokens import tokenize
+from kgqa.link.tokens import EDGE_PUNCT, tokenize
 from kgqa.linking_words import RelationWords
 from kgqa.store.protocol import GraphStore
 from kgqa.types import ParsedQuestion
@@ -32,10 +32,16 @@ def link(
 ) -> LinkResult:
     """Link a question to store entities.
 
+    Steps, the first that finds anything wins: names (:func:`link_names`; where the question has
+    capitals and the best mention holds none of them, the question is read again in lower case,
+    with people's words: "What language do Jamaican people speak?" is about Jamaica, not The
+    People Speak), the full-text index, the entity embeddings.
+
     Args:
         store: the graph store holding ``:Entity`` nodes with ``name_norm`` and the search indexes.
-        embedder: the store's embedding model, or a factory for it; only the vector step (reached
-            when nothing else matched) uses it, so a factory keeps model loading off the fast path.
+        embedder: the store's embedding model, or a factory for it; a loaded model also reads
+            acronyms and forms of relation words in lower-case questions, a factory is called
+            only by the vector step (reached when nothing else matched).
         question: the question, as text or parsed once by the caller; ``[bracketed]`` spans are
             taken as entity names or ids.
         topic_ids: explicit ``Entity.id`` values; when given, nothing else is tried.
@@ -63,16 +69,32 @@ def link(
         return LinkResult(link_brackets(store, parsed.bracketed))
     question = parsed.asked
     tokens = tokenize(question)
-    for step in (
-        lambda: link_names(
+    capitals = [t.text.strip(EDGE_PUNCT) for t in tokens if t.capitalised]
+
+    def names(text: str) -> LinkResult:
+        return link_names(
             store,
-            question,
-            tokens,
+            text,
+            tokenize(text),
             max_ngram=max_ngram,
             fulltext_limit=fulltext_limit,
             relation_words=relation_words,
             embedder=embedder,
-        ),
+        )
+
+    def names_step() -> LinkResult:
+        found = names(question)
+        if capitals and not (found.candidates and any(c in found.topics[0].mention for c in capitals)):
+            # "What language do Jamaican people speak?", "Where did Franklin work?": capitals no
+            # name matched whole are read as a lower-case question reads them (demonyms, partial
+            # names, relation words), where that finds anything.
+            lowered = names(question.lower())
+            if lowered.candidates:
+                return lowered
+        return found
+
+    for step in (
+        names_step,
         lambda: LinkResult(link_fulltext(store, tokens, limit=fulltext_limit)),
         lambda: LinkResult(link_vector(store, embedder, question, tokens, k=k, min_score=min_vector_score)),
     ):

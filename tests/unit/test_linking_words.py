@@ -174,3 +174,17 @@ def test_link_a_lone_word_that_names_a_relation_is_no_topic(wqsp_kg: KgliteStore
     question = "where do they speak afrikaans?"
     assert link(wqsp_kg, minilm, question).topics[0].id == "Afrikaans Language"
     assert link(wqsp_kg, lambda: minilm, question).topics[0].id == "Speak"  # a factory: names only
+
+
+@pytest.mark.parametrize(
+    ("question", "topic"),
+    [
+        ("What language do Jamaican people speak?", "Jamaica"),  # not The People Speak
+        ("Where did Franklin work?", "Benjamin Franklin"),
+        ("Who produced The People Speak?", "The People Speak"),  # capitals that name a title whole
+    ],
+)
+def test_link_capitals_no_name_matches_whole_are_read_as_people_type_them(
+    wqsp_kg: KgliteStore, fake_embedder: Embedder, question: str, topic: str
+) -> None:
+    assert link(wqsp_kg, fake_embedder, question).topics[0].id == topic
