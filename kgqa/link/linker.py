@@ -84,12 +84,12 @@ def link(
 
     def names_step() -> LinkResult:
         found = names(question)
-        if capitals and not (found.candidates and any(c in found.topics[0].mention for c in capitals)):
+        if capitals and not (found.candidates and _holds(found, capitals)):
             # "What language do Jamaican people speak?", "Where did Franklin work?": capitals no
             # name matched whole are read as a lower-case question reads them (demonyms, partial
-            # names, relation words), where that finds anything.
+            # names, relation words), where that reading's mention holds one of them.
             lowered = names(question.lower())
-            if lowered.candidates:
+            if lowered.candidates and _holds(lowered, [c.lower() for c in capitals]):
                 return lowered
         return found
 
@@ -107,3 +107,8 @@ def link(
         f"no full-text hit, no entity embedding within similarity {min_vector_score:g}",
         hint="check the spelling of the entity name, or pass its id with --topic",
     )
+
+
+def _holds(result: LinkResult, words: Sequence[str]) -> bool:
+    """Whether the best topic's mention holds one of ``words``."""
+    return any(word in result.topics[0].mention for word in words)
