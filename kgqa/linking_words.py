@@ -60,12 +60,17 @@ class RelationWords:
 
     Attributes:
         words: the words; a question word found here names a relation rather than a topic.
-        vectors: FloatTensor [W, d], the unit embeddings of ``sorted(words)`` (:meth:`embedded`),
+        vectors: FloatTensor [W, d], the unit embeddings of ``vector_words`` (:meth:`embedded`),
             or None: what :meth:`with_near` compares a question's words with.
+        vector_words: ``sorted(words)`` when ``vectors`` is set.
+        near_cache: per question word already compared, whether it is near a relation word: a
+            process links many questions, and their words repeat.
     """
 
     words: frozenset[str]
     vectors: Tensor | None = field(default=None, compare=False, repr=False)
+    vector_words: tuple[str, ...] = field(default=(), compare=False, repr=False)
+    near_cache: dict[str, bool] = field(default_factory=dict, compare=False, repr=False)
 
     @classmethod
     def from_store(cls, store: GraphStore, *, limit: int = RELATION_NAMES_LIMIT) -> RelationWords:
@@ -106,8 +111,9 @@ class RelationWords:
         """These words with their embeddings (one batch; MetaQA has 15 words, WebQSP-evidence 642)."""
         import torch
 
-        vectors = torch.nn.functional.normalize(embedder.embed(sorted(self.words)), dim=-1)
-        return replace(self, vectors=vectors)
+        words = tuple(sorted(self.words))
+        vectors = torch.nn.functional.normalize(embedder.embed(words), dim=-1)
+        return replace(self, vectors=vectors, vector_words=words, near_cache={})
 
     def with_near(self, question_words: Sequence[str], embedder: Embedder) -> RelationWords:
         """These words and the ``question_words`` within :data:`NEAR_RELATION_WORD` cosine of one
@@ -124,10 +130,14 @@ class RelationWords:
         fresh = [w for w in dict.fromkeys(question_words) if len(w) > 2 and _singular(w) not in self.words]
         if self.vectors is None or not fresh:
             return self
-        vectors = torch.nn.functional.normalize(embedder.embed(fresh), dim=-1)
-        close = (vectors @ self.vectors.T >= NEAR_RELATION_WORD).nonzero().tolist()
-        ordered = sorted(self.words)
-        near = {_singular(fresh[i]) for i, j in close if fresh[i][:SHARED_STEM] == ordered[j][:SHARED_STEM]}
+        unseen = [w for w in fresh if w not in self.near_cache]
+        if unseen:
+            vectors = torch.nn.functional.normalize(embedder.embed(unseen), dim=-1)
+            close = (vectors @ self.vectors.T >= NEAR_RELATION_WORD).nonzero().tolist()
+            stem = SHARED_STEM
+            found = {unseen[i] for i, j in close if unseen[i][:stem] == self.vector_words[j][:stem]}
+            self.near_cache.update((w, w in found) for w in unseen)
+        near = {_singular(w) for w in fresh if self.near_cache[w]}
         return replace(self, words=self.words | near, vectors=None) if near else self
 
     def share(self, words: Sequence[str]) -> float:

@@ -166,6 +166,7 @@ def test_other_forms_of_relation_words_are_relation_words(minilm: Embedder) -> N
     assert "speak" in near.words  # speaker, speech: same stem, close in meaning
     assert "japan" not in near.words and "afrikaans" not in near.words  # near "country", not its form
     assert words.with_near(["japan"], minilm) is words
+    assert words.near_cache == {"speak": True, "japan": False, "afrikaans": False}  # each word embedded once
 
 
 def test_link_a_lone_word_that_names_a_relation_is_no_topic(wqsp_kg: KgliteStore, minilm: Embedder) -> None:
