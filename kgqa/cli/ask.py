@@ -182,14 +182,19 @@ def ask(
 
 def _render(answer: Answer, max_answers: int) -> None:
     """The one layout of an answer, whichever checkpoint gave it: topics, plans, evidence (best
-    last), answers, and the timings on stderr."""
+    last; lines scoring 0.000 are counted, not listed, where others score), answers, and the
+    timings on stderr."""
     click.echo("topics: " + ", ".join(f"{t.name} ({t.method}, {t.score:.2f})" for t in answer.topics))
     if answer.disambiguation is not None:
         click.echo(render_disambiguation(answer.disambiguation))
     for plan in answer.plans:
         click.echo(f"plan: {plan.text}  p={plan.probability:.3f}")
     click.echo(f"evidence ({len(answer.evidence)} lines, best last):")
-    for line in answer.evidence:
+    scored = [line for line in answer.evidence if round(line.score, 3) > 0]
+    shown = scored or answer.evidence  # the train-free path scores only what its plans cross
+    if hidden := len(answer.evidence) - len(shown):
+        click.echo(f"  ... {hidden} lines scoring 0.000 not shown (--json lists all)")
+    for line in shown:
         click.echo(f"  {line.score:.3f}  {line.text}")
     if answer.abstained:
         click.echo(f"answer ({answer.reader}): not available (the reader abstained)")

@@ -79,3 +79,14 @@ def test_kb_lines_are_the_real_files() -> None:
         pytest.skip(f"{source} is absent (PathQuestion data); the chain test's lines come from it")
     lines = set(source.read_text(encoding="utf-8").splitlines())
     assert set(KB.splitlines()) <= lines
+
+
+@pytest.mark.slow
+def test_the_shown_answer_lists_the_evidence_its_plans_cross(data_dir: str) -> None:
+    shown = _kgqa("ask", "claudius 's parent 's sex ?", "--data-dir", data_dir).splitlines()
+    evidence = [line for line in shown if line.startswith("  ") and "(" in line]
+    assert evidence and all(not line.startswith("  0.000") for line in evidence)
+    assert any("lines scoring 0.000 not shown" in line for line in shown)
+    assert any("(nero_claudius_drusus,GENDER,male)" in line for line in evidence)
+    listed = json.loads(_kgqa("ask", "claudius 's parent 's sex ?", "--data-dir", data_dir, "--json"))
+    assert len(listed["evidence"]) > len(evidence)  # --json keeps every line
