@@ -110,5 +110,7 @@ def link(
 
 
 def _holds(result: LinkResult, words: Sequence[str]) -> bool:
-    """Whether the best topic's mention holds one of ``words``."""
-    return any(word in result.topics[0].mention for word in words)
+    """Whether the best topic's mention holds one of ``words`` as a word of its own ("MA" is no
+    word of "maturation arrest")."""
+    mention = result.topics[0].mention.split()
+    return any(word in mention for word in words)
