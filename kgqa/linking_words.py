@@ -44,7 +44,7 @@ MAX_EXTRA_WORDS = 2  # words of a name a partial mention may leave out ("Henry V
 NEAR_RELATION_WORD = 0.6
 #: Letters the two forms must start with alike: "speak" / "speech", "compose" / "composition";
 #: without it place names read as their kind ("japan" / "country" 0.66).
-SHARED_STEM = 3  # cosine from which a question word reads as a relation word
+SHARED_STEM = 3
 MIN_PREFIX_LETTERS = 3  # "ben" stands for Benjamin; shorter is an initial, not a name
 MIN_DEMONYM_STEM = 4  # letters a demonym shares with its place at least ("egyp" in egyptian/Egypt)
 DEMONYM_SUFFIX_MAX = 4  # letters a demonym adds after the stem at most ("-ians" in brazilians)

@@ -10,7 +10,7 @@ from kgqa.link.explicit import link_brackets, link_topics
 from kgqa.link.name_step import link_names
 from kgqa.link.result import LinkResult
 from kgqa.link.search import FULLTEXT_LIMIT, MIN_VECTOR_SCORE, EmbedderSource, link_fulltext, link_vector
-from kgqa.link.tokens import EDGE_PUNCT, tokenize
+from kgqa.link.tokens import EDGE_PUNCT, Token, tokenize
 from kgqa.linking_words import RelationWords
 from kgqa.store.protocol import GraphStore
 from kgqa.types import ParsedQuestion
@@ -71,11 +71,11 @@ def link(
     tokens = tokenize(question)
     capitals = [t.text.strip(EDGE_PUNCT) for t in tokens if t.capitalised]
 
-    def names(text: str) -> LinkResult:
+    def names(text: str, text_tokens: Sequence[Token]) -> LinkResult:
         return link_names(
             store,
             text,
-            tokenize(text),
+            text_tokens,
             max_ngram=max_ngram,
             fulltext_limit=fulltext_limit,
             relation_words=relation_words,
@@ -83,12 +83,12 @@ def link(
         )
 
     def names_step() -> LinkResult:
-        found = names(question)
+        found = names(question, tokens)
         if capitals and not (found.candidates and _holds(found, capitals)):
             # "What language do Jamaican people speak?", "Where did Franklin work?": capitals no
             # name matched whole are read as a lower-case question reads them (demonyms, partial
             # names, relation words), where that reading's mention holds one of them.
-            lowered = names(question.lower())
+            lowered = names(question.lower(), tokenize(question.lower()))
             if lowered.candidates and _holds(lowered, [c.lower() for c in capitals]):
                 return lowered
         return found

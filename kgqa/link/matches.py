@@ -116,15 +116,7 @@ def uncased_span_rank(match: Match) -> tuple[int, bool, bool, bool, float, int]:
     if tier < 2:
         rank = span_rank(match, True)
         return (tier, False, False, False, rank[1], match.span.start)
-    proper = is_proper(match.name)
-    return (
-        2,
-        match.span.relational,
-        not proper,
-        _weak_reading(match),
-        -_lone_strength(match),
-        match.span.start,
-    )
+    return (2, *_lone_key(match, match.name), match.span.start)
 
 
 def uncased_lone_rank(cand: LinkedEntity, match: Match | None) -> tuple[bool, bool, bool, bool, float]:
@@ -136,13 +128,13 @@ def uncased_lone_rank(cand: LinkedEntity, match: Match | None) -> tuple[bool, bo
     "peru" (69 facts) before the film "Speak" (2)."""
     if match is None:
         return (True, False, False, False, -cand.score)
-    return (
-        False,
-        match.span.relational,
-        not is_proper(cand.name),
-        _weak_reading(match),
-        -_lone_strength(match),
-    )
+    return (False, *_lone_key(match, cand.name))
+
+
+def _lone_key(match: Match, name: str) -> tuple[bool, bool, bool, float]:
+    """How lone words rank among themselves, best first: not a relation word, a proper
+    ``name``, no weak reading (:func:`_weak_reading`), then :func:`_lone_strength`."""
+    return (match.span.relational, not is_proper(name), _weak_reading(match), -_lone_strength(match))
 
 
 def _weak_reading(match: Match) -> bool:
