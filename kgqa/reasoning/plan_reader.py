@@ -41,6 +41,20 @@ def touches_every_other_topic(sub: Subgraph) -> Tensor:
     return touching
 
 
+def answerable(retrieval: Retrieval) -> Tensor:
+    """BoolTensor [N]: :meth:`Retrieval.answerable`, and under ``Subgraph.topic_walks_if_needed``
+    the topics where the likeliest plan comes home to them ("the wife of X 's husband" is X).
+    Only that plan's: a runner-up that comes home through a Freebase mediator ("drafted", then
+    its "player") says nothing, where the likeliest plan's own ends are the mediators."""
+    allowed = retrieval.answerable()
+    sub, ranked = retrieval.prepared.subgraph, retrieval.plans
+    if sub.walking_back() is None or ranked is None or not ranked.probabilities.numel():
+        return allowed
+    ends = ranked.plans.end_entity[ranked.plans.end_plan == int(ranked.probabilities.argmax())]
+    allowed[ends[ends < sub.num_topics]] = True
+    return allowed
+
+
 class PlanReader:
     """Ranks a retrieval's entities by the best plan that ends at each; no weights."""
 
@@ -55,7 +69,7 @@ class PlanReader:
         sub = retrieval.prepared.subgraph
         if retrieval.plans is None:
             raise ValueError("the train-free reader reads plans, and this retrieval ranked none")
-        best = retrieval.plans.reach(sub.num_entities)[:, 0].masked_fill(~retrieval.answerable(), 0.0)
+        best = retrieval.plans.reach(sub.num_entities)[:, 0].masked_fill(~answerable(retrieval), 0.0)
         touching = touches_every_other_topic(sub)
         return best * touching if bool((best * touching).any()) else best
 
@@ -78,7 +92,7 @@ class PlanReader:
         their clubs, the answers to "which club has a player from X", show.
         """
         started = time.perf_counter()
-        allowed = retrieval.answerable()
+        allowed = answerable(retrieval)
         probs = self.entity_probabilities(retrieval) if probabilities is None else probabilities
         shown = probs.masked_fill(~allowed, -1.0)
         top = float(shown.max()) if shown.numel() else 0.0

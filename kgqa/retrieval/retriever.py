@@ -278,7 +278,9 @@ class Retriever:
     ) -> Retriever:
         """A retriever with nothing trained: plans ranked by their relation names' match with the
         question's words (:class:`~kgqa.retrieval.models.name_match.NameMatchPlanner`), triples by the
-        likeliest plans' walks through them (walks come back through no topic)."""
+        likeliest plans' walks through them (walks come back through a topic only where the
+        question chains relation nouns and a plan reaches nothing otherwise:
+        ``Subgraph.topic_walks_if_needed``)."""
         return cls(store, embedder, None, planner=NameMatchPlanner(), subgraph=subgraph)
 
     @property
@@ -368,8 +370,10 @@ class Retriever:
         prepared = prepare(
             self.store, views, [t.id for t in topics], self.tables, settings, question_tokens=tokens
         )
-        if cues is not None:
-            prepared = replace(prepared, sharing_cues=cues, chained_runs=chains)
+        if cues is not None and chains is not None:
+            # "the wife of X 's husband" may come home; "X 's co-stars" and "the films of X" may not
+            sub = replace(prepared.subgraph, topic_walks_if_needed=bool(chains.any()))
+            prepared = replace(prepared, subgraph=sub, sharing_cues=cues, chained_runs=chains)
         scored_at = time.perf_counter()
         with torch.inference_mode():
             if self.scorer is None:

@@ -1,9 +1,11 @@
 """Train-free `kgqa ask` on nouns chained to the topic by "of" and "'s".
 
 Real PathQuestion triples (``../shared/data/pathquestion/2H-kb.txt``: lines about Claudius, John I
-of Denmark, Constantine VIII and Anna E. Roosevelt, and the file's first lines). "sex"
-names gender and "nation" nationality too weakly for a step of their own (centred cosine 0.21
-and 0.18 under the step cost 0.25), so without the chain the plan stopped at the parent.
+of Denmark, Constantine VIII, Anna E. Roosevelt and Bobby Troup, and the file's first lines).
+"sex" names gender and "nation" nationality too weakly for a step of their own (centred cosine
+0.21 and 0.18 under the step cost 0.25), so without the chain the plan stopped at the parent. A
+chain of kin nouns may come home to the topic ("the wife of X 's husband" is X), where no other
+walk of the plan reaches anything.
 """
 
 from __future__ import annotations
@@ -36,6 +38,9 @@ constantine_viii\tgender\tmale
 anna_e_roosevelt\tparents\teleanor_roosevelt
 eleanor_roosevelt\tplace_of_birth\tnew_york
 j_p_morgan_jr\tlocation\tnew_york
+bobby_troup\tspouse\tjulie_london
+julie_london\tspouse\tbobby_troup
+bobby_troup\tnationality\tunited_states
 """
 
 
@@ -90,3 +95,23 @@ def test_the_shown_answer_lists_the_evidence_its_plans_cross(data_dir: str) -> N
     assert any("(nero_claudius_drusus,GENDER,male)" in line for line in evidence)
     listed = json.loads(_kgqa("ask", "claudius 's parent 's sex ?", "--data-dir", data_dir, "--json"))
     assert len(listed["evidence"]) > len(evidence)  # --json keeps every line
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize(
+    ("question", "answer", "crossed"),
+    [
+        ("what is the wife of couple of bobby_troup ?", "bobby_troup", "(julie_london,SPOUSE,bobby_troup)"),
+        (
+            "bobby_troup 's husband 's other half 's nationality ?",
+            "united_states",
+            "(bobby_troup,NATIONALITY,united_states)",
+        ),
+    ],
+)
+def test_a_chain_of_kin_nouns_may_come_home_to_the_topic(
+    data_dir: str, question: str, answer: str, crossed: str
+) -> None:
+    asked = json.loads(_kgqa("ask", question, "--data-dir", data_dir, "--json"))
+    assert [a["name"] for a in asked["answers"]] == [answer]
+    assert crossed in _kgqa("ask", question, "--data-dir", data_dir)  # the walk home is the evidence

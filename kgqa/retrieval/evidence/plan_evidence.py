@@ -62,7 +62,8 @@ class PlanChain:
 def best_walks(sub: Subgraph, steps: Sequence[int], log_scores: np.ndarray) -> list[tuple[Chain, float]]:
     """For every entity the signed plan ``steps`` reaches from a topic, its best walk there.
 
-    Walks come back through a topic only under ``sub.topic_walks`` (as in
+    Walks come back through a topic only under ``sub.topic_walks``, or under
+    ``sub.topic_walks_if_needed`` where the plan has no other walk (as in
     :func:`kgqa.retrieval.models.plans.enumerate_plans`).
     Among walks to the same end the one with the largest sum of ``log_scores`` wins; ties go to
     the lower triple index.
@@ -74,6 +75,13 @@ def best_walks(sub: Subgraph, steps: Sequence[int], log_scores: np.ndarray) -> l
     Returns:
         ``(chain, summed log score)`` per reached entity, by entity id.
     """
+    walks = _best_walks(sub, steps, log_scores)
+    back = sub.walking_back()
+    return _best_walks(back, steps, log_scores) if back is not None and not walks else walks
+
+
+def _best_walks(sub: Subgraph, steps: Sequence[int], log_scores: np.ndarray) -> list[tuple[Chain, float]]:
+    """:func:`best_walks` under ``sub.topic_walks`` alone."""
     n = sub.num_entities
     head, rel, tail = sub.head.numpy(), sub.rel.numpy(), sub.tail.numpy()
     may_end = sub.candidate_mask().numpy()

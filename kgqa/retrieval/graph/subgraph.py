@@ -13,7 +13,7 @@ same subgraph for the same question.
 from __future__ import annotations
 
 from collections.abc import Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 import torch
 
@@ -44,6 +44,13 @@ class Subgraph:
             ``kgqa train`` decides it from the training split
             (:mod:`retriever_training.walk_rule`); plans, walk triples, labels and the reader's
             candidates all follow it.
+        topic_walks_if_needed: under "never back" only, a plan whose walks reach nothing without
+            coming back through a topic walks back through it ("the wife of X 's husband" is X,
+            "the sex of X 's husband 's wife" is X's), while a plan that reaches others keeps to
+            them ("X 's co-stars" are the others). Set by the name-match planner's retriever for
+            a question that chains relation nouns through "of" and "'s" (it has no training split
+            to decide ``topic_walks`` from; a chain of kin nouns comes home, "what instruments did
+            X play" does not, though Freebase holds its relation both ways).
     """
 
     entity_ids: list[str]
@@ -54,6 +61,7 @@ class Subgraph:
     rel_eids: list[str]
     num_topics: int
     topic_walks: bool = False
+    topic_walks_if_needed: bool = False
 
     @property
     def num_entities(self) -> int:
@@ -79,6 +87,13 @@ class Subgraph:
         mask = torch.ones(self.num_entities, dtype=torch.bool)
         mask[: self.num_topics] = self.topic_walks
         return mask
+
+    def walking_back(self) -> Subgraph | None:
+        """This subgraph under the permissive rule, for the plans that reach nothing under its
+        own (``topic_walks_if_needed``); ``None`` where there is no such second rule."""
+        if self.topic_walks_if_needed and not self.topic_walks:
+            return replace(self, topic_walks=True)
+        return None
 
     def triple(self, i: int) -> tuple[str, str, str]:
         """Triple ``i`` as (head id, relationship type, tail id)."""

@@ -129,7 +129,40 @@ def _step_matrix(sub: Subgraph) -> csr_matrix:
 
 def enumerate_plans(sub: Subgraph, max_steps: int) -> Plans:
     """Every signed relation path of 1..``max_steps`` steps with a walk from a topic in ``sub``
-    (walks under ``sub``'s walk rule: back through a topic only with ``sub.topic_walks``).
+    (walks under ``sub``'s walk rule: back through a topic only with ``sub.topic_walks``, or
+    under ``sub.topic_walks_if_needed`` for the plans that reach nothing otherwise).
+    """
+    plans = _walked_plans(sub, max_steps)
+    back = sub.walking_back()
+    return plans if back is None else _with_walks_back(plans, _walked_plans(back, max_steps))
+
+
+def _with_walks_back(plans: Plans, back: Plans) -> Plans:
+    """``plans`` and the plans of ``back`` (walked under the permissive rule) that ``plans``
+    lacks, with their ends there: the plans that reach something only through a topic. Ordered by
+    length as both are.
+
+    Of those, a plan that walks straight back over the relation it just crossed ("release year,
+    then back": X -> 1970 -> X) is left out: such a walk comes home from every topic whatever
+    the graph holds, so it says nothing ("the wife of X 's husband" comes home over facts).
+    """
+    known = {tuple(row) for row in plans.steps.tolist()}
+    steps = back.steps
+    walks_back = ((steps[:, 1:] == (steps[:, :-1] ^ 1)) & (steps[:, 1:] >= 0)).any(dim=1)
+    extra = torch.tensor([tuple(row) not in known for row in steps.tolist()], dtype=torch.bool) & ~walks_back
+    index = torch.full((back.num_plans,), -1, dtype=torch.long)
+    index[extra] = plans.num_plans + torch.arange(int(extra.sum()))
+    kept = extra[back.end_plan]
+    steps = torch.cat([plans.steps, back.steps[extra]])
+    end_plan = torch.cat([plans.end_plan, index[back.end_plan[kept]]])
+    order = torch.sort(Plans(steps, end_plan, end_plan).lengths(), stable=True).indices
+    position = torch.empty_like(order)
+    position[order] = torch.arange(order.numel())
+    return Plans(steps[order], position[end_plan], torch.cat([plans.end_entity, back.end_entity[kept]]))
+
+
+def _walked_plans(sub: Subgraph, max_steps: int) -> Plans:
+    """The plans of :func:`enumerate_plans` under ``sub.topic_walks`` alone.
 
     One sparse product per length: the frontiers of all plans of length ``k`` ([P_k, N]) times
     the step matrix give, for each plan and signed relation, the entities one step further.
@@ -241,8 +274,16 @@ def plan_walk_triples(sub: Subgraph, steps: Sequence[int]) -> Tensor:
 
     Step ``i`` of a walk crosses a triple of its relation in its direction, from an entity the
     first ``i`` steps reach to one from which the remaining steps still go on; walks come back
-    to a topic only under ``sub.topic_walks`` (as in :func:`enumerate_plans`).
+    to a topic only under ``sub.topic_walks``, or under ``sub.topic_walks_if_needed`` where the
+    plan has no other walk (as in :func:`enumerate_plans`).
     """
+    on_walk = _walk_triples(sub, steps)
+    back = sub.walking_back()
+    return _walk_triples(back, steps) if back is not None and not bool(on_walk.any()) else on_walk
+
+
+def _walk_triples(sub: Subgraph, steps: Sequence[int]) -> Tensor:
+    """:func:`plan_walk_triples` under ``sub.topic_walks`` alone."""
     n = sub.num_entities
     topic = torch.arange(n) < sub.num_topics
     may_end = sub.candidate_mask()

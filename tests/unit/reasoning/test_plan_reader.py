@@ -2,10 +2,15 @@
 
 from __future__ import annotations
 
+from dataclasses import replace
+from types import SimpleNamespace
+
 import torch
 from conftest import FakeEmbedder
+from subgraphs import make_subgraph
 
-from kgqa.reasoning.plan_reader import PlanReader
+from kgqa.reasoning.plan_reader import PlanReader, answerable
+from kgqa.retrieval.models.plans import RankedPlans, enumerate_plans
 from kgqa.retrieval.retriever import Retriever
 from kgqa.store.kglite_store import KgliteStore
 from kgqa.types import TripleRecord
@@ -73,3 +78,25 @@ def test_answers_never_stop_at_a_nameless_node(
     assert "m.02nqgpk" not in {a.id for a in PlanReader().extract_answers(retrieval)}
     assert retrieval.names["m.02nqgpk"].startswith("m.02nqgpk [")  # named by its neighbours
     assert "Harvard Law School" in retrieval.names["m.02nqgpk"]
+
+
+def test_the_topic_answers_only_where_the_likeliest_plan_comes_home() -> None:
+    # "the wife of e0 's husband": SPOUSE both ways (relation 1), and e0 -GENDER (relation 0)-> e2
+    kin = make_subgraph(3, [(0, 1), (1, 0), (0, 2)], rels=["SPOUSE", "SPOUSE", "GENDER"])
+    sub = replace(kin, topic_walks_if_needed=True)
+    plans = enumerate_plans(sub, max_steps=2)
+    steps = plans.steps.tolist()
+
+    def allowed(subgraph: object, likeliest: list[int]) -> bool:
+        probabilities = torch.full((plans.num_plans,), 0.1)
+        probabilities[steps.index(likeliest)] = 0.9
+        retrieval = SimpleNamespace(
+            prepared=SimpleNamespace(subgraph=subgraph),
+            plans=RankedPlans(plans, probabilities),
+            answerable=kin.candidate_mask,
+        )
+        return bool(answerable(retrieval)[0])  # type: ignore[arg-type]
+
+    assert allowed(sub, [2, 2])  # SPOUSE, SPOUSE: the likeliest plan comes home
+    assert not allowed(sub, [0, -1])  # GENDER likeliest: a runner-up coming home does not answer
+    assert not allowed(kin, [2, 2])  # never back

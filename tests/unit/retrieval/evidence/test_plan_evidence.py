@@ -5,6 +5,7 @@ from __future__ import annotations
 import math
 import random
 from collections.abc import Sequence
+from dataclasses import replace
 
 import numpy as np
 import pytest
@@ -49,6 +50,18 @@ def test_best_walks_keep_the_likeliest_walk_to_each_end() -> None:
         ((0, 4, 5), (3, 5), (False, True)),
     ]
     assert [math.exp(s) for _, s in walks] == pytest.approx([0.54, 0.42])
+
+
+def test_best_walks_come_home_only_where_the_plan_reaches_nothing_else() -> None:
+    # "the wife of e0 's husband": t0 e0 -SPOUSE-> e1, t1 e1 -SPOUSE-> e0, t2 e1 -SPOUSE-> e2
+    kin = make_subgraph(3, [(0, 1), (1, 0)], rels=["SPOUSE", "SPOUSE"])
+    scores = _log(torch.tensor([0.9, 0.8]))
+    assert best_walks(kin, [0, 0], scores) == []  # never back
+    walks = best_walks(replace(kin, topic_walks_if_needed=True), [0, 0], scores)
+    assert [(c.entities, c.triples) for c, _ in walks] == [((0, 1, 0), (0, 1))]
+    remarried = make_subgraph(3, [(0, 1), (1, 0), (1, 2)], rels=["SPOUSE"] * 3)
+    walks = best_walks(replace(remarried, topic_walks_if_needed=True), [0, 0], _log(torch.ones(3) / 2))
+    assert [c.entities for c, _ in walks] == [(0, 1, 2)]  # another wife reached: X stays out
 
 
 def _brute_force(sub: Subgraph, steps: Sequence[int], log_scores: np.ndarray) -> dict[int, float]:

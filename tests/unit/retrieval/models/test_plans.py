@@ -76,6 +76,43 @@ def test_enumerate_plans_lists_each_signed_relation_path_with_its_walk_ends() ->
     assert len(pairs) == len(set(pairs))  # e2 ends two walks of one plan but is listed once
 
 
+# "the wife of X 's husband", PathQuestion's way (relations stored both ways):
+#   t0 e0 -SPOUSE-> e1   t1 e1 -SPOUSE-> e0   t2 e0 -CHILDREN-> e2   t3 e2 -PARENTS-> e0
+#   t4 e2 -PARENTS-> e3   t5 e0 -GENDER-> e4
+KIN = make_subgraph(
+    5,
+    [(0, 1), (1, 0), (0, 2), (2, 0), (2, 3), (0, 4)],
+    rels=["SPOUSE", "SPOUSE", "CHILDREN", "PARENTS", "PARENTS", "GENDER"],
+)
+
+
+def test_walks_come_home_only_where_a_plan_reaches_nothing_else() -> None:
+    never = enumerate_plans(KIN, max_steps=3)
+    assert ("SPOUSE", "SPOUSE") not in _names(never, KIN)
+    plans = enumerate_plans(replace(KIN, topic_walks_if_needed=True), max_steps=3)
+    found = dict(zip(_names(plans, KIN), (_ends(plans)[p] for p in range(plans.num_plans)), strict=True))
+    assert found[("SPOUSE", "SPOUSE")] == {0}  # the wife of X 's husband is X
+    assert found[("SPOUSE", "SPOUSE", "GENDER")] == {4}  # through X: the sex of X 's husband 's wife
+    assert found[("CHILDREN", "PARENTS")] == {3}  # the other parent reached: X stays out
+    assert ("SPOUSE", "<-SPOUSE") not in found  # straight back over the triple just crossed
+    assert plans.lengths().tolist() == sorted(plans.lengths().tolist())
+    back = enumerate_plans(replace(KIN, topic_walks=True), max_steps=3)
+    back_ends = dict(zip(_names(back, KIN), (_ends(back)[p] for p in range(back.num_plans)), strict=True))
+    never_ends = dict(zip(_names(never, KIN), (_ends(never)[p] for p in range(never.num_plans)), strict=True))
+    for name, ends in found.items():  # each plan: its own walks where it has any, else the walks home
+        assert ends == never_ends.get(name, back_ends[name])
+    assert set(never_ends) <= set(found)
+
+
+def test_walk_triples_come_home_only_where_a_plan_reaches_nothing_else() -> None:
+    home = replace(KIN, topic_walks_if_needed=True)
+    through = _signed(home, "SPOUSE", "SPOUSE", "GENDER")
+    assert not plan_walk_triples(KIN, through).any()
+    assert plan_walk_triples(home, through).tolist() == [True, True, False, False, False, True]
+    parents = _signed(home, "CHILDREN", "PARENTS")
+    assert plan_walk_triples(home, parents).tolist() == [False, False, True, False, True, False]
+
+
 def _walks(sub: Subgraph, steps: Sequence[int]) -> list[tuple[int, list[int]]]:
     """Every walk of the signed ``steps`` from a topic, triple by triple (onto a topic only under
     ``sub.topic_walks``): (where it ends, the triples it crosses)."""
