@@ -29,7 +29,13 @@ from kgqa.retrieval.evidence.nameless import nameless_names
 from kgqa.retrieval.evidence.path_pooling import path_rescore
 from kgqa.retrieval.features import PreparedQuestion, SubgraphSettings, prepare
 from kgqa.retrieval.graph.tables import EntityTable, RelationTable
-from kgqa.retrieval.models.name_match import NameMatchPlanner, chained_runs, relation_phrases, word_runs
+from kgqa.retrieval.models.name_match import (
+    NameMatchPlanner,
+    chained_runs,
+    relation_phrases,
+    sharing_runs,
+    word_runs,
+)
 from kgqa.retrieval.models.path_context import triple_probabilities
 from kgqa.retrieval.models.plan_attention import AttentionPlanScorer
 from kgqa.retrieval.models.plans import (
@@ -364,7 +370,8 @@ class Retriever:
         elif isinstance(self.planner, NameMatchPlanner):
             phrases = self._relation_phrases
             runs = word_runs(text, mentions, phrases)
-            tokens, cues = self.planner.word_vectors(self.embedder, runs), self.planner.sharing_cues(runs)
+            tokens = self.planner.word_vectors(self.embedder, runs)
+            cues = self.planner.sharing_cues(runs, sharing_runs(text, mentions, phrases))
             chains = torch.tensor(chained_runs(text, mentions, phrases), dtype=torch.bool)
         embedded = time.perf_counter()
         prepared = prepare(

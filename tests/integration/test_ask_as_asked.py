@@ -78,6 +78,22 @@ def test_without_a_checkpoint_ask_answers_train_free_and_says_so(untrained_dir: 
 
 
 @pytest.mark.slow
+@pytest.mark.parametrize(
+    "question",
+    [
+        "movies directed by the director of Cast Away",
+        "which films were directed by the director of cast away",
+    ],
+)
+def test_train_free_films_by_the_topics_director_are_its_other_films(
+    untrained_dir: str, question: str
+) -> None:
+    asked = json.loads(_kgqa("ask", question, "--data-dir", untrained_dir, "--json"))
+    others = _heads("directed_by", "Robert Zemeckis") - {"Cast Away"}
+    assert {a["name"] for a in asked["answers"]} == others  # not Zemeckis himself, not Cast Away
+
+
+@pytest.mark.slow
 def test_a_one_hop_question_stops_after_one_hop(data_dir: str) -> None:
     assert _answers(data_dir, "who directed cast away")[0] == "Robert Zemeckis"
 

@@ -34,7 +34,7 @@ from __future__ import annotations
 import itertools
 import re
 from collections.abc import Collection, Iterable, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from functools import cache
 from typing import ClassVar
 
@@ -143,10 +143,21 @@ class _Run:
     words: tuple[str, ...]
     distance: int  # words from the nearest mention
     chained: bool  # a noun of a possessive chain that ends at a mention
+    shares: bool = False  # "films directed by the director of X": the films share X's director
 
     @property
     def text(self) -> str:
         return " ".join(self.words)
+
+
+def sharing_runs(question: str, mentions: Sequence[str], phrases: Collection[str] = ()) -> list[bool]:
+    """Per run of :func:`word_runs` (same order), whether it says the answers share something with
+    the topic without a sharing word: a participle whose agent is "the N of" the topic, where
+    its noun is the answer ("movies directed by the director of Jaws", "which films were written
+    by the writer of X": they share the topic's director or writer). Not where other words ask
+    on from those films ("what types are the films directed by the director of X")."""
+    shares = {run.text for run in _runs(question, mentions, phrases) if run.shares}
+    return [" ".join(words) in shares for words, _ in _distinct_runs(question, mentions, phrases)]
 
 
 def _distinct_runs(
@@ -188,6 +199,7 @@ def _runs(question: str, mentions: Sequence[str], phrases: Collection[str] = ())
         mention_before, mention_after = i > 0, i < len(pieces) - 1
         chain_ends = _chain_before_mention(words) if mention_after else set()
         chain_starts = _chain_after_mention(words) if mention_before else set()
+        agent_end = _agent_before_mention(words) if mention_after and i == 0 else None
         # The possessive's "s" stands between nothing: "X's wife" is as near as "wife of X".
         counted = [int(w != "s") for w in words]
         start = None
@@ -203,7 +215,11 @@ def _runs(question: str, mentions: Sequence[str], phrases: Collection[str] = ())
                     [sum(counted[k:])] if mention_after else []
                 )
                 chained = (start in chain_starts or k in chain_ends) and words[start] not in _FRAME_NOUNS
-                runs.append(_Run(tuple(words[start:k]), min(gaps, default=len(words)), chained))
+                shares = k == agent_end and _names_the_answer(words[:start])
+                run = _Run(tuple(words[start:k]), min(gaps, default=len(words)), chained, shares)
+                if shares and runs:  # "which films were directed by": the films are the participle's
+                    run = replace(run, words=runs.pop().words + run.words)
+                runs.append(run)
             start = None
     return runs
 
@@ -270,6 +286,38 @@ def _chain_before_mention(words: Sequence[str]) -> set[int]:
     return ends
 
 
+def _names_the_answer(before: Sequence[str]) -> bool:
+    """Whether the words before a participle leave its noun the answer: nothing ("movies
+    directed by"), or "which"/"what", a noun and a copula ("which films were directed by"), not
+    "what types are the films directed by"."""
+    rest = list(before)
+    if rest and rest[0] in _ASKING_WHAT:
+        rest = rest[1:]
+        while rest and _is_content(rest[0]):
+            rest = rest[1:]
+        if rest and rest[0] in _COPULAS:
+            rest = rest[1:]
+    return not rest
+
+
+def _agent_before_mention(words: Sequence[str]) -> int | None:
+    """Where the run before "by the N of" ends, when the words before a mention end so ("movies
+    directed by the director of"): the run's participle has the chain's noun as its agent."""
+    k = len(words)
+    while k > 0 and words[k - 1] in _ARTICLES:
+        k -= 1
+    if k == 0 or words[k - 1] != "of":
+        return None
+    k -= 1
+    while k > 0 and _is_content(words[k - 1]):
+        k -= 1
+    while k > 0 and words[k - 1] in _ARTICLES:
+        k -= 1
+    if k > 1 and words[k - 1] == "by" and _is_content(words[k - 2]) and k < len(words) - 1:
+        return k - 1
+    return None
+
+
 def _chain_after_mention(words: Sequence[str]) -> set[int]:
     """Where the runs of the chain after a mention start: "'s parent 's sex" (parent, sex)."""
     starts: set[int] = set()
@@ -326,15 +374,18 @@ class NameMatchPlanner:
         return units
 
     @staticmethod
-    def sharing_cues(runs: Sequence[Sequence[str]]) -> Tensor:
+    def sharing_cues(runs: Sequence[Sequence[str]], shares: Sequence[bool] = ()) -> Tensor:
         """LongTensor [U]: per run of :meth:`word_vectors`, the sharing cue it holds (sharing
         words: "same", "share", "together", "also", ..., and words made with "co-"):
         :data:`FREE_CUE` where it holds nothing else ("also", "co-starred"), :data:`BOUND_CUE`
-        where it holds other words too ("same director": the thing shared), else :data:`NO_CUE`."""
+        where it holds other words too ("same director": the thing shared) or where ``shares``
+        marks it (:func:`sharing_runs`: "movies directed by the director of X"), else
+        :data:`NO_CUE`."""
         kinds = []
-        for run in runs:
+        for u, run in enumerate(runs):
             sharing = [w in _SHARING_WORDS or w.startswith("co-") for w in run]
-            kinds.append(FREE_CUE if all(sharing) else BOUND_CUE if any(sharing) else NO_CUE)
+            bound = any(sharing) or (u < len(shares) and shares[u])
+            kinds.append(FREE_CUE if all(sharing) else BOUND_CUE if bound else NO_CUE)
         return torch.tensor(kinds, dtype=torch.long)
 
     def plan_logits(self, prepared: PreparedQuestion, relation_emb: Tensor, steps: Tensor) -> Tensor:

@@ -17,6 +17,7 @@ from kgqa.retrieval.models.name_match import (
     content_words,
     plan_fit,
     relation_phrases,
+    sharing_runs,
     word_matches,
     word_runs,
 )
@@ -155,6 +156,35 @@ def test_sharing_cues_tell_a_cue_alone_from_one_bound_to_other_words() -> None:
     assert cues.tolist() == [FREE_CUE]
     cues = NameMatchPlanner.sharing_cues(word_runs("the director of Jaws is also the director of", ["Jaws"]))
     assert cues.tolist() == [NO_CUE, FREE_CUE]  # "director" (once), "also"
+
+
+@pytest.mark.parametrize(
+    ("question", "runs", "shares"),
+    [
+        ("movies directed by the director of Jaws", [["director"], ["movies", "directed"]], [False, True]),
+        ("which films were written by the writer of Jaws", [["writer"], ["films", "written"]], [False, True]),
+        # the films are not the answer: asked on from them
+        (
+            "what types are the films directed by the director of Jaws",
+            [["director"], ["films", "directed"], ["types"]],
+            [False, False, False],
+        ),
+        (
+            "who acted in films directed by the director of Jaws",
+            [["director"], ["films", "directed"], ["acted"]],
+            [False, False, False],
+        ),
+        ("films directed by Steven Spielberg", [["films", "directed"]], [False]),  # no "the N of": no sharing
+    ],
+)
+def test_a_participle_whose_agent_is_the_topics_noun_says_the_answers_share_it(
+    question: str, runs: list[list[str]], shares: list[bool]
+) -> None:
+    mention = "Steven Spielberg" if "Spielberg" in question else "Jaws"
+    assert word_runs(question, [mention]) == runs
+    assert sharing_runs(question, [mention]) == shares
+    cues = NameMatchPlanner.sharing_cues(runs, shares)
+    assert cues.tolist() == [BOUND_CUE if shared else NO_CUE for shared in shares]
 
 
 def test_word_runs_come_outward_from_the_topic() -> None:
