@@ -94,6 +94,14 @@ def test_train_free_films_by_the_topics_director_are_its_other_films(
 
 
 @pytest.mark.slow
+def test_train_free_who_acted_with_the_topic_are_its_co_stars(untrained_dir: str) -> None:
+    asked = json.loads(_kgqa("ask", "who acted with tom hanks", "--data-dir", untrained_dir, "--json"))
+    films = _heads("starred_actors", "Tom Hanks")
+    co_stars = {t for h, r, t in KB if r == "starred_actors" and h in films} - {"Tom Hanks"}
+    assert {a["name"] for a in asked["answers"]} == co_stars
+
+
+@pytest.mark.slow
 def test_a_one_hop_question_stops_after_one_hop(data_dir: str) -> None:
     assert _answers(data_dir, "who directed cast away")[0] == "Robert Zemeckis"
 

@@ -154,8 +154,9 @@ def sharing_runs(question: str, mentions: Sequence[str], phrases: Collection[str
     """Per run of :func:`word_runs` (same order), whether it says the answers share something with
     the topic without a sharing word: a participle whose agent is "the N of" the topic, where
     its noun is the answer ("movies directed by the director of Jaws", "which films were written
-    by the writer of X": they share the topic's director or writer). Not where other words ask
-    on from those films ("what types are the films directed by the director of X")."""
+    by the writer of X": they share the topic's director or writer), and "who V with" the topic
+    ("who acted with Tom Hanks": his co-stars). Not where other words ask on from those films
+    ("what types are the films directed by the director of X")."""
     shares = {run.text for run in _runs(question, mentions, phrases) if run.shares}
     return [" ".join(words) in shares for words, _ in _distinct_runs(question, mentions, phrases)]
 
@@ -200,6 +201,7 @@ def _runs(question: str, mentions: Sequence[str], phrases: Collection[str] = ())
         chain_ends = _chain_before_mention(words) if mention_after else set()
         chain_starts = _chain_after_mention(words) if mention_before else set()
         agent_end = _agent_before_mention(words) if mention_after and i == 0 else None
+        partner_end = _partner_before_mention(words) if mention_after and i == 0 else None
         # The possessive's "s" stands between nothing: "X's wife" is as near as "wife of X".
         counted = [int(w != "s") for w in words]
         start = None
@@ -215,7 +217,7 @@ def _runs(question: str, mentions: Sequence[str], phrases: Collection[str] = ())
                     [sum(counted[k:])] if mention_after else []
                 )
                 chained = (start in chain_starts or k in chain_ends) and words[start] not in _FRAME_NOUNS
-                shares = k == agent_end and _names_the_answer(words[:start])
+                shares = (k == agent_end and _names_the_answer(words[:start])) or k == partner_end
                 run = _Run(tuple(words[start:k]), min(gaps, default=len(words)), chained, shares)
                 if shares and runs:  # "which films were directed by": the films are the participle's
                     run = replace(run, words=runs.pop().words + run.words)
@@ -298,6 +300,15 @@ def _names_the_answer(before: Sequence[str]) -> bool:
         if rest and rest[0] in _COPULAS:
             rest = rest[1:]
     return not rest
+
+
+def _partner_before_mention(words: Sequence[str]) -> int | None:
+    """Where the verb of "who V with" ends, when the words before a mention are that ("who acted
+    with": the people who acted beside the topic, not the topic's films)."""
+    k = len(words)
+    if k > 2 and words[0] == "who" and words[-1] == "with" and all(_is_content(w) for w in words[1:-1]):
+        return k - 1
+    return None
 
 
 def _agent_before_mention(words: Sequence[str]) -> int | None:

@@ -175,9 +175,11 @@ def test_sharing_cues_tell_a_cue_alone_from_one_bound_to_other_words() -> None:
             [False, False, False],
         ),
         ("films directed by Steven Spielberg", [["films", "directed"]], [False]),  # no "the N of": no sharing
+        ("who acted with Steven Spielberg", [["acted"]], [True]),  # his co-stars
+        ("which films can be described with Jaws", [["described"], ["films"]], [False, False]),
     ],
 )
-def test_a_participle_whose_agent_is_the_topics_noun_says_the_answers_share_it(
+def test_a_participle_with_the_topics_noun_as_agent_or_who_v_with_says_the_answers_share(
     question: str, runs: list[list[str]], shares: list[bool]
 ) -> None:
     mention = "Steven Spielberg" if "Spielberg" in question else "Jaws"
