@@ -108,8 +108,14 @@ def link_names(
             # The question capitalises names, so lower-case words are not mentions ("films", "star").
             chosen = [g for g in chosen if g[0].span.name_like]
         elif best_tier == 1:
-            # A named mention is present: a lone common noun ("director") is not a topic.
-            chosen = [g for g in chosen if span_tier(g[0], uncased) < 2]
+            # A named mention is present: a lone common noun ("director") is not a topic, nor,
+            # beside a whole name, a partial one ("come out" of Come Out and Play beside "cast away").
+            whole = any(g[0].kind == "name" and g[0].quality >= 1.0 for g in chosen[:1])
+            chosen = [
+                g
+                for i, g in enumerate(chosen)
+                if span_tier(g[0], uncased) < 2 and not (i and whole and g[0].kind == "partial")
+            ]
         elif any(g[0].span.start in qualifying and span_tier(g[0], uncased) < 2 for g in chosen):
             # A lone name a named mention qualifies ("christchurch new zealand") is the topic.
             heads = [g for g in chosen if g[0].span.end in qualifying]

@@ -41,14 +41,13 @@ class LinkResult:
         if self.chosen is not None:
             return self.chosen
         chosen: list[LinkedEntity] = []
-        mentions: set[tuple[str, str]] = set()
+        mentions: set[str] = set()
         ids: set[str] = set()
         for cand in self.candidates:
-            key = (cand.method, cand.mention)
-            if cand.id in ids or (cand.method != "topic" and key in mentions):
+            if cand.id in ids or (cand.method != "topic" and cand.mention in mentions):
                 continue
             chosen.append(cand)
-            mentions.add(key)
+            mentions.add(cand.mention)
             ids.add(cand.id)
         return tuple(chosen)
 

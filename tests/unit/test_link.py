@@ -109,6 +109,15 @@ def test_link_exact_keeps_every_non_overlapping_mention(toy_kg: KgliteStore) -> 
     assert [c.mention for c in result.topics] == ["forrest gump", "cast away"]
 
 
+def test_link_takes_one_topic_per_mention_and_no_partial_name_beside_a_whole_one(toy_kg: KgliteStore) -> None:
+    _add_triples(toy_kg, "RELEASE_YEAR", [("Cast Away Again", "2010"), ("Come Out and Play", "2012")])
+    result = link(toy_kg, _no_embedder, "when was cast away released")
+    assert "Cast Away Again" in _ids(result.candidates)  # a partial name of the same words...
+    assert _ids(result.topics) == ["Cast Away"]  # ...is no second topic
+    result = link(toy_kg, _no_embedder, "what year did cast away come out")
+    assert _ids(result.topics) == ["Cast Away"]  # "come out" of Come Out and Play: no topic either
+
+
 def test_link_exact_prefers_the_longest_span_over_overlapping_shorter_ones(toy_kg: KgliteStore) -> None:
     _add_triples(toy_kg, "HAS_TAGS", [("Cast Away", "away"), ("Cast Away", "cast")])
     result = link(toy_kg, _no_embedder, "who directed cast away")
