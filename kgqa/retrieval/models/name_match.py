@@ -143,22 +143,26 @@ class _Run:
     words: tuple[str, ...]
     distance: int  # words from the nearest mention
     chained: bool  # a noun of a possessive chain that ends at a mention
-    shares: bool = False  # "films directed by the director of X": the films share X's director
+    shares: int = 0  # the sharing cue its place gives: NO_CUE, BOUND_CUE or FREE_CUE
 
     @property
     def text(self) -> str:
         return " ".join(self.words)
 
 
-def sharing_runs(question: str, mentions: Sequence[str], phrases: Collection[str] = ()) -> list[bool]:
-    """Per run of :func:`word_runs` (same order), whether it says the answers share something with
-    the topic without a sharing word: a participle whose agent is "the N of" the topic, where
-    its noun is the answer ("movies directed by the director of Jaws", "which films were written
-    by the writer of X": they share the topic's director or writer), and "who V with" the topic
-    ("who acted with Tom Hanks": his co-stars). Not where other words ask on from those films
-    ("what types are the films directed by the director of X")."""
-    shares = {run.text for run in _runs(question, mentions, phrases) if run.shares}
-    return [" ".join(words) in shares for words, _ in _distinct_runs(question, mentions, phrases)]
+def sharing_runs(question: str, mentions: Sequence[str], phrases: Collection[str] = ()) -> list[int]:
+    """Per run of :func:`word_runs` (same order), the sharing cue its place in the question gives
+    without a sharing word (:data:`NO_CUE` elsewhere): :data:`BOUND_CUE` for a participle whose
+    agent is "the N of" the topic, where its noun is the answer ("movies directed by the
+    director of Jaws", "which films were written by the writer of X": they share the topic's
+    director or writer), and for "who V with" the topic ("who acted with Tom Hanks": his
+    co-stars); :data:`FREE_CUE` for the verb of "what N did the M of X V" ("what films did the
+    director of Titanic make": the director's films, whatever the verb). Not where other words
+    ask on from those films ("what types are the films directed by the director of X")."""
+    shares: dict[str, int] = {}
+    for run in _runs(question, mentions, phrases):
+        shares[run.text] = max(shares.get(run.text, NO_CUE), run.shares)
+    return [shares.get(" ".join(words), NO_CUE) for words, _ in _distinct_runs(question, mentions, phrases)]
 
 
 def _distinct_runs(
@@ -194,6 +198,7 @@ def _runs(question: str, mentions: Sequence[str], phrases: Collection[str] = ())
                 pieces[i : i + 1] = [piece[: found.start()], piece[found.end() :]]
                 break
     runs: list[_Run] = []
+    subject = False
     for i, piece in enumerate(pieces):
         words = [w.lower().strip("'-") for w in _WORD.findall(_POSSESSIVE.sub(" 's", piece))]
         words = _joined(words, phrases)
@@ -202,6 +207,10 @@ def _runs(question: str, mentions: Sequence[str], phrases: Collection[str] = ())
         chain_starts = _chain_after_mention(words) if mention_before else set()
         agent_end = _agent_before_mention(words) if mention_after and i == 0 else None
         partner_end = _partner_before_mention(words) if mention_after and i == 0 else None
+        if i == 0:
+            subject = mention_after and _subject_before_mention(words)
+        # "what films did the director of X make": the verb alone after the mention
+        verb_at = 0 if i == 1 and subject and words and all(map(_is_content, words)) else None
         # The possessive's "s" stands between nothing: "X's wife" is as near as "wife of X".
         counted = [int(w != "s") for w in words]
         start = None
@@ -217,9 +226,13 @@ def _runs(question: str, mentions: Sequence[str], phrases: Collection[str] = ())
                     [sum(counted[k:])] if mention_after else []
                 )
                 chained = (start in chain_starts or k in chain_ends) and words[start] not in _FRAME_NOUNS
-                shares = (k == agent_end and _names_the_answer(words[:start])) or k == partner_end
+                shares = NO_CUE
+                if (k == agent_end and _names_the_answer(words[:start])) or k == partner_end:
+                    shares = BOUND_CUE
+                elif start == verb_at:
+                    shares = FREE_CUE
                 run = _Run(tuple(words[start:k]), min(gaps, default=len(words)), chained, shares)
-                if shares and runs:  # "which films were directed by": the films are the participle's
+                if k == agent_end and shares and runs:  # "which films were directed by": the films'
                     run = replace(run, words=runs.pop().words + run.words)
                 runs.append(run)
             start = None
@@ -300,6 +313,28 @@ def _names_the_answer(before: Sequence[str]) -> bool:
         if rest and rest[0] in _COPULAS:
             rest = rest[1:]
     return not rest
+
+
+#: Auxiliaries of a question's verb ("what films did the director of X make").
+_AUXILIARIES = frozenset({"did", "does", "do", "has", "have", "had"})
+
+
+def _subject_before_mention(words: Sequence[str]) -> bool:
+    """Whether the words before a mention are "what/which N did the M of": the answer is what "the
+    M of" the topic did, named by the verb after the mention."""
+    k = len(words)
+    while k > 0 and words[k - 1] in _ARTICLES:
+        k -= 1
+    if k == 0 or words[k - 1] != "of":
+        return False
+    k -= 1
+    while k > 0 and _is_content(words[k - 1]):
+        k -= 1
+    while k > 0 and words[k - 1] in _ARTICLES:
+        k -= 1
+    if k < 3 or words[k - 1] not in _AUXILIARIES or words[0] not in _ASKING_WHAT:
+        return False
+    return all(_is_content(w) for w in words[1 : k - 1])
 
 
 def _partner_before_mention(words: Sequence[str]) -> int | None:
@@ -385,18 +420,18 @@ class NameMatchPlanner:
         return units
 
     @staticmethod
-    def sharing_cues(runs: Sequence[Sequence[str]], shares: Sequence[bool] = ()) -> Tensor:
+    def sharing_cues(runs: Sequence[Sequence[str]], shares: Sequence[int] = ()) -> Tensor:
         """LongTensor [U]: per run of :meth:`word_vectors`, the sharing cue it holds (sharing
         words: "same", "share", "together", "also", ..., and words made with "co-"):
         :data:`FREE_CUE` where it holds nothing else ("also", "co-starred"), :data:`BOUND_CUE`
-        where it holds other words too ("same director": the thing shared) or where ``shares``
-        marks it (:func:`sharing_runs`: "movies directed by the director of X"), else
-        :data:`NO_CUE`."""
+        where it holds other words too ("same director": the thing shared), else :data:`NO_CUE`;
+        or the cue ``shares`` gives it where that is stronger (:func:`sharing_runs`: "movies
+        directed by the director of X")."""
         kinds = []
         for u, run in enumerate(runs):
             sharing = [w in _SHARING_WORDS or w.startswith("co-") for w in run]
-            bound = any(sharing) or (u < len(shares) and shares[u])
-            kinds.append(FREE_CUE if all(sharing) else BOUND_CUE if bound else NO_CUE)
+            kind = FREE_CUE if all(sharing) else BOUND_CUE if any(sharing) else NO_CUE
+            kinds.append(max(kind, shares[u] if u < len(shares) else NO_CUE))
         return torch.tensor(kinds, dtype=torch.long)
 
     def plan_logits(self, prepared: PreparedQuestion, relation_emb: Tensor, steps: Tensor) -> Tensor:
@@ -497,6 +532,12 @@ def best_assignment(
         # step): the word for its relation paid for the step before.
         last = torch.arange(1, length) == (steps >= 0).sum(dim=1, keepdim=True) - 1  # [P, L-1]
         worded_back = (back & last).unsqueeze(1) & (picked_index[:, :, 1:] < num_words)  # [P, C, L-1]
+        if cues is not None and bool((cues == FREE_CUE).any()):  # "what films did the director of X make":
+            # a cue word may name a walk back that ends the plan, not one back again after it
+            free = torch.cat([cues == FREE_CUE, cues.new_zeros(length, dtype=torch.bool)])
+            once = back.clone()
+            once[:, 1:] &= ~back[:, :-1]
+            worded_back &= ~(once.unsqueeze(1) & free[picked_index[:, :, 1:]])
         allowed &= ~worded_back.any(dim=2)
         if cues is not None and bool((cues != NO_CUE).any()):
             back[:, 1:] &= ~back[:, :-1]  # there, back and there again is no "same X" walk

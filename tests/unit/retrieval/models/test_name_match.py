@@ -177,16 +177,21 @@ def test_sharing_cues_tell_a_cue_alone_from_one_bound_to_other_words() -> None:
         ("films directed by Steven Spielberg", [["films", "directed"]], [False]),  # no "the N of": no sharing
         ("who acted with Steven Spielberg", [["acted"]], [True]),  # his co-stars
         ("which films can be described with Jaws", [["described"], ["films"]], [False, False]),
+        (
+            "what films did the director of Jaws make",
+            [["make"], ["director"], ["films"]],
+            [FREE_CUE, False, False],  # whatever the verb: the director's films
+        ),
     ],
 )
 def test_a_participle_with_the_topics_noun_as_agent_or_who_v_with_says_the_answers_share(
-    question: str, runs: list[list[str]], shares: list[bool]
+    question: str, runs: list[list[str]], shares: list[bool | int]
 ) -> None:
     mention = "Steven Spielberg" if "Spielberg" in question else "Jaws"
     assert word_runs(question, [mention]) == runs
-    assert sharing_runs(question, [mention]) == shares
-    cues = NameMatchPlanner.sharing_cues(runs, shares)
-    assert cues.tolist() == [BOUND_CUE if shared else NO_CUE for shared in shares]
+    kinds = [BOUND_CUE if shared is True else NO_CUE if shared is False else shared for shared in shares]
+    assert sharing_runs(question, [mention]) == kinds
+    assert NameMatchPlanner.sharing_cues(runs, kinds).tolist() == kinds
 
 
 def test_word_runs_come_outward_from_the_topic() -> None:
