@@ -319,20 +319,26 @@ def _names_the_answer(before: Sequence[str]) -> bool:
 _AUXILIARIES = frozenset({"did", "does", "do", "has", "have", "had"})
 
 
-def _subject_before_mention(words: Sequence[str]) -> bool:
-    """Whether the words before a mention are "what/which N did the M of": the answer is what "the
-    M of" the topic did, named by the verb after the mention."""
+def _before_the_noun_of(words: Sequence[str]) -> int | None:
+    """Where "the N of" (articles optional) that ends ``words`` starts, or None."""
     k = len(words)
     while k > 0 and words[k - 1] in _ARTICLES:
         k -= 1
     if k == 0 or words[k - 1] != "of":
-        return False
+        return None
     k -= 1
     while k > 0 and _is_content(words[k - 1]):
         k -= 1
     while k > 0 and words[k - 1] in _ARTICLES:
         k -= 1
-    if k < 3 or words[k - 1] not in _AUXILIARIES or words[0] not in _ASKING_WHAT:
+    return k
+
+
+def _subject_before_mention(words: Sequence[str]) -> bool:
+    """Whether the words before a mention are "what/which N did the M of": the answer is what "the
+    M of" the topic did, named by the verb after the mention."""
+    k = _before_the_noun_of(words)
+    if k is None or k < 3 or words[k - 1] not in _AUXILIARIES or words[0] not in _ASKING_WHAT:
         return False
     return all(_is_content(w) for w in words[1 : k - 1])
 
@@ -349,17 +355,8 @@ def _partner_before_mention(words: Sequence[str]) -> int | None:
 def _agent_before_mention(words: Sequence[str]) -> int | None:
     """Where the run before "by the N of" ends, when the words before a mention end so ("movies
     directed by the director of"): the run's participle has the chain's noun as its agent."""
-    k = len(words)
-    while k > 0 and words[k - 1] in _ARTICLES:
-        k -= 1
-    if k == 0 or words[k - 1] != "of":
-        return None
-    k -= 1
-    while k > 0 and _is_content(words[k - 1]):
-        k -= 1
-    while k > 0 and words[k - 1] in _ARTICLES:
-        k -= 1
-    if k > 1 and words[k - 1] == "by" and _is_content(words[k - 2]) and k < len(words) - 1:
+    k = _before_the_noun_of(words)
+    if k is not None and k > 1 and words[k - 1] == "by" and _is_content(words[k - 2]) and k < len(words) - 1:
         return k - 1
     return None
 
