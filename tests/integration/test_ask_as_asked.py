@@ -95,6 +95,15 @@ def test_train_free_films_by_the_topics_director_are_its_other_films(
 
 
 @pytest.mark.slow
+def test_train_free_who_acted_in_the_films_directed_by_the_topic(untrained_dir: str) -> None:
+    question = "who acted in the films directed by robert zemeckis"
+    asked = json.loads(_kgqa("ask", question, "--data-dir", untrained_dir, "--json"))
+    films = _heads("directed_by", "Robert Zemeckis")
+    actors = {t for h, r, t in KB if r == "starred_actors" and h in films}
+    assert {a["name"] for a in asked["answers"]} == actors
+
+
+@pytest.mark.slow
 def test_train_free_who_acted_with_the_topic_are_its_co_stars(untrained_dir: str) -> None:
     asked = json.loads(_kgqa("ask", "who acted with tom hanks", "--data-dir", untrained_dir, "--json"))
     films = _heads("starred_actors", "Tom Hanks")

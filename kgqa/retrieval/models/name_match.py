@@ -270,11 +270,31 @@ def relation_phrases(relation_names: Iterable[str]) -> frozenset[str]:
     return frozenset(phrases)
 
 
+def _participle_chain(words: Sequence[str]) -> set[int]:
+    """Where the two runs of "R the N V-ed by" end, when the words before a mention end so ("who
+    acted in the films directed by", "what types are the films written by"): the films are the
+    topic's, and R asks on from them."""
+    j = len(words) - 1
+    if j < 1 or words[j] != "by":
+        return set()
+    start = j
+    while start > 0 and _is_content(words[start - 1]):
+        start -= 1
+    t = start
+    while t > 0 and words[t - 1] in _ARTICLES:
+        t -= 1
+    if start == j or t == start or t < 2 or _is_content(words[t - 1]) or not _is_content(words[t - 2]):
+        return set()
+    return {j, t - 1}
+
+
 def _chain_before_mention(words: Sequence[str]) -> set[int]:
     """Where the runs of the chain before a mention end: "what is the nation of the parent of"
     (nation, parent), "what sex is" (what "the sex of" asks), "where did", and the verb of
     "who directed" where no "of" comes before the mention."""
-    ends: set[int] = set()
+    ends = _participle_chain(words)
+    if ends:
+        return ends
     k = len(words)
     while True:
         while k > 0 and words[k - 1] in _ARTICLES:

@@ -194,6 +194,25 @@ def test_a_participle_with_the_topics_noun_as_agent_or_who_v_with_says_the_answe
     assert NameMatchPlanner.sharing_cues(runs, kinds).tolist() == kinds
 
 
+@pytest.mark.parametrize(
+    ("question", "mention", "chained"),
+    [
+        (
+            "who acted in the films directed by Tinto Brass",
+            "Tinto Brass",
+            [True, True],
+        ),  # films directed, acted
+        ("what types are the films written by Dick Wolf", "Dick Wolf", [True, True]),
+        ("movies directed by Steven Spielberg", "Steven Spielberg", [False]),  # one step: no chain
+        ("which films were directed by Steven Spielberg", "Steven Spielberg", [False, False]),  # no article
+    ],
+)
+def test_a_run_asking_on_from_the_n_v_ed_by_the_topic_chains_with_it(
+    question: str, mention: str, chained: list[bool]
+) -> None:
+    assert chained_runs(question, [mention]) == chained
+
+
 def test_word_runs_come_outward_from_the_topic() -> None:
     assert word_runs("the nation of frederica 's couple ?", ["frederica"]) == [["couple"], ["nation"]]
     question = "who directed the movies written by the writer of Jaws"
