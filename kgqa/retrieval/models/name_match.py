@@ -549,9 +549,10 @@ def best_assignment(
         # step): the word for its relation paid for the step before.
         last = torch.arange(1, length) == (steps >= 0).sum(dim=1, keepdim=True) - 1  # [P, L-1]
         worded_back = (back & last).unsqueeze(1) & (picked_index[:, :, 1:] < num_words)  # [P, C, L-1]
-        if cues is not None and bool((cues == FREE_CUE).any()):  # "what films did the director of X make":
-            # a cue word may name a walk back that ends the plan, not one back again after it
-            free = torch.cat([cues == FREE_CUE, cues.new_zeros(length, dtype=torch.bool)])
+        if cues is not None and bool((cues != NO_CUE).any()):  # "the director of X also directed", "what
+            # films did the director of X make": a cue's word may name a walk back that ends the
+            # plan, not one back again after it
+            free = torch.cat([cues != NO_CUE, cues.new_zeros(length, dtype=torch.bool)])
             once = back.clone()
             once[:, 1:] &= ~back[:, :-1]
             worded_back &= ~(once.unsqueeze(1) & free[picked_index[:, :, 1:]])

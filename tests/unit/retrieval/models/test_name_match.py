@@ -135,6 +135,18 @@ def test_a_sharing_cue_pays_for_the_walk_back() -> None:
     assert float(three) < back
 
 
+def test_a_cue_word_may_name_the_walk_back_that_ends_the_plan() -> None:
+    # "the director of X also directed which films": "director" (run 0) and "also directed" (run 1,
+    # a cue) both match relation 0. Without the cue a walk back that ends the plan takes no word.
+    matches = torch.tensor([[0.4, 0.4], [0.0, 0.0]])
+    there_and_back = torch.tensor([[0, 1]])
+    assert float(best_assignment(matches, there_and_back, 0.25)) == pytest.approx(-0.1)
+    cued = torch.tensor([NO_CUE, BOUND_CUE])
+    assert float(best_assignment(matches, there_and_back, 0.25, cued)) == pytest.approx(0.3)
+    again = torch.tensor([[0, 1, 0]])  # not the walk back after a walk back
+    assert float(best_assignment(matches, again, 0.25, cued)) < 0.3
+
+
 def test_a_bound_cue_pays_only_for_walking_back_its_own_relation() -> None:
     # "who wrote movies that share directors with X": "wrote" (run 0) matches relation 0, "share
     # directors" (run 1, bound) relation 1. Walking relation 0 there and back earns nothing; a
