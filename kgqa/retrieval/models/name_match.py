@@ -198,17 +198,20 @@ def _runs(question: str, mentions: Sequence[str], phrases: Collection[str] = ())
                 pieces[i : i + 1] = [piece[: found.start()], piece[found.end() :]]
                 break
     runs: list[_Run] = []
-    subject = False
+    subject = before_ends_in_of = False
     for i, piece in enumerate(pieces):
         words = [w.lower().strip("'-") for w in _WORD.findall(_POSSESSIVE.sub(" 's", piece))]
         words = _joined(words, phrases)
         mention_before, mention_after = i > 0, i < len(pieces) - 1
         chain_ends = _chain_before_mention(words) if mention_after else set()
         chain_starts = _chain_after_mention(words) if mention_before else set()
+        if i == 1 and before_ends_in_of and _participle_noun(words):
+            chain_starts.add(0)  # "the release dates of X starred movies": X's starred movies
         agent_end = _agent_before_mention(words) if mention_after and i == 0 else None
         partner_end = _partner_before_mention(words) if mention_after and i == 0 else None
         if i == 0:
             subject = mention_after and _subject_before_mention(words)
+            before_ends_in_of = bool(chain_ends) and _before_the_noun_of(words) is not None
         # "what films did the director of X make": the verb alone after the mention
         verb_at = 0 if i == 1 and subject and words and all(map(_is_content, words)) else None
         # The possessive's "s" stands between nothing: "X's wife" is as near as "wife of X".
@@ -268,6 +271,13 @@ def relation_phrases(relation_names: Iterable[str]) -> frozenset[str]:
             if words[i] == "of" and before not in _FUNCTION_WORDS and after not in _FUNCTION_WORDS:
                 phrases.add(f"{before} of {after}")
     return frozenset(phrases)
+
+
+def _participle_noun(words: Sequence[str]) -> bool:
+    """Whether the words after a mention are a participle and its noun ("starred movies", "written
+    films"), the end of "the N of X V-ed M": X's M; not a verb ("where did the wife of X die") nor
+    other words ("the capital of spain wiki answers")."""
+    return len(words) == 2 and all(map(_is_content, words)) and words[0].endswith(("ed", "en"))
 
 
 def _participle_chain(words: Sequence[str]) -> set[int]:

@@ -217,6 +217,9 @@ def test_a_participle_with_the_topics_noun_as_agent_or_who_v_with_says_the_answe
         ("what types are the films written by Dick Wolf", "Dick Wolf", [True, True]),
         ("movies directed by Steven Spielberg", "Steven Spielberg", [False]),  # one step: no chain
         ("which films were directed by Steven Spielberg", "Steven Spielberg", [False, False]),  # no article
+        ("the release dates of Common starred movies", "Common", [True, True]),  # Common's starred movies
+        ("where did the wife of Common die", "Common", [False, True, True]),  # "die": a verb, not "V-ed N"
+        ("what is the capital of Common wiki answers", "Common", [False, False]),
     ],
 )
 def test_a_run_asking_on_from_the_n_v_ed_by_the_topic_chains_with_it(
