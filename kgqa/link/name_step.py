@@ -110,7 +110,7 @@ def link_names(
         elif best_tier == 1:
             # A named mention is present: a lone common noun ("director") is not a topic, nor,
             # beside a whole name, a partial one ("come out" of Come Out and Play beside "cast away").
-            whole = any(g[0].kind == "name" and g[0].quality >= 1.0 for g in chosen[:1])
+            whole = chosen[0][0].kind == "name" and chosen[0][0].quality >= 1.0
             chosen = [
                 g
                 for i, g in enumerate(chosen)

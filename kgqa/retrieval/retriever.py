@@ -29,13 +29,7 @@ from kgqa.retrieval.evidence.nameless import nameless_names
 from kgqa.retrieval.evidence.path_pooling import path_rescore
 from kgqa.retrieval.features import PreparedQuestion, SubgraphSettings, prepare
 from kgqa.retrieval.graph.tables import EntityTable, RelationTable
-from kgqa.retrieval.models.name_match import (
-    NameMatchPlanner,
-    chained_runs,
-    relation_phrases,
-    sharing_runs,
-    word_runs,
-)
+from kgqa.retrieval.models.name_match import NameMatchPlanner, question_runs, relation_phrases
 from kgqa.retrieval.models.path_context import triple_probabilities
 from kgqa.retrieval.models.plan_attention import AttentionPlanScorer
 from kgqa.retrieval.models.plans import (
@@ -368,11 +362,10 @@ class Retriever:
         if isinstance(self.planner, AttentionPlanScorer):
             tokens = question_token_states(self.embedder, text)
         elif isinstance(self.planner, NameMatchPlanner):
-            phrases = self._relation_phrases
-            runs = word_runs(text, mentions, phrases)
-            tokens = self.planner.word_vectors(self.embedder, runs)
-            cues = self.planner.sharing_cues(runs, sharing_runs(text, mentions, phrases))
-            chains = torch.tensor(chained_runs(text, mentions, phrases), dtype=torch.bool)
+            runs = question_runs(text, mentions, self._relation_phrases)
+            tokens = self.planner.word_vectors(self.embedder, runs.words)
+            cues = self.planner.sharing_cues(runs.words, runs.shares)
+            chains = torch.tensor(runs.chained, dtype=torch.bool)
         embedded = time.perf_counter()
         prepared = prepare(
             self.store, views, [t.id for t in topics], self.tables, settings, question_tokens=tokens

@@ -115,7 +115,7 @@ def word_runs(question: str, mentions: Sequence[str], phrases: Collection[str] =
 
     A word said twice in a possessive chain is two runs ("X 's daughter 's daughter": two steps);
     said again outside the chain it is the chain's ("the director of X is also the director of")."""
-    return [list(words) for words, _ in _distinct_runs(question, mentions, phrases)]
+    return question_runs(question, mentions, phrases).words
 
 
 def chained_runs(question: str, mentions: Sequence[str], phrases: Collection[str] = ()) -> list[bool]:
@@ -127,7 +127,7 @@ def chained_runs(question: str, mentions: Sequence[str], phrases: Collection[str
 
     One noun alone ("the director of X") says no more than its match does, and is not marked.
     A frame noun ("the name of") is never chained."""
-    return [chained for _, chained in _distinct_runs(question, mentions, phrases)]
+    return question_runs(question, mentions, phrases).chained
 
 
 #: Nouns that frame a question rather than name a step ("what is the name of the wife of X").
@@ -159,18 +159,27 @@ def sharing_runs(question: str, mentions: Sequence[str], phrases: Collection[str
     co-stars); :data:`FREE_CUE` for the verb of "what N did the M of X V" ("what films did the
     director of Titanic make": the director's films, whatever the verb). Not where other words
     ask on from those films ("what types are the films directed by the director of X")."""
-    shares: dict[str, int] = {}
-    for run in _runs(question, mentions, phrases):
-        shares[run.text] = max(shares.get(run.text, NO_CUE), run.shares)
-    return [shares.get(" ".join(words), NO_CUE) for words, _ in _distinct_runs(question, mentions, phrases)]
+    return question_runs(question, mentions, phrases).shares
 
 
-def _distinct_runs(
-    question: str, mentions: Sequence[str], phrases: Collection[str]
-) -> list[tuple[tuple[str, ...], bool]]:
-    """:func:`word_runs` with :func:`chained_runs`' flags."""
+@dataclass(frozen=True, slots=True)
+class QuestionRuns:
+    """A question's distinct word runs read once: :func:`word_runs`, with :func:`chained_runs`'
+    and :func:`sharing_runs`' flags in the same order."""
+
+    words: list[list[str]]
+    chained: list[bool]
+    shares: list[int]
+
+
+def question_runs(question: str, mentions: Sequence[str], phrases: Collection[str] = ()) -> QuestionRuns:
+    """:func:`word_runs`, :func:`chained_runs` and :func:`sharing_runs` from one reading of the
+    question (what the name-match retriever needs of each question)."""
     runs = _runs(question, mentions, phrases)
     words_of = {run.text: run.words for run in runs}
+    shares: dict[str, int] = {}
+    for run in runs:
+        shares[run.text] = max(shares.get(run.text, NO_CUE), run.shares)
     in_a_chain = {run.text for run in runs if run.chained}
     nearest: dict[tuple[str, int], int] = {}
     for run in runs:
@@ -180,7 +189,11 @@ def _distinct_runs(
         nearest[key] = min(run.distance, nearest.get(key, run.distance))
     keys = sorted(nearest, key=nearest.__getitem__)
     chains = sum(distance >= 0 for _, distance in keys) >= 2
-    return [(words_of[text], chains and distance >= 0) for text, distance in keys]
+    return QuestionRuns(
+        [list(words_of[text]) for text, _ in keys],
+        [chains and distance >= 0 for _, distance in keys],
+        [shares[text] for text, _ in keys],
+    )
 
 
 def _is_content(word: str) -> bool:
@@ -559,22 +572,19 @@ def best_assignment(
         # step): the word for its relation paid for the step before.
         last = torch.arange(1, length) == (steps >= 0).sum(dim=1, keepdim=True) - 1  # [P, L-1]
         worded_back = (back & last).unsqueeze(1) & (picked_index[:, :, 1:] < num_words)  # [P, C, L-1]
-        if cues is not None and bool((cues != NO_CUE).any()):  # "the director of X also directed", "what
-            # films did the director of X make": a cue's word may name a walk back that ends the
-            # plan, not one back again after it
-            free = torch.cat([cues != NO_CUE, cues.new_zeros(length, dtype=torch.bool)])
-            once = back.clone()
-            once[:, 1:] &= ~back[:, :-1]
-            worded_back &= ~(once.unsqueeze(1) & free[picked_index[:, :, 1:]])
-        allowed &= ~worded_back.any(dim=2)
         if cues is not None and bool((cues != NO_CUE).any()):
             back[:, 1:] &= ~back[:, :-1]  # there, back and there again is no "same X" walk
+            # "the director of X also directed", "what films did the director of X make": a cue's
+            # word may name a walk back that ends the plan
+            cue_word = torch.cat([cues != NO_CUE, cues.new_zeros(length, dtype=torch.bool)])
+            worded_back &= ~(back.unsqueeze(1) & cue_word[picked_index[:, :, 1:]])
             if bool((cues == FREE_CUE).any()):
                 cued = torch.ones_like(back)
             else:  # the step before walks the relation a cue's run matches best
                 cued = torch.isin(relation[:, :-1], matches[:, cues == BOUND_CUE].argmax(dim=0))
             shared = (back & cued).unsqueeze(1) & (picked_index[:, :, 1:] >= num_words)
             gains[:, :, 1:] += (cost + SHARING_BONUS) * shared.to(gains.dtype)
+        allowed &= ~worded_back.any(dim=2)
     if ordered and length > 1:
         worded = (picked_index < num_words) & (steps >= 0).unsqueeze(1)  # [P, C, L]
         earlier, later = torch.triu_indices(length, length, offset=1)

@@ -153,12 +153,15 @@ def _with_walks_back(plans: Plans, back: Plans) -> Plans:
     index = torch.full((back.num_plans,), -1, dtype=torch.long)
     index[extra] = plans.num_plans + torch.arange(int(extra.sum()))
     kept = extra[back.end_plan]
-    steps = torch.cat([plans.steps, back.steps[extra]])
-    end_plan = torch.cat([plans.end_plan, index[back.end_plan[kept]]])
-    order = torch.sort(Plans(steps, end_plan, end_plan).lengths(), stable=True).indices
+    merged = Plans(
+        torch.cat([plans.steps, back.steps[extra]]),
+        torch.cat([plans.end_plan, index[back.end_plan[kept]]]),
+        torch.cat([plans.end_entity, back.end_entity[kept]]),
+    )
+    order = torch.sort(merged.lengths(), stable=True).indices
     position = torch.empty_like(order)
     position[order] = torch.arange(order.numel())
-    return Plans(steps[order], position[end_plan], torch.cat([plans.end_entity, back.end_entity[kept]]))
+    return Plans(merged.steps[order], position[merged.end_plan], merged.end_entity)
 
 
 def _walked_plans(sub: Subgraph, max_steps: int) -> Plans:
