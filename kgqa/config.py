@@ -116,6 +116,9 @@ class RetrievalSettings(_Section):
     max_per_node: int = Field(1000, ge=1)
     top_k: int = Field(100, ge=1)
     rescoring: Literal["plan", "path", "none"] = "plan"
+    # Weight of the relation names' match with the question's words, added to a trained planner's
+    # plan scores: a planner trained on few labels has not met every relation (0 turns it off).
+    name_prior: float = Field(0.3, ge=0)
 
 
 #: The retrieval defaults, for library code that takes the caps as plain arguments

@@ -76,6 +76,7 @@ def open_retriever(settings: Settings) -> Iterator[Retriever]:
             settings.checkpoint_path,
             subgraph=subgraph_settings(settings),
             rescoring=settings.retrieval.rescoring,
+            name_prior=settings.retrieval.name_prior,
             device=resolve_device(settings.runtime.device),
         )
 

@@ -39,8 +39,9 @@ log = logging.getLogger(__name__)
 #: Bumped whenever what an example holds, or how it is prepared, changes meaning (2: subgraphs
 #: carry their walk rule, ``Subgraph.topic_walks``, which format-1 pickles lack; 3: question views
 #: include the walk-order relation mentions; 4: ``PreparedQuestion.sharing_cues``, a slot format-3
-#: pickles lack; 5: ``Subgraph.topic_walks_if_needed`` and ``PreparedQuestion.chained_runs``, likewise).
-CACHE_FORMAT = 5
+#: pickles lack; 5: ``Subgraph.topic_walks_if_needed`` and ``PreparedQuestion.chained_runs``, likewise;
+#: 6: ``PreparedQuestion.run_words``, likewise).
+CACHE_FORMAT = 6
 
 
 def kb_fingerprint(store: GraphStore) -> dict[str, Any]:

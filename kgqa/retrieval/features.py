@@ -56,11 +56,14 @@ class PreparedQuestion:
         question_tokens: FloatTensor [T, d], the encoder's token states of the question in order,
             for the word-order planner (:mod:`kgqa.retrieval.models.plan_attention`); ``None`` when no
             model reads them.
-        sharing_cues: LongTensor [U], for the train-free planner: per word run of the question
+        run_words: FloatTensor [U, K, d], for the relation-name match (the train-free planner, and
+            the name prior of a trained one): the embeddings of the question's word runs
+            (``NameMatchPlanner.word_vectors``); ``None`` elsewhere.
+        sharing_cues: LongTensor [U], for the relation-name match: per word run of the question
             (:func:`kgqa.retrieval.models.name_match.content_words`), whether it says that the
             answers share something with the topic, alone ("also") or bound to its other words
             ("same director"): ``NameMatchPlanner.sharing_cues``; ``None`` elsewhere.
-        chained_runs: BoolTensor [U], for the train-free planner: per word run, whether it is a
+        chained_runs: BoolTensor [U], for the relation-name match: per word run, whether it is a
             noun of a possessive chain of two or more ("the nation of X 's parent"):
             :func:`kgqa.retrieval.models.name_match.chained_runs`; ``None`` elsewhere.
     """
@@ -73,6 +76,7 @@ class PreparedQuestion:
     hops: int
     timings_ms: dict[str, float] = field(default_factory=dict)
     question_tokens: torch.Tensor | None = None
+    run_words: torch.Tensor | None = None
     sharing_cues: torch.Tensor | None = None
     chained_runs: torch.Tensor | None = None
 

@@ -205,6 +205,8 @@ class Retriever:
         subgraph: caps and DDE rounds.
         rescoring: ``plan`` ranks triples with :func:`plan_guided_scores` (by the scorer alone
             without a planner), ``path`` with :func:`path_rescore`, ``none`` by the scorer alone.
+        name_prior: weight of the relation-name match added to a trained planner's plan logits
+            (:func:`rank_plans`); 0 leaves the planner alone.
     """
 
     def __init__(
@@ -217,9 +219,11 @@ class Retriever:
         planner: Planner | NameMatchPlanner | None = None,
         subgraph: SubgraphSettings | None = None,
         rescoring: Rescoring = "plan",
+        name_prior: float = 0.0,
     ) -> None:
         self.store = store
         self.rescoring = rescoring
+        self.name_prior = name_prior
         self._embedder = embedder
         self.scorer = scorer.eval() if scorer is not None else None
         self.path_scorer = path_scorer.eval() if path_scorer is not None else None
@@ -245,6 +249,7 @@ class Retriever:
         *,
         subgraph: SubgraphSettings | None = None,
         rescoring: Rescoring = "plan",
+        name_prior: float = 0.0,
         device: torch.device | str = "cpu",
     ) -> Retriever:
         """Load the scorers and planner written by ``kgqa train`` onto ``device`` (``subgraph``
@@ -270,6 +275,7 @@ class Retriever:
             planner=planner,
             subgraph=subgraph,
             rescoring=rescoring,
+            name_prior=name_prior,
         )
 
     @classmethod
@@ -358,22 +364,24 @@ class Retriever:
         if texts not in views_cache:
             views_cache[texts] = embed_distinct(self.embedder, texts)
         views = views_cache[texts]
-        tokens = cues = chains = None
+        tokens = words = cues = chains = None
         if isinstance(self.planner, AttentionPlanScorer):
             tokens = question_token_states(self.embedder, text)
-        elif isinstance(self.planner, NameMatchPlanner):
+        if self.plans_by_name or (trained_planner and self.name_prior):
             runs = question_runs(text, mentions, self._relation_phrases)
-            tokens = self.planner.word_vectors(self.embedder, runs.words)
-            cues = self.planner.sharing_cues(runs.words, runs.shares)
+            words = NameMatchPlanner.word_vectors(self.embedder, runs.words)
+            cues = NameMatchPlanner.sharing_cues(runs.words, runs.shares)
             chains = torch.tensor(runs.chained, dtype=torch.bool)
         embedded = time.perf_counter()
         prepared = prepare(
             self.store, views, [t.id for t in topics], self.tables, settings, question_tokens=tokens
         )
-        if cues is not None and chains is not None:
+        if words is not None:
+            prepared = replace(prepared, run_words=words, sharing_cues=cues, chained_runs=chains)
+        if self.plans_by_name and chains is not None:
             # "the wife of X 's husband" may come home; "X 's co-stars" and "the films of X" may not
             sub = replace(prepared.subgraph, topic_walks_if_needed=bool(chains.any()))
-            prepared = replace(prepared, subgraph=sub, sharing_cues=cues, chained_runs=chains)
+            prepared = replace(prepared, subgraph=sub)
         scored_at = time.perf_counter()
         with torch.inference_mode():
             if self.scorer is None:
@@ -390,7 +398,7 @@ class Retriever:
         plans = None
         if self.planner is not None:
             with torch.inference_mode():
-                plans = rank_plans(self.planner, prepared, self.tables)
+                plans = rank_plans(self.planner, prepared, self.tables, name_prior=self.name_prior)
             timings["plan"] = (time.perf_counter() - scored) * 1e3
         rescored_at = time.perf_counter()
         scores = probabilities

@@ -204,3 +204,28 @@ def test_retriever_picks_the_contender_whose_neighbourhood_fits_the_question(
         assert result.disambiguation.margin > 0 and ranked[0].plan_share > ranked[1].plan_share
         assert result.timings_ms["disambiguate"] > 0
         assert result.to_dict()["disambiguation"]["contenders"][0]["id"] == "Jaws"
+
+
+def test_a_trained_planner_takes_the_relation_name_match_as_a_prior(trained: Retriever) -> None:
+    from kgqa.retrieval.models.name_match import NameMatchPlanner
+
+    question = "who directed the films starring [Tom Hanks]"
+
+    def retrieve(name_prior: float):  # type: ignore[no-untyped-def]
+        return Retriever(
+            trained.store,
+            trained.embedder,
+            trained.scorer,
+            path_scorer=trained.path_scorer,
+            planner=trained.planner,
+            subgraph=trained.subgraph,
+            name_prior=name_prior,
+        ).retrieve(question)
+
+    plain, primed = retrieve(0.0), retrieve(0.5)
+    assert plain.plans is not None and primed.plans is not None
+    assert plain.prepared.run_words is None and primed.prepared.run_words is not None
+    relation_emb = trained.tables[1].matrix[primed.prepared.relation_rows]
+    named = NameMatchPlanner().plan_logits(primed.prepared, relation_emb, primed.plans.plans.steps)
+    torch.testing.assert_close(primed.plans.logits, plain.plans.logits + 0.5 * named)
+    assert not torch.allclose(primed.plans.probabilities, plain.plans.probabilities)

@@ -428,8 +428,8 @@ class NameMatchConfig:
 
 class NameMatchPlanner:
     """A planner with nothing to train: :meth:`plan_logits` as the trained planners have, from
-    :func:`word_matches` of ``prepared.question_tokens``, which here hold the embeddings of the
-    question's :func:`word_runs` (:meth:`word_vectors`).
+    :func:`word_matches` of ``prepared.run_words``, the embeddings of the question's
+    :func:`word_runs` (:meth:`word_vectors`).
     """
 
     KIND: ClassVar[str] = "name_match"
@@ -483,9 +483,9 @@ class NameMatchPlanner:
         the order walked (:func:`best_assignment`); plus :data:`PLAN_FIT_WEIGHT` x the whole
         question's fit with the plan's relation names together (:func:`plan_fit`). A word of a
         possessive chain (``prepared.chained_runs``) matches :data:`CHAIN_BONUS` higher."""
-        words = prepared.question_tokens
+        words = prepared.run_words
         if words is None:
-            raise ValueError("NameMatchPlanner needs prepared.question_tokens (its word vectors)")
+            raise ValueError("NameMatchPlanner needs prepared.run_words (its word vectors)")
         matches = word_matches(relation_emb, words)
         if prepared.chained_runs is not None:
             matches = matches + CHAIN_BONUS * prepared.chained_runs.to(matches.dtype)

@@ -386,3 +386,30 @@ def test_rank_plans_is_a_softmax_over_every_plan_and_describes_the_likeliest() -
     assert described[0]["probability"] == round(float(ranked.probabilities.max()), 6)
     assert all(step.startswith("<-") or step.endswith("->") for d in described for step in d["steps"])
     assert ranked.reach(WRITER.num_entities)[0].tolist() == [0.0, 0.0]  # a topic is never a plan's end
+
+
+def test_the_name_prior_lifts_the_plan_whose_relations_the_question_names() -> None:
+    model = PlanScorer(PlannerConfig(emb_dim=4, hidden=8, max_steps=2)).eval()
+    for parameter in model.parameters():  # a planner that learned nothing: every plan alike
+        torch.nn.init.zeros_(parameter)
+    relations = torch.eye(4)[:2]  # WRITTEN_BY, DIRECTED_BY
+    tables = (None, SimpleNamespace(matrix=relations))
+    directed = WRITER.relation_types.index("DIRECTED_BY")
+    prepared = PreparedQuestion(
+        torch.randn(3, 4),
+        WRITER,
+        torch.arange(5),
+        torch.arange(2),
+        torch.zeros(5, 1),
+        2,
+        run_words=relations[directed].reshape(1, 1, 4),  # the question's one word names DIRECTED_BY
+    )
+    with torch.inference_mode():
+        alone = rank_plans(model, prepared, tables)  # type: ignore[arg-type]
+        named = rank_plans(model, prepared, tables, name_prior=1.0)  # type: ignore[arg-type]
+        unnamed = rank_plans(model, replace(prepared, run_words=None), tables, name_prior=1.0)  # type: ignore[arg-type]
+    assert torch.allclose(alone.probabilities, torch.full_like(alone.probabilities, 1 / 3))
+    assert torch.equal(unnamed.probabilities, alone.probabilities)
+    best = named.plans.steps[int(named.probabilities.argmax())].tolist()
+    assert directed * 2 in best  # the walk on to the director
+    assert float(named.probabilities.max()) > 1 / 3
