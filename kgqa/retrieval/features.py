@@ -58,7 +58,7 @@ class PreparedQuestion:
             model reads them.
         run_words: FloatTensor [U, K, d], for the relation-name match (the train-free planner, and
             the name prior of a trained one): the embeddings of the question's word runs
-            (``NameMatchPlanner.word_vectors``); ``None`` elsewhere.
+            (``name_match.WordVectors``); ``None`` elsewhere.
         sharing_cues: LongTensor [U], for the relation-name match: per word run of the question
             (:func:`kgqa.retrieval.models.name_match.content_words`), whether it says that the
             answers share something with the topic, alone ("also") or bound to its other words

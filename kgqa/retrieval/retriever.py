@@ -29,7 +29,7 @@ from kgqa.retrieval.evidence.nameless import nameless_names
 from kgqa.retrieval.evidence.path_pooling import path_rescore
 from kgqa.retrieval.features import PreparedQuestion, SubgraphSettings, prepare
 from kgqa.retrieval.graph.tables import EntityTable, RelationTable
-from kgqa.retrieval.models.name_match import NameMatchPlanner, question_runs, relation_phrases
+from kgqa.retrieval.models.name_match import NameMatchPlanner, WordVectors, question_runs, relation_phrases
 from kgqa.retrieval.models.path_context import triple_probabilities
 from kgqa.retrieval.models.plan_attention import AttentionPlanScorer
 from kgqa.retrieval.models.plans import (
@@ -232,6 +232,7 @@ class Retriever:
         width = scorer.config.emb_dim if scorer is not None else self.embedder.dimension
         self.tables = (EntityTable(store, width), RelationTable(store))
         self._relation_words: RelationWords | None = None
+        self._word_vectors: WordVectors | None = None  # made with the embedder, which loads lazily
         self._relation_phrases = relation_phrases(self.tables[1].index)  # "place of birth" is one word
 
     @property
@@ -369,7 +370,9 @@ class Retriever:
             tokens = question_token_states(self.embedder, text)
         if self.plans_by_name or (trained_planner and self.name_prior):
             runs = question_runs(text, mentions, self._relation_phrases)
-            words = NameMatchPlanner.word_vectors(self.embedder, runs.words)
+            if self._word_vectors is None:
+                self._word_vectors = WordVectors(self.embedder)
+            words = self._word_vectors(runs.words)
             cues = NameMatchPlanner.sharing_cues(runs.words, runs.shares)
             chains = torch.tensor(runs.chained, dtype=torch.bool)
         embedded = time.perf_counter()

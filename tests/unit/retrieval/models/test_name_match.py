@@ -303,3 +303,25 @@ def test_a_relation_named_a_of_b_is_one_word_of_the_question() -> None:
     assert chained_runs(question, ["Claudius"], phrases) == [True, True]
     # Without the graph's phrases "place" and "birth" are two nouns of the chain, three steps.
     assert word_runs(question, ["Claudius"]) == [["mom"], ["birth"], ["place"]]
+
+
+def test_word_vectors_encode_each_word_alone_once_whatever_question_it_comes_in() -> None:
+    from kgqa.config import EmbedderSettings
+    from kgqa.embed import make_embedder
+    from kgqa.retrieval.models.name_match import WordVectors
+
+    embedder = make_embedder(EmbedderSettings())  # the bundled encoder: a padded batch moves vectors
+    words = WordVectors(embedder)
+    first = words([["directed"], ["release", "year"]])
+    assert first.shape == (2, 2, embedder.dimension)
+    assert torch.equal(first[0, 1], torch.zeros(embedder.dimension))  # padding
+    for vector, word in ((first[0, 0], "directed"), (first[1, 0], "release"), (first[1, 1], "year")):
+        assert torch.equal(vector, embedder.embed([word])[0])
+    # The same word beside other words is the same vector: answers do not depend on the order
+    # questions come in, and a word already seen is not encoded again.
+    calls = []
+    original = embedder.embed
+    embedder.embed = lambda texts: calls.append(list(texts)) or original(texts)  # type: ignore[method-assign]
+    again = words([["the", "director", "directed"]])
+    assert torch.equal(again[0, 2], first[0, 0])
+    assert ["directed"] not in calls and len(calls) == 2
