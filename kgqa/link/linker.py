@@ -9,7 +9,13 @@ from kgqa.errors import EntityNotFoundError
 from kgqa.link.explicit import link_brackets, link_topics
 from kgqa.link.name_step import link_names
 from kgqa.link.result import LinkResult
-from kgqa.link.search import FULLTEXT_LIMIT, MIN_VECTOR_SCORE, EmbedderSource, link_fulltext, link_vector
+from kgqa.link.search import (
+    FULLTEXT_LIMIT,
+    MIN_VECTOR_SCORE,
+    EmbedderSource,
+    link_fulltext_covering,
+    link_vector,
+)
 from kgqa.link.tokens import EDGE_PUNCT, Token, tokenize
 from kgqa.linking_words import RelationWords
 from kgqa.store.protocol import GraphStore
@@ -95,7 +101,7 @@ def link(
 
     for step in (
         names_step,
-        lambda: LinkResult(link_fulltext(store, tokens, limit=fulltext_limit)),
+        lambda: LinkResult(link_fulltext_covering(store, tokens, limit=fulltext_limit)),
         lambda: LinkResult(link_vector(store, embedder, question, tokens, k=k, min_score=min_vector_score)),
     ):
         found = step()

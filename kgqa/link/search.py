@@ -4,10 +4,13 @@ the nearest entity embeddings to the question."""
 from __future__ import annotations
 
 from collections.abc import Callable, Sequence
+from typing import Any
 
 from kgqa.embed.protocol import Embedder
 from kgqa.link.result import SCORE_FALLBACK_MAX, entity, unique
 from kgqa.link.tokens import Token, content_words, escape_lucene
+from kgqa.linking_words import popularity
+from kgqa.names import normalise_name
 from kgqa.store import queries
 from kgqa.store.protocol import GraphStore
 from kgqa.types import LinkedEntity
@@ -20,22 +23,56 @@ EmbedderSource = Embedder | Callable[[], Embedder]
 """An embedder, or a zero-argument factory called only when the vector step runs."""
 
 
-def link_fulltext(store: GraphStore, tokens: Sequence[Token], *, limit: int) -> tuple[LinkedEntity, ...]:
-    """Full-text hits for the question's content words, best first, scaled into
-    (0, ``SCORE_FALLBACK_MAX``] by the best hit; one mention (the words) for all."""
+def _fulltext_rows(store: GraphStore, tokens: Sequence[Token], limit: int) -> list[dict[str, Any]]:
+    """Full-text rows (``link_fulltext``) for the question's content words, positive scores
+    only, best first."""
     words = content_words(tokens)
     if not words:
-        return ()
+        return []
     rows = store.run(
         queries.get("link_fulltext"), {"query": " ".join(escape_lucene(w) for w in words), "limit": limit}
     )
-    rows = [r for r in rows if r["score"] is not None and r["score"] > 0]
+    return sorted((r for r in rows if r["score"] is not None and r["score"] > 0), key=lambda r: -r["score"])
+
+
+def link_fulltext(store: GraphStore, tokens: Sequence[Token], *, limit: int) -> tuple[LinkedEntity, ...]:
+    """Full-text hits for the question's content words, best first, scaled into
+    (0, ``SCORE_FALLBACK_MAX``] by the best hit; one mention (the words) for all."""
+    rows = _fulltext_rows(store, tokens, limit)
     if not rows:
         return ()
-    top = max(r["score"] for r in rows)
-    mention = " ".join(words)
-    rows.sort(key=lambda r: -r["score"])
+    top = rows[0]["score"]
+    mention = " ".join(content_words(tokens))
     return unique(entity(r, SCORE_FALLBACK_MAX * r["score"] / top, mention, "fulltext") for r in rows)
+
+
+def link_fulltext_covering(
+    store: GraphStore, tokens: Sequence[Token], *, limit: int
+) -> tuple[LinkedEntity, ...]:
+    """Full-text hits ranked by how many of the question's content words their name holds, then
+    by the popularity prior (log(1 + degree)), scored into (0, ``SCORE_FALLBACK_MAX``] by both:
+    the fallback step where no name matched.
+
+    Why: full-text relevance favours short names, so "what religions are in the united states"
+    found United States Senator (3 words, degree 7) before United States of America (4 words,
+    degree 2,421); both hold the question's two name words, and the one people ask about is the
+    better connected (docs/decisions.md).
+    """
+    rows = _fulltext_rows(store, tokens, limit)
+    if not rows:
+        return ()
+    words = {normalise_name(w) for w in content_words(tokens)}
+    covered = [len(words & set(normalise_name(r["name"] or r["id"]).split())) for r in rows]
+    prior = [popularity(r["degree"]) for r in rows]
+    most, best = max(covered) or 1, max(prior) or 1.0
+    mention = " ".join(content_words(tokens))
+    order = sorted(range(len(rows)), key=lambda i: (-covered[i], -prior[i]))
+    return unique(
+        entity(
+            rows[i], SCORE_FALLBACK_MAX * covered[i] / most * (1 + prior[i] / best) / 2, mention, "fulltext"
+        )
+        for i in order
+    )
 
 
 def link_vector(

@@ -189,3 +189,26 @@ def test_link_capitals_no_name_matches_whole_are_read_as_people_type_them(
     wqsp_kg: KgliteStore, fake_embedder: Embedder, question: str, topic: str
 ) -> None:
     assert link(wqsp_kg, fake_embedder, question).topics[0].id == topic
+
+
+UNITED_STATES = EXCERPT.with_name("webqsp_evidence_united_states.tsv")
+
+
+def test_link_with_no_name_found_takes_the_full_text_hit_holding_most_words_then_the_better_connected(
+    kglite_store: KgliteStore, fake_embedder: Embedder
+) -> None:
+    # 19 lines of the KB: United States of America (16 facts), United States Senator (5), and
+    # relation names with "united" and "state" in them, so "the united states" is no name the
+    # name step reads and the full-text index is the fallback. Its relevance favours the
+    # shorter name; both hold "united" and "states", and the country is the better connected.
+    from ingest.embedding import embed_store
+    from ingest.loader import load
+
+    lines = UNITED_STATES.read_text(encoding="utf-8").splitlines()
+    records = [TripleRecord(*line.split("\t"), line=i + 1) for i, line in enumerate(lines)]
+    load(kglite_store, records, source="excerpt", fmt="test", source_key="united-states")
+    embed_store(kglite_store, fake_embedder)
+    linked = link(kglite_store, fake_embedder, "what type of religions are in the united states?")
+    assert linked.method == "fulltext"
+    assert linked.topics[0].id == "United States of America"
+    assert linked.contenders() == [linked.topics[0]]  # the senator is no close call
