@@ -191,7 +191,15 @@ def test_link_capitals_no_name_matches_whole_are_read_as_people_type_them(
     assert link(wqsp_kg, fake_embedder, question).topics[0].id == topic
 
 
-UNITED_STATES = EXCERPT.with_name("webqsp_evidence_united_states.tsv")
+def _load_lines(store: KgliteStore, path: Path, embedder: Embedder) -> KgliteStore:
+    from ingest.embedding import embed_store
+    from ingest.loader import load
+
+    lines = path.read_text(encoding="utf-8").splitlines()
+    records = [TripleRecord(*line.split("\t"), line=i + 1) for i, line in enumerate(lines)]
+    load(store, records, source=path.name, fmt="test", source_key=path.stem)
+    embed_store(store, embedder)
+    return store
 
 
 def test_link_with_no_name_found_takes_the_full_text_hit_holding_most_words_then_the_better_connected(
@@ -201,14 +209,18 @@ def test_link_with_no_name_found_takes_the_full_text_hit_holding_most_words_then
     # relation names with "united" and "state" in them, so "the united states" is no name the
     # name step reads and the full-text index is the fallback. Its relevance favours the
     # shorter name; both hold "united" and "states", and the country is the better connected.
-    from ingest.embedding import embed_store
-    from ingest.loader import load
-
-    lines = UNITED_STATES.read_text(encoding="utf-8").splitlines()
-    records = [TripleRecord(*line.split("\t"), line=i + 1) for i, line in enumerate(lines)]
-    load(kglite_store, records, source="excerpt", fmt="test", source_key="united-states")
-    embed_store(kglite_store, fake_embedder)
-    linked = link(kglite_store, fake_embedder, "what type of religions are in the united states?")
+    store = _load_lines(kglite_store, EXCERPT.with_name("webqsp_evidence_united_states.tsv"), fake_embedder)
+    linked = link(store, fake_embedder, "what type of religions are in the united states?")
     assert linked.method == "fulltext"
     assert linked.topics[0].id == "United States of America"
     assert linked.contenders() == [linked.topics[0]]  # the senator is no close call
+
+
+def test_link_an_acronym_reading_weighs_its_entitys_facts(
+    kglite_store: KgliteStore, minilm: Embedder
+) -> None:
+    # 15 lines of the KB: "uk" is a top-level domain with 3 facts, United Kingdom has 12. The
+    # acronym's reading (found among the word's nearest entity embeddings) had no degree, so the
+    # popularity prior took the exact lower-case name.
+    store = _load_lines(kglite_store, EXCERPT.with_name("webqsp_evidence_uk.tsv"), minilm)
+    assert link(store, minilm, "what countries are part of the uk?").topics[0].id == "United Kingdom"
