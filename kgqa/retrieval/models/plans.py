@@ -568,7 +568,7 @@ def rank_plans(
     from ``prepared.run_words``) added to a trained planner's logits. Why: a planner trained on
     few labelled questions has met few of the graph's relations and wordings, and the names
     still tell which relation a word asks for (docs/decisions.md: 50 labelled questions, Hit@1
-    0.86 -> 0.89 on MetaQA 2-hop, 0.88 -> 0.92 on PQ-2H, and no loss with 1,000). Ignored for
+    0.86 -> 0.88 on held-out MetaQA 2-hop, 0.86 -> 0.91 on PQ-2H, none lost with 1,000). Ignored for
     the name match itself and where ``prepared`` has no word runs.
     """
     if plans is None:
