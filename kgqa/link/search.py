@@ -23,10 +23,9 @@ EmbedderSource = Embedder | Callable[[], Embedder]
 """An embedder, or a zero-argument factory called only when the vector step runs."""
 
 
-def _fulltext_rows(store: GraphStore, tokens: Sequence[Token], limit: int) -> list[dict[str, Any]]:
-    """Full-text rows (``link_fulltext``) for the question's content words, positive scores
+def _fulltext_rows(store: GraphStore, words: Sequence[str], limit: int) -> list[dict[str, Any]]:
+    """Full-text rows (``link_fulltext``) for the question's content ``words``, positive scores
     only, best first."""
-    words = content_words(tokens)
     if not words:
         return []
     rows = store.run(
@@ -38,11 +37,12 @@ def _fulltext_rows(store: GraphStore, tokens: Sequence[Token], limit: int) -> li
 def link_fulltext(store: GraphStore, tokens: Sequence[Token], *, limit: int) -> tuple[LinkedEntity, ...]:
     """Full-text hits for the question's content words, best first, scaled into
     (0, ``SCORE_FALLBACK_MAX``] by the best hit; one mention (the words) for all."""
-    rows = _fulltext_rows(store, tokens, limit)
+    words = content_words(tokens)
+    rows = _fulltext_rows(store, words, limit)
     if not rows:
         return ()
     top = rows[0]["score"]
-    mention = " ".join(content_words(tokens))
+    mention = " ".join(words)
     return unique(entity(r, SCORE_FALLBACK_MAX * r["score"] / top, mention, "fulltext") for r in rows)
 
 
@@ -58,14 +58,15 @@ def link_fulltext_covering(
     degree 2,421); both hold the question's two name words, and the one people ask about is the
     better connected (docs/decisions.md).
     """
-    rows = _fulltext_rows(store, tokens, limit)
+    words = content_words(tokens)
+    rows = _fulltext_rows(store, words, limit)
     if not rows:
         return ()
-    words = {normalise_name(w) for w in content_words(tokens)}
-    covered = [len(words & set(normalise_name(r["name"] or r["id"]).split())) for r in rows]
+    wanted = {normalise_name(w) for w in words}
+    covered = [len(wanted & set(normalise_name(r["name"] or r["id"]).split())) for r in rows]
     prior = [popularity(r["degree"]) for r in rows]
     most, best = max(covered) or 1, max(prior) or 1.0
-    mention = " ".join(content_words(tokens))
+    mention = " ".join(words)
     order = sorted(range(len(rows)), key=lambda i: (-covered[i], -prior[i]))
     return unique(
         entity(
