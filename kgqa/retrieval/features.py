@@ -60,12 +60,12 @@ class PreparedQuestion:
             the name prior of a trained one): the embeddings of the question's word runs
             (``name_match.WordVectors``); ``None`` elsewhere.
         sharing_cues: LongTensor [U], for the relation-name match: per word run of the question
-            (:func:`kgqa.retrieval.models.name_match.content_words`), whether it says that the
-            answers share something with the topic, alone ("also") or bound to its other words
-            ("same director"): ``NameMatchPlanner.sharing_cues``; ``None`` elsewhere.
+            (``name_match.QuestionRuns``), whether it says that the answers share something with
+            the topic, alone ("also") or bound to its other words ("same director"):
+            ``NameMatchPlanner.sharing_cues``; ``None`` elsewhere.
         chained_runs: BoolTensor [U], for the relation-name match: per word run, whether it is a
             noun of a possessive chain of two or more ("the nation of X 's parent"):
-            :func:`kgqa.retrieval.models.name_match.chained_runs`; ``None`` elsewhere.
+            ``name_match.QuestionRuns.chained``; ``None`` elsewhere.
     """
 
     question_views: torch.Tensor

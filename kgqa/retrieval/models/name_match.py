@@ -23,7 +23,7 @@ of X" walks written-by, back, then directed-by; the nation of X's couple is the 
 whole question's fit with the plan's relation names together (:func:`plan_fit`) adds a little:
 what a word names too weakly to pay for its step. English grammar says more where nouns chain
 through "of" and "'s" to the topic ("the nation of X's parent", "X's parent's sex"): each noun
-is a step, so in a chain of two or more each earns :data:`CHAIN_BONUS` (:func:`chained_runs`);
+is a step, so in a chain of two or more each earns :data:`CHAIN_BONUS` (``QuestionRuns.chained``);
 a phrase the graph's relation names hold ("place of birth", :func:`relation_phrases`) is one.
 :data:`STEP_COST` was chosen on the training parts of MetaQA 1-hop and WorldCup2014 WC-P2
 (docs/decisions.md); nothing here reads a benchmark.
@@ -47,7 +47,7 @@ from kgqa.retrieval.features import PreparedQuestion
 
 #: What a plan step must match beyond to raise the plan's score (cosine, centred per word).
 STEP_COST = 0.25
-#: What a word of a possessive chain of two or more nouns adds to its matches (:func:`chained_runs`):
+#: What a word of a possessive chain of two or more nouns adds to its matches (``QuestionRuns.chained``):
 #: such a word names a step even where it names its relation weakly ("sex", "nation"). Chosen on the
 #: training parts of MetaQA, PathQuestion and WorldCup2014 (0.15 / 0.2 / 0.3, docs/decisions.md).
 CHAIN_BONUS = 0.2
@@ -107,29 +107,6 @@ def content_words(question: str, mentions: Sequence[str]) -> list[str]:
     return [run.text for run in _runs(question, mentions)]
 
 
-def word_runs(question: str, mentions: Sequence[str], phrases: Collection[str] = ()) -> list[list[str]]:
-    """The distinct :func:`content_words` runs of ``question``, each as its words, nearest to a
-    topic's mention first (words between them): what :class:`WordVectors`
-    embeds and :meth:`NameMatchPlanner.sharing_cues` reads. The order is the order a plan's steps
-    are named in, outward from the topic ("the nation of X's couple": couple, then nation).
-
-    A word said twice in a possessive chain is two runs ("X 's daughter 's daughter": two steps);
-    said again outside the chain it is the chain's ("the director of X is also the director of")."""
-    return question_runs(question, mentions, phrases).words
-
-
-def chained_runs(question: str, mentions: Sequence[str], phrases: Collection[str] = ()) -> list[bool]:
-    """Per run of :func:`word_runs` (same order), whether it is a noun of a possessive chain of
-    two or more that ends at a topic's mention: "the nation of X 's parent", "X 's parent 's sex",
-    "what sex is X 's dad" chain two nouns each, so each names a step of its own; a leading
-    "where" or "when" is a link too ("where did X 's son die": the place of the son's death), and
-    so is a verb between "who"/"what" and the mention ("who directed X 's films").
-
-    One noun alone ("the director of X") says no more than its match does, and is not marked.
-    A frame noun ("the name of") is never chained."""
-    return question_runs(question, mentions, phrases).chained
-
-
 #: Nouns that frame a question rather than name a step ("what is the name of the wife of X").
 _FRAME_NOUNS = frozenset({"name", "names"})
 _COPULAS = frozenset({"is", "are", "was", "were"})
@@ -150,22 +127,35 @@ class _Run:
         return " ".join(self.words)
 
 
-def sharing_runs(question: str, mentions: Sequence[str], phrases: Collection[str] = ()) -> list[int]:
-    """Per run of :func:`word_runs` (same order), the sharing cue its place in the question gives
-    without a sharing word (:data:`NO_CUE` elsewhere): :data:`BOUND_CUE` for a participle whose
-    agent is "the N of" the topic, where its noun is the answer ("movies directed by the
-    director of Jaws", "which films were written by the writer of X": they share the topic's
-    director or writer), and for "who V with" the topic ("who acted with Tom Hanks": his
-    co-stars); :data:`FREE_CUE` for the verb of "what N did the M of X V" ("what films did the
-    director of Titanic make": the director's films, whatever the verb). Not where other words
-    ask on from those films ("what types are the films directed by the director of X")."""
-    return question_runs(question, mentions, phrases).shares
-
-
 @dataclass(frozen=True, slots=True)
 class QuestionRuns:
-    """A question's distinct word runs read once: :func:`word_runs`, with :func:`chained_runs`'
-    and :func:`sharing_runs`' flags in the same order."""
+    """A question's distinct word runs, read once, with their flags in the same order.
+
+    Attributes:
+        words: the distinct :func:`content_words` runs, each as its words, nearest to a topic's
+            mention first (words between them): what :class:`WordVectors` embeds and
+            :meth:`NameMatchPlanner.sharing_cues` reads. The order is the order a plan's steps
+            are named in, outward from the topic ("the nation of X's couple": couple, then
+            nation). A word said twice in a possessive chain is two runs ("X 's daughter 's
+            daughter": two steps); said again outside the chain it is the chain's ("the director
+            of X is also the director of").
+        chained: per run, whether it is a noun of a possessive chain of two or more that ends at
+            a topic's mention: "the nation of X 's parent", "X 's parent 's sex", "what sex is X
+            's dad" chain two nouns each, so each names a step of its own; a leading "where" or
+            "when" is a link too ("where did X 's son die": the place of the son's death), and so
+            is a verb between "who"/"what" and the mention ("who directed X 's films"). One noun
+            alone ("the director of X") says no more than its match does, and is not marked. A
+            frame noun ("the name of") is never chained.
+        shares: per run, the sharing cue its place in the question gives without a sharing word
+            (:data:`NO_CUE` elsewhere): :data:`BOUND_CUE` for a participle whose agent is "the N
+            of" the topic, where its noun is the answer ("movies directed by the director of
+            Jaws", "which films were written by the writer of X": they share the topic's
+            director or writer), and for "who V with" the topic ("who acted with Tom Hanks": his
+            co-stars); :data:`FREE_CUE` for the verb of "what N did the M of X V" ("what films did
+            the director of Titanic make": the director's films, whatever the verb). Not where
+            other words ask on from those films ("what types are the films directed by the
+            director of X").
+    """
 
     words: list[list[str]]
     chained: list[bool]
@@ -173,8 +163,8 @@ class QuestionRuns:
 
 
 def question_runs(question: str, mentions: Sequence[str], phrases: Collection[str] = ()) -> QuestionRuns:
-    """:func:`word_runs`, :func:`chained_runs` and :func:`sharing_runs` from one reading of the
-    question (what the name-match retriever needs of each question)."""
+    """The :class:`QuestionRuns` of ``question`` around the topics' ``mentions`` (a word phrase
+    "A of B" among ``phrases`` is one word: "place of birth")."""
     runs = _runs(question, mentions, phrases)
     words_of = {run.text: run.words for run in runs}
     shares: dict[str, int] = {}
@@ -275,7 +265,7 @@ def _joined(words: list[str], phrases: Collection[str]) -> list[str]:
 def relation_phrases(relation_names: Iterable[str]) -> frozenset[str]:
     """The "A of B" phrases inside relation names, lower case: ``place_of_birth`` and
     ``people.person.place_of_birth`` give "place of birth". A question's "place of birth" is one
-    step, not a chain of two nouns (:func:`word_runs`)."""
+    step, not a chain of two nouns (``QuestionRuns.words``)."""
     phrases = set()
     for name in relation_names:
         words = relation_text(name).lower().split()
@@ -420,7 +410,7 @@ def _chain_after_mention(words: Sequence[str]) -> set[int]:
 
 
 class WordVectors:
-    """The embeddings of questions' words (:func:`word_runs`), each word encoded alone and kept.
+    """The embeddings of questions' words (``QuestionRuns.words``), each word encoded alone and kept.
 
     Alone: a text's vector moves in the third decimal with the batch it is encoded in, so a word
     encoded beside its question's other words would differ from question to question, and a
@@ -464,7 +454,7 @@ class NameMatchConfig:
 class NameMatchPlanner:
     """A planner with nothing to train: :meth:`plan_logits` as the trained planners have, from
     :func:`word_matches` of ``prepared.run_words``, the embeddings of the question's
-    :func:`word_runs` (:class:`WordVectors`).
+    ``QuestionRuns.words`` (:class:`WordVectors`).
     """
 
     KIND: ClassVar[str] = "name_match"
@@ -486,7 +476,7 @@ class NameMatchPlanner:
         words: "same", "share", "together", "also", ..., and words made with "co-"):
         :data:`FREE_CUE` where it holds nothing else ("also", "co-starred"), :data:`BOUND_CUE`
         where it holds other words too ("same director": the thing shared), else :data:`NO_CUE`;
-        or the cue ``shares`` gives it where that is stronger (:func:`sharing_runs`: "movies
+        or the cue ``shares`` gives it where that is stronger (``QuestionRuns.shares``: "movies
         directed by the director of X")."""
         kinds = []
         for u, run in enumerate(runs):
@@ -557,7 +547,7 @@ def best_assignment(
     :data:`SHARING_BONUS` where ``cues`` (LongTensor [W] of :meth:`NameMatchPlanner.sharing_cues`
     kinds) holds a :data:`FREE_CUE` ("also"), or a :data:`BOUND_CUE` whose run matches the walked
     relation best ("share directors" cues directed-by only). With ``ordered`` (the words are
-    indexed outward from the one topic, :func:`word_runs`) a plan earns :data:`ORDER_BONUS` per
+    indexed outward from the one topic, ``QuestionRuns.words``) a plan earns :data:`ORDER_BONUS` per
     pair of its worded steps whose words' indices rise in walk order.
 
     With L steps a step's word in the best choice is among its relation's L best words (the other

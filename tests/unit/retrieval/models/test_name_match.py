@@ -13,13 +13,11 @@ from kgqa.retrieval.models.name_match import (
     NO_CUE,
     NameMatchPlanner,
     best_assignment,
-    chained_runs,
     content_words,
     plan_fit,
+    question_runs,
     relation_phrases,
-    sharing_runs,
     word_matches,
-    word_runs,
 )
 
 
@@ -162,11 +160,15 @@ def test_a_bound_cue_pays_only_for_walking_back_its_own_relation() -> None:
 
 
 def test_sharing_cues_tell_a_cue_alone_from_one_bound_to_other_words() -> None:
-    cues = NameMatchPlanner.sharing_cues(word_runs("which films have the same director as Jaws", ["Jaws"]))
+    cues = NameMatchPlanner.sharing_cues(
+        question_runs("which films have the same director as Jaws", ["Jaws"]).words
+    )
     assert cues.tolist() == [BOUND_CUE, NO_CUE]  # "same director", "films"
-    cues = NameMatchPlanner.sharing_cues(word_runs("who co-starred with Tom Hanks", ["Tom Hanks"]))
+    cues = NameMatchPlanner.sharing_cues(question_runs("who co-starred with Tom Hanks", ["Tom Hanks"]).words)
     assert cues.tolist() == [FREE_CUE]
-    cues = NameMatchPlanner.sharing_cues(word_runs("the director of Jaws is also the director of", ["Jaws"]))
+    cues = NameMatchPlanner.sharing_cues(
+        question_runs("the director of Jaws is also the director of", ["Jaws"]).words
+    )
     assert cues.tolist() == [NO_CUE, FREE_CUE]  # "director" (once), "also"
 
 
@@ -200,9 +202,9 @@ def test_a_participle_with_the_topics_noun_as_agent_or_who_v_with_says_the_answe
     question: str, runs: list[list[str]], shares: list[bool | int]
 ) -> None:
     mention = "Steven Spielberg" if "Spielberg" in question else "Jaws"
-    assert word_runs(question, [mention]) == runs
+    assert question_runs(question, [mention]).words == runs
     kinds = [BOUND_CUE if shared is True else NO_CUE if shared is False else shared for shared in shares]
-    assert sharing_runs(question, [mention]) == kinds
+    assert question_runs(question, [mention]).shares == kinds
     assert NameMatchPlanner.sharing_cues(runs, kinds).tolist() == kinds
 
 
@@ -225,13 +227,16 @@ def test_a_participle_with_the_topics_noun_as_agent_or_who_v_with_says_the_answe
 def test_a_run_asking_on_from_the_n_v_ed_by_the_topic_chains_with_it(
     question: str, mention: str, chained: list[bool]
 ) -> None:
-    assert chained_runs(question, [mention]) == chained
+    assert question_runs(question, [mention]).chained == chained
 
 
 def test_word_runs_come_outward_from_the_topic() -> None:
-    assert word_runs("the nation of frederica 's couple ?", ["frederica"]) == [["couple"], ["nation"]]
+    assert question_runs("the nation of frederica 's couple ?", ["frederica"]).words == [
+        ["couple"],
+        ["nation"],
+    ]
     question = "who directed the movies written by the writer of Jaws"
-    assert word_runs(question, ["Jaws"]) == [["writer"], ["movies", "written"], ["directed"]]
+    assert question_runs(question, ["Jaws"]).words == [["writer"], ["movies", "written"], ["directed"]]
 
 
 def test_a_plan_naming_its_words_outward_from_the_topic_wins_a_tie() -> None:
@@ -254,8 +259,8 @@ def test_plan_fit_is_the_questions_cosine_with_the_plans_names_together() -> Non
 
 
 def _chains(question: str, mention: str) -> list[tuple[str, bool]]:
-    runs = word_runs(question, [mention])
-    return list(zip([" ".join(run) for run in runs], chained_runs(question, [mention]), strict=True))
+    runs = question_runs(question, [mention])
+    return list(zip([" ".join(run) for run in runs.words], runs.chained, strict=True))
 
 
 def test_nouns_chained_to_the_topic_by_of_and_s_are_marked_from_two_on() -> None:
@@ -299,10 +304,10 @@ def test_a_relation_named_a_of_b_is_one_word_of_the_question() -> None:
     phrases = relation_phrases(["PLACE_OF_BIRTH", "people.deceased_person.cause_of_death", "directed_by"])
     assert phrases == {"place of birth", "cause of death"}
     question = "what is the place of birth of the mom of Claudius"
-    assert word_runs(question, ["Claudius"], phrases) == [["mom"], ["place of birth"]]
-    assert chained_runs(question, ["Claudius"], phrases) == [True, True]
+    assert question_runs(question, ["Claudius"], phrases).words == [["mom"], ["place of birth"]]
+    assert question_runs(question, ["Claudius"], phrases).chained == [True, True]
     # Without the graph's phrases "place" and "birth" are two nouns of the chain, three steps.
-    assert word_runs(question, ["Claudius"]) == [["mom"], ["birth"], ["place"]]
+    assert question_runs(question, ["Claudius"]).words == [["mom"], ["birth"], ["place"]]
 
 
 def test_word_vectors_encode_each_word_alone_once_whatever_question_it_comes_in() -> None:
