@@ -171,7 +171,8 @@ def partial_name_quality(mention_words: Sequence[str], name_words: Sequence[str]
     The mention's words must be a run of the name's words in order, each equal, except that a
     word followed by others may be a 3+-letter prefix ("ben franklin" -> benjamin franklin); a
     mention of several words may pass over middle names ("william taft" -> william howard taft,
-    "niels bohr" -> niels henrik david bohr), at most ``MAX_EXTRA_WORDS`` in all. The last word
+    "niels bohr" -> niels henrik david bohr), at most ``MAX_EXTRA_WORDS`` in all, initials not
+    counted ("tolkien" -> J. R. R. Tolkien, "bush" -> George H. W. Bush). The last word
     must be equal: a surname or a head noun, never a prefix ("bill" is no "billy"). A one-word
     mention starts the name or ends it but for a short tail ("franklin", "tupac", "nike" of Nike,
     Inc.), so "last" is no name for "The Last Song". The quality is the share of the name's
@@ -181,7 +182,7 @@ def partial_name_quality(mention_words: Sequence[str], name_words: Sequence[str]
     m, n = len(mention_words), len(name_words)
     if not m or m > n or list(mention_words) == list(name_words):
         return 0.0
-    if sum(w not in _ACRONYM_SKIP for w in name_words) - m > MAX_EXTRA_WORDS:
+    if sum(w not in _ACRONYM_SKIP and len(w) > 1 for w in name_words) - m > MAX_EXTRA_WORDS:
         return 0.0
     gaps = MAX_EXTRA_WORDS if m > 1 else 0
     for start in range(n - m + 1):

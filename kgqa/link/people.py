@@ -41,9 +41,10 @@ def people_matches(
 
     Partial names: full-text hits for the content words that are no relation words, each kept
     with the longest question span that is a run of its name's words ("franklin" -> Benjamin
-    Franklin, "ben franklin" -> Benjamin Franklin), quality below an exact match's. Demonyms: for a
-    content word of 6+ letters no name matches exactly, the one-word names that start with its
-    stem (``link_prefix``) and read as its place ("jamaican" -> Jamaica), quality
+    Franklin, "ben franklin" -> Benjamin Franklin) and starts with a content word, quality below
+    an exact match's. Demonyms: for a content word of 6+ letters no name matches exactly and
+    that heads no compound (:func:`_compound_head`), the one-word names that start with its stem
+    (``link_prefix``) and read as its place ("jamaican" -> Jamaica), quality
     ``DEMONYM_QUALITY``.
     """
     words = [
@@ -59,7 +60,11 @@ def people_matches(
         )
         by_last: dict[str, list[Span]] = {}
         for span in spans:
-            if span.words and not span.relational and not all(w.isdigit() for w in span.words_norm):
+            if (
+                tokens[span.start].content  # "of the supreme court" names no Seal of the Supreme Court
+                and not span.relational
+                and not all(w.isdigit() for w in span.words_norm)
+            ):
                 by_last.setdefault(span.words_norm[-1], []).append(span)
         for row in rows:
             name_words = normalise_name(row["name"] or row["id"]).split()
@@ -76,7 +81,7 @@ def people_matches(
     for i, _ in words:
         single = singles.get((i, tokens[i].word))
         stem = demonym_stem(tokens[i].word)
-        if single is None or stem is None or (i, i + 1) in exact:
+        if single is None or stem is None or (i, i + 1) in exact or _compound_head(tokens, i):
             continue
         rows = store.run(queries.get("link_prefix"), {"prefix": stem, "limit": DEMONYM_ROWS})
         found += [
@@ -85,6 +90,13 @@ def people_matches(
             if is_demonym_of(single.norm, row["name_norm"])
         ]
     return found
+
+
+def _compound_head(tokens: Sequence[Token], i: int) -> bool:
+    """Whether word ``i`` is a plural noun after a content word, the head of a compound the word
+    before it narrows: "the sioux indians" are Sioux people, not India. An adjective keeps its
+    place after any word ("who founded islamic religion")."""
+    return i > 0 and tokens[i - 1].content and tokens[i].word.endswith("s")
 
 
 def acronym_matches(

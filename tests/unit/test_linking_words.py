@@ -67,7 +67,11 @@ def test_partial_name_quality_passes_over_middle_names_only_between_mention_word
         ["taft"], ["william", "howard", "taft"]
     )
     assert partial_name_quality(["niels", "bohr"], ["niels", "henrik", "david", "bohr"]) > 0
-    assert partial_name_quality(["niels", "bohr"], ["niels", "a", "b", "c", "bohr"]) == 0  # too many left out
+    assert (
+        partial_name_quality(["niels", "bohr"], ["niels", "ann", "bea", "cy", "bohr"]) == 0
+    )  # too many left out
+    # Initials are no words left out: "tolkien" names J. R. R. Tolkien.
+    assert partial_name_quality(["tolkien"], ["j", "r", "r", "tolkien"]) > 0
     assert partial_name_quality(["taft", "william"], ["william", "howard", "taft"]) == 0  # out of order
     # One word starts the name ("tupac") or ends it; "last" does neither in "The Last Song".
     assert partial_name_quality(["tupac"], ["tupac", "shakur"]) > 0
@@ -224,3 +228,24 @@ def test_link_an_acronym_reading_weighs_its_entitys_facts(
     # popularity prior took the exact lower-case name.
     store = _load_lines(kglite_store, EXCERPT.with_name("webqsp_evidence_uk.tsv"), minilm)
     assert link(store, minilm, "what countries are part of the uk?").topics[0].id == "United Kingdom"
+
+
+def test_link_a_partial_name_starts_with_a_content_word(
+    kglite_store: KgliteStore, fake_embedder: Embedder
+) -> None:
+    # 24 lines of the KB. "of the supreme court" ends the name Seal of the Supreme Court (1 fact)
+    # and covered more of it than "supreme court" covers of Supreme Court of the United States
+    # (12 facts), so the longer mention took the question; "of the" names nothing.
+    store = _load_lines(kglite_store, EXCERPT.with_name("webqsp_evidence_mentions.tsv"), fake_embedder)
+    linked = link(store, fake_embedder, "who are the 9 justices of the supreme court 2011?")
+    assert linked.topics[0].id == "Supreme Court of the United States"
+
+
+def test_link_a_plural_demonym_after_a_word_is_no_place(
+    kglite_store: KgliteStore, fake_embedder: Embedder
+) -> None:
+    # "indians" reads as India (8 facts here) on its own; after "sioux" it heads a compound whose
+    # first word names the topic (Sioux, 3 facts). An adjective keeps its place after a verb.
+    store = _load_lines(kglite_store, EXCERPT.with_name("webqsp_evidence_mentions.tsv"), fake_embedder)
+    assert link(store, fake_embedder, "what language did the sioux indians speak?").topics[0].id == "Sioux"
+    assert link(store, fake_embedder, "where do indians live?").topics[0].id == "India"
