@@ -23,7 +23,8 @@ from kgqa.link.people import acronym_matches, people_matches
 from kgqa.link.result import LinkResult, interleave, unique
 from kgqa.link.search import EmbedderSource, link_fulltext
 from kgqa.link.tokens import Token, content_words, is_proper, ngrams
-from kgqa.linking_words import RelationWords
+from kgqa.linking_words import RelationWords, is_demonym_of
+from kgqa.names import normalise_name
 from kgqa.store.protocol import GraphStore
 from kgqa.types import LinkedEntity
 
@@ -110,8 +111,10 @@ def link_names(
         elif best_tier == 1:
             # A named mention is present: a lone common noun ("director") is not a topic, nor,
             # beside a whole name, a partial one ("come out" of Come Out and Play beside "cast away").
-            whole = chosen[0][0].kind == "name" and chosen[0][0].quality >= 1.0
-            chosen = [
+            first = chosen[0][0]
+            narrowing = [g for g in chosen if first.kind == "partial" and _narrows(g[0], first)]
+            whole = first.kind == "name" and first.quality >= 1.0
+            chosen = narrowing + [
                 g
                 for i, g in enumerate(chosen)
                 if span_tier(g[0], uncased) < 2 and not (i and whole and g[0].kind == "partial")
@@ -161,6 +164,17 @@ def _qualifiers(chosen: Sequence[Sequence[Match]]) -> set[int]:
     names = [m for m in (g[0] for g in chosen) if _whole_proper_name(m)]
     ends = {m.span.end for m in names}
     return {m.span.start for m in names if m.span.start in ends}
+
+
+def _narrows(match: Match, partial: Match) -> bool:
+    """Whether ``match``, a proper name right before a partial name, narrows it and is the
+    topic: "texas state senator" asks for Texas's state senator, not about (United) States
+    Senator. Not where the partial name holds it already, as a word or as the place its
+    adjective names ("canadian prime minister" is Prime Minister of Canada)."""
+    if match.span.end != partial.span.start or not _whole_proper_name(match):
+        return False
+    words = normalise_name(partial.name).split()
+    return not any(match.span.norm == w or is_demonym_of(match.span.norm, w) for w in words)
 
 
 def _whole_proper_name(match: Match) -> bool:

@@ -249,3 +249,18 @@ def test_link_a_plural_demonym_after_a_word_is_no_place(
     store = _load_lines(kglite_store, EXCERPT.with_name("webqsp_evidence_mentions.tsv"), fake_embedder)
     assert link(store, fake_embedder, "what language did the sioux indians speak?").topics[0].id == "Sioux"
     assert link(store, fake_embedder, "where do indians live?").topics[0].id == "India"
+
+
+def test_link_a_proper_name_before_a_partial_one_narrows_it(
+    kglite_store: KgliteStore, fake_embedder: Embedder
+) -> None:
+    # "state senator" is part of United States Senator's name ("state" a prefix of "states"), a
+    # mention of two words that outranked the lone word "texas"; Texas narrows it and is the
+    # topic. "canadian" does not narrow Prime Minister of Canada, whose name holds its place.
+    store = _load_lines(kglite_store, EXCERPT.with_name("webqsp_evidence_mentions.tsv"), fake_embedder)
+    assert [t.id for t in link(store, fake_embedder, "who is the texas state senator?").topics] == [
+        "Texas",
+        "United States Senator",
+    ]
+    linked = link(store, fake_embedder, "who was canadian prime minister in 1993?")
+    assert linked.topics[0].id == "Prime Minister of Canada"
