@@ -110,8 +110,8 @@ def acronym_matches(
     """Names whose initials a short word spells, among the word's nearest entity embeddings
     ("uk" -> United Kingdom, "jfk" -> John F. Kennedy), quality ``ACRONYM_QUALITY``.
 
-    Only words of ``ACRONYM_LETTERS`` letters that no proper name matches exactly are tried, so
-    the embedding model is loaded only for a question that has one.
+    Only words of ``ACRONYM_LETTERS`` letters (a possessive aside: "jfk's") that no proper name
+    matches exactly are tried, so the embedding model is loaded only for a question that has one.
     """
     proper = {
         (m.span.start, m.span.end) for m in matches if m.quality >= 1.0 and is_proper(m.row["name"] or "")
@@ -119,14 +119,16 @@ def acronym_matches(
     singles = {(s.start, s.norm): s for s in spans if s.end - s.start == 1}
     wanted = []
     for i, token in enumerate(tokens):
-        span = singles.get((i, token.word))
+        bare = strip_possessive(token.text.strip(EDGE_PUNCT))  # "jfk's" spells "jfk"
+        word = token.word if bare is None else normalise_name(bare)
+        span = singles.get((i, word))
         if (
             span is not None
             and token.content
-            and token.word.isalpha()
-            and len(token.word) in ACRONYM_LETTERS
+            and word.isalpha()
+            and len(word) in ACRONYM_LETTERS
             and (i, i + 1) not in proper
-            and relation_words.share([token.word]) < 1.0
+            and relation_words.share([word]) < 1.0
         ):
             wanted.append(span)
     if not wanted:

@@ -264,3 +264,9 @@ def test_link_a_proper_name_before_a_partial_one_narrows_it(
     ]
     linked = link(store, fake_embedder, "who was canadian prime minister in 1993?")
     assert linked.topics[0].id == "Prime Minister of Canada"
+
+
+def test_link_an_acronym_with_a_possessive(kglite_store: KgliteStore, minilm: Embedder) -> None:
+    # "jfk's" is no 3-letter word; without its possessive it spells John F. Kennedy's initials.
+    store = _load_lines(kglite_store, EXCERPT.with_name("webqsp_evidence_mentions.tsv"), minilm)
+    assert link(store, minilm, "what was the name of jfk's brothers?").topics[0].id == "John F. Kennedy"
