@@ -163,6 +163,9 @@ class AnswerSettings(_Section):
     # How many answers `kgqa ask` prints ("... and N more" past it); a reader with a calibrated
     # answer threshold returns the whole set, an older one this many.
     max_answers: int = Field(10, ge=1)
+    # The extractive reader answers among the likeliest plan's walk ends where that plan is
+    # likelier than all others together (kgqa.reasoning.extractive.confident_plan_ends).
+    plan_answers: bool = True
 
 
 class ReaderSettings(_Section):

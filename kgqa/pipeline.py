@@ -360,6 +360,7 @@ def open_extractive_reader(settings: Settings, retriever: Retriever) -> Extracti
         retriever.tables,
         embedder_model_id=retriever.embedder.model_id,
         device=resolve_device(settings.runtime.device),
+        plan_answers=settings.answer.plan_answers,
     )
 
 

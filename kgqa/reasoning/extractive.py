@@ -257,6 +257,31 @@ class ExtractedAnswer:
         }
 
 
+#: The likeliest plan's probability from which the reader answers among its walk ends only:
+#: the plan is likelier than all the others together.
+CONFIDENT_PLAN = 0.5
+
+
+def confident_plan_ends(retrieval: Retrieval, allowed: Tensor) -> Tensor:
+    """BoolTensor [N]: ``allowed`` kept to the walk ends of the likeliest plan where its
+    probability is at least :data:`CONFIDENT_PLAN` and some end is allowed; else ``allowed``.
+
+    Why: the reader weighs the plan columns beside each entity's text and structure, and where it
+    learnt from few questions it can rank an entity off a plan the planner is sure of first
+    ("what two continents is turkey on": Travel to Turkey, with the continent plan at 0.86). On
+    WebQSP-evidence's tuning questions out of sample for five checkpoints, Hit@1 rose or held in
+    each (docs/decisions.md).
+    """
+    ranked = retrieval.plans
+    if ranked is None or not ranked.probabilities.numel():
+        return allowed
+    if float(ranked.probabilities.max()) < CONFIDENT_PLAN:
+        return allowed
+    ends = torch.zeros_like(allowed)
+    ends[ranked.top_ends()] = True
+    return allowed & ends if bool((allowed & ends).any()) else allowed
+
+
 class ExtractiveReader:
     """Ranks a retrieval's candidate answer entities with a trained :class:`EntityReader`.
 
@@ -264,11 +289,16 @@ class ExtractiveReader:
         model: the trained entity scorer (put in eval mode here).
         tables: the retriever's embedding tables (``Retriever.tables``), which a retrieval's rows
             index.
+        plan_answers: answer among the likeliest plan's walk ends where the planner is sure of it
+            (:func:`confident_plan_ends`; ``answer.plan_answers``).
     """
 
-    def __init__(self, model: EntityReader, tables: tuple[EntityTable, RelationTable]) -> None:
+    def __init__(
+        self, model: EntityReader, tables: tuple[EntityTable, RelationTable], *, plan_answers: bool = True
+    ) -> None:
         self.model = model.eval()
         self.tables = tables
+        self.plan_answers = plan_answers
 
     @classmethod
     def from_checkpoint(
@@ -278,6 +308,7 @@ class ExtractiveReader:
         *,
         embedder_model_id: str,
         device: torch.device | str = "cpu",
+        plan_answers: bool = True,
     ) -> ExtractiveReader:
         """The reader in the checkpoint ``kgqa train`` wrote (the one the retriever loads), on
         ``device``.
@@ -288,7 +319,7 @@ class ExtractiveReader:
         """
         data = load_bundle(path, embedder_model_id)
         model = EntityReader.from_checkpoint(data["reader"], embedder_model_id=embedder_model_id)
-        return cls(model.to(device), tables)
+        return cls(model.to(device), tables, plan_answers=plan_answers)
 
     def entity_probabilities(self, retrieval: Retrieval) -> Tensor:
         """FloatTensor [N] in [0, 1]: the reader's probability that each local entity answers the
@@ -316,7 +347,8 @@ class ExtractiveReader:
 
         A reader with an ``answer_threshold`` returns every entity at or above it (at least the
         best one, whatever its probability): the question's whole answer set. An older one returns
-        the ``top_n`` best.
+        the ``top_n`` best. With ``plan_answers``, among a confident plan's ends only
+        (:func:`confident_plan_ends`).
 
         Args:
             top_n: without a threshold, how many answers; with one, ignored.
@@ -327,6 +359,8 @@ class ExtractiveReader:
         """
         started = time.perf_counter()
         allowed = retrieval.answerable() if candidates is None else candidates & retrieval.answerable()
+        if self.plan_answers:
+            allowed = confident_plan_ends(retrieval, allowed)
         probs = self.entity_probabilities(retrieval) if probabilities is None else probabilities
         threshold = self.model.config.answer_threshold
         if threshold is not None:

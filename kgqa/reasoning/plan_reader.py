@@ -50,7 +50,7 @@ def answerable(retrieval: Retrieval) -> Tensor:
     sub, ranked = retrieval.prepared.subgraph, retrieval.plans
     if sub.walking_back() is None or ranked is None or not ranked.probabilities.numel():
         return allowed
-    ends = ranked.plans.end_entity[ranked.plans.end_plan == int(ranked.probabilities.argmax())]
+    ends = ranked.top_ends()
     allowed[ends[ends < sub.num_topics]] = True
     return allowed
 

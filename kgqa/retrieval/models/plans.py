@@ -510,6 +510,12 @@ class RankedPlans:
             return float("-inf")
         return float(self.logits.max())
 
+    def top_ends(self) -> Tensor:
+        """LongTensor: the local entities where the likeliest plan's walks end (empty without plans)."""
+        if not self.probabilities.numel():
+            return self.plans.end_entity[:0]
+        return self.plans.end_entity[self.plans.end_plan == int(self.probabilities.argmax())]
+
     def reach(self, num_nodes: int) -> Tensor:
         """[N, 2] :func:`plan_reach`, the reader's plan columns."""
         return plan_reach(self.probabilities, self.plans, num_nodes)

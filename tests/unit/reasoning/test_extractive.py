@@ -20,8 +20,9 @@ from kgqa.reasoning.extractive import (
     incident_score_features,
     path_features,
 )
+from kgqa.retrieval.models.plans import RankedPlans
 from kgqa.retrieval.models.scorer import ScorerBatch, entity_inputs
-from kgqa.retrieval.retriever import Retriever
+from kgqa.retrieval.retriever import Retrieval, Retriever
 
 # 4 entities; triples 0->1 (0.9), 1->2 (0.2), 2->1 (0.5), 0->0 (0.4, a self-loop); entity 3 isolated.
 READER_HEAD = [0, 1, 2, 0]
@@ -189,3 +190,30 @@ def test_a_reader_with_a_threshold_returns_the_whole_answer_set(
 
     assert len(reader(threshold).extract_answers(retrieval, top_n=1)) == 3  # top_n: only without one
     assert len(reader(None).extract_answers(retrieval, top_n=1)) == 1
+
+
+def test_a_plan_the_planner_is_sure_of_holds_the_answers(
+    trained: Retriever, extractive: ExtractiveReader
+) -> None:
+    # The directors of Tom Hanks's films made the likeliest plan: at 0.9 the answers are among its
+    # ends, at 0.4 (less than all other plans together) the reader ranks every entity.
+    retrieval = trained.retrieve("what films did [Tom Hanks] act in")
+    assert retrieval.plans is not None
+    plans, sub = retrieval.plans.plans, retrieval.prepared.subgraph
+    order = torch.argsort(retrieval.plans.probabilities, descending=True).tolist()
+    described = retrieval.plans.describe(sub, len(order))
+    directors = order[[p["steps"] for p in described].index(["<-STARRED_ACTORS", "DIRECTED_BY->"])]
+    ends = {sub.entity_ids[e] for e in plans.end_entity[plans.end_plan == directors].tolist()}
+
+    def sure_of_directors(probability: float) -> Retrieval:
+        probabilities = torch.full((len(order),), (1 - probability) / (len(order) - 1))
+        probabilities[directors] = probability
+        return dataclasses.replace(retrieval, plans=RankedPlans(plans, probabilities))
+
+    def answers(reader: ExtractiveReader, probability: float) -> list[str]:
+        return [a.id for a in reader.extract_answers(sure_of_directors(probability))]
+
+    off = ExtractiveReader(extractive.model, extractive.tables, plan_answers=False)
+    assert set(answers(off, 0.9)) - ends  # the reader alone keeps films beside the directors
+    assert answers(extractive, 0.9) and set(answers(extractive, 0.9)) <= ends
+    assert answers(extractive, 0.4) == answers(off, 0.4)
