@@ -270,7 +270,8 @@ def confident_plan_ends(retrieval: Retrieval, allowed: Tensor) -> Tensor:
     learnt from few questions it can rank an entity off a plan the planner is sure of first
     ("what two continents is turkey on": Travel to Turkey, with the continent plan at 0.86). On
     WebQSP-evidence's tuning questions out of sample for five checkpoints, Hit@1 rose or held in
-    each (docs/decisions.md).
+    each; held out it helps readers trained on few labels and costs some Macro-F1 where the
+    reader learnt from all of them and had a second plan's answers right (docs/decisions.md).
     """
     ranked = retrieval.plans
     if ranked is None or not ranked.probabilities.numel():
