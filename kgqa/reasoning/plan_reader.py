@@ -15,11 +15,13 @@ import torch
 from torch import Tensor
 
 from kgqa.reasoning.extractive import ExtractedAnswer, ranked_answers
-from kgqa.retrieval.graph.subgraph import Subgraph
+from kgqa.retrieval.models.plans import plan_ends_from
 from kgqa.retrieval.retriever import Retrieval
 
 #: Entities within this share of the best score answer together (the best plan's ends tie exactly).
 TIE = 1e-6
+#: Plans, likeliest first, that :func:`ends_tied_to_every_topic` walks topic by topic.
+TIED_PLANS = 20
 #: What ``kgqa ask`` says of an answer read this way.
 NOTICE = (
     "no trained model: plans were matched to the question by their relation names; train one "
@@ -27,18 +29,36 @@ NOTICE = (
 )
 
 
-def touches_every_other_topic(sub: Subgraph) -> Tensor:
-    """BoolTensor [N]: the entities with a triple to each topic but the first (all True with one
-    topic). The plans walk from the first topic; a question naming two ("who plays Forward for
-    Germany") asks for an answer tied to both, and where some of the plans' ends are, only those
-    answer (:meth:`PlanReader.entity_probabilities`)."""
-    touching = torch.ones(sub.num_entities, dtype=torch.bool)
-    for topic in range(1, sub.num_topics):
-        near = torch.zeros(sub.num_entities, dtype=torch.bool)
-        near[sub.head[sub.tail == topic]] = True
-        near[sub.tail[sub.head == topic]] = True
-        touching &= near
-    return touching
+def ends_tied_to_every_topic(retrieval: Retrieval) -> Tensor | None:
+    """FloatTensor [N]: per entity, the probability of the likeliest of the :data:`TIED_PLANS`
+    likeliest plans with a walk from one topic that ends there and a triple from there to each
+    other topic (0 where none); None with fewer than two topics or no plans.
+
+    Why: a question naming two ("who plays Forward for Germany", "which movies did tom hanks and
+    meg ryan star in together") asks for an answer tied to both. The plans walk from every topic
+    at once, so an end walked from Meg Ryan is tied to her by its own walk: only an end walked
+    from one topic and tied to the others answers both.
+    """
+    sub, ranked = retrieval.prepared.subgraph, retrieval.plans
+    if sub.num_topics < 2 or ranked is None or not ranked.probabilities.numel():
+        return None
+    near = []
+    for topic in range(sub.num_topics):
+        touching = torch.zeros(sub.num_entities, dtype=torch.bool)
+        touching[sub.head[sub.tail == topic]] = True
+        touching[sub.tail[sub.head == topic]] = True
+        near.append(touching)
+    tied = torch.zeros(sub.num_entities)
+    for plan in torch.argsort(ranked.probabilities, descending=True)[:TIED_PLANS].tolist():
+        steps = [s for s in ranked.plans.steps[plan].tolist() if s >= 0]
+        probability = float(ranked.probabilities[plan])
+        for topic in range(sub.num_topics):
+            ends = plan_ends_from(sub, steps, topic)
+            for other in range(sub.num_topics):
+                if other != topic:
+                    ends &= near[other]
+            tied[ends] = tied[ends].clamp(min=probability)
+    return tied
 
 
 def answerable(retrieval: Retrieval) -> Tensor:
@@ -60,8 +80,9 @@ class PlanReader:
 
     def entity_probabilities(self, retrieval: Retrieval) -> Tensor:
         """FloatTensor [N] in [0, 1]: the probability of the likeliest plan ending at each entity
-        (0 where none does, and for entities that may not answer: ``Retrieval.answerable``), kept
-        only where an entity :func:`touches_every_other_topic` if any of the plans' ends does.
+        (0 where none does, and for entities that may not answer: ``Retrieval.answerable``); with
+        several topics, of the likeliest plan whose walk from one topic ends there tied to the
+        others (:func:`ends_tied_to_every_topic`), where any plan's end is.
 
         Raises:
             ValueError: the retrieval ranked no plans (a retriever without a planner).
@@ -69,9 +90,13 @@ class PlanReader:
         sub = retrieval.prepared.subgraph
         if retrieval.plans is None:
             raise ValueError("the train-free reader reads plans, and this retrieval ranked none")
-        best = retrieval.plans.reach(sub.num_entities)[:, 0].masked_fill(~answerable(retrieval), 0.0)
-        touching = touches_every_other_topic(sub)
-        return best * touching if bool((best * touching).any()) else best
+        allowed = answerable(retrieval)
+        best = retrieval.plans.reach(sub.num_entities)[:, 0].masked_fill(~allowed, 0.0)
+        tied = ends_tied_to_every_topic(retrieval)
+        if tied is None:
+            return best
+        tied = tied.masked_fill(~allowed, 0.0)
+        return tied if bool(tied.any()) else best
 
     def extract_answers(
         self,

@@ -285,6 +285,19 @@ def plan_walk_triples(sub: Subgraph, steps: Sequence[int]) -> Tensor:
     return _walk_triples(back, steps) if back is not None and not bool(on_walk.any()) else on_walk
 
 
+def plan_ends_from(sub: Subgraph, steps: Sequence[int], start: int) -> Tensor:
+    """BoolTensor [N]: where the walks of the signed plan ``steps`` from the one local entity
+    ``start`` end (under ``sub.topic_walks`` alone, as :func:`_walk_triples` walks)."""
+    n = sub.num_entities
+    may_end = sub.candidate_mask()
+    reached = torch.zeros(n, dtype=torch.bool)
+    reached[start] = True
+    for signed in steps:
+        mask, src, dst = _crossing(sub, signed)
+        reached = _step_ends(mask & reached[src], dst, n) & may_end
+    return reached
+
+
 def _walk_triples(sub: Subgraph, steps: Sequence[int]) -> Tensor:
     """:func:`plan_walk_triples` under ``sub.topic_walks`` alone."""
     n = sub.num_entities

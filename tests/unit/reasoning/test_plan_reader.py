@@ -46,6 +46,36 @@ def test_train_free_answers_of_two_topics_touch_both(
     assert {a.name for a in answers} == {"Forrest Gump", "Cast Away"}  # not The Terminal (Spielberg)
 
 
+def test_answers_of_two_topics_of_one_kind_are_tied_to_both(
+    kglite_store: KgliteStore, fake_embedder: FakeEmbedder
+) -> None:
+    from ingest.embedding import embed_store
+    from ingest.loader import load
+
+    # The plan walks from both actors: each actor's own films are tied to that actor by the walk,
+    # and only the film walked from one actor and tied to the other stars both.
+    triples = [
+        ("Sleepless in Seattle", "starred_actors", "Tom Hanks"),
+        ("Sleepless in Seattle", "starred_actors", "Meg Ryan"),
+        ("Cast Away", "starred_actors", "Tom Hanks"),
+        ("When Harry Met Sally", "starred_actors", "Meg Ryan"),
+    ]
+    load(
+        kglite_store,
+        [TripleRecord(*t, line=i + 1) for i, t in enumerate(triples)],
+        source="t",
+        fmt="test",
+        source_key="t",
+    )
+    embed_store(kglite_store, fake_embedder)
+    retrieval = Retriever.train_free(kglite_store, fake_embedder).retrieve(
+        "which films starred [Tom Hanks] and [Meg Ryan]"
+    )
+    assert retrieval.plans is not None
+    assert retrieval.plans.describe(retrieval.prepared.subgraph, 1)[0]["steps"] == ["<-STARRED_ACTORS"]
+    assert [a.name for a in PlanReader().extract_answers(retrieval)] == ["Sleepless in Seattle"]
+
+
 def test_answers_never_stop_at_a_nameless_node(
     kglite_store: KgliteStore, fake_embedder: FakeEmbedder
 ) -> None:
