@@ -11,7 +11,7 @@ from subgraphs import make_subgraph
 
 from kgqa.reasoning.plan_reader import PlanReader, answerable
 from kgqa.retrieval.models.plans import RankedPlans, enumerate_plans
-from kgqa.retrieval.retriever import Retriever
+from kgqa.retrieval.retriever import Retrieval, Retriever
 from kgqa.store.kglite_store import KgliteStore
 from kgqa.types import TripleRecord
 
@@ -49,9 +49,6 @@ def test_train_free_answers_of_two_topics_touch_both(
 def test_answers_of_two_topics_of_one_kind_are_tied_to_both(
     kglite_store: KgliteStore, fake_embedder: FakeEmbedder
 ) -> None:
-    from ingest.embedding import embed_store
-    from ingest.loader import load
-
     # The plan walks from both actors: each actor's own films are tied to that actor by the walk,
     # and only the film walked from one actor and tied to the other stars both.
     triples = [
@@ -60,17 +57,8 @@ def test_answers_of_two_topics_of_one_kind_are_tied_to_both(
         ("Cast Away", "starred_actors", "Tom Hanks"),
         ("When Harry Met Sally", "starred_actors", "Meg Ryan"),
     ]
-    load(
-        kglite_store,
-        [TripleRecord(*t, line=i + 1) for i, t in enumerate(triples)],
-        source="t",
-        fmt="test",
-        source_key="t",
-    )
-    embed_store(kglite_store, fake_embedder)
-    retrieval = Retriever.train_free(kglite_store, fake_embedder).retrieve(
-        "which films starred [Tom Hanks] and [Meg Ryan]"
-    )
+    question = "which films starred [Tom Hanks] and [Meg Ryan]"
+    retrieval = _train_free_retrieval(kglite_store, fake_embedder, triples, question)
     assert retrieval.plans is not None
     assert retrieval.plans.describe(retrieval.prepared.subgraph, 1)[0]["steps"] == ["<-STARRED_ACTORS"]
     assert [a.name for a in PlanReader().extract_answers(retrieval)] == ["Sleepless in Seattle"]
@@ -79,25 +67,13 @@ def test_answers_of_two_topics_of_one_kind_are_tied_to_both(
 def test_answers_never_stop_at_a_nameless_node(
     kglite_store: KgliteStore, fake_embedder: FakeEmbedder
 ) -> None:
-    from ingest.embedding import embed_store
-    from ingest.loader import load
-
     triples = [
         ("Barack Obama", "people.person.education", "m.02nqgpk"),  # a CVT node: named by its mid only
         ("m.02nqgpk", "education.education.institution", "Harvard Law School"),
         ("Barack Obama", "people.person.place_of_birth", "Honolulu"),
     ]
-    load(
-        kglite_store,
-        [TripleRecord(*t, line=i + 1) for i, t in enumerate(triples)],
-        source="t",
-        fmt="test",
-        source_key="t",
-    )
-    embed_store(kglite_store, fake_embedder)
-    retrieval = Retriever.train_free(kglite_store, fake_embedder).retrieve(
-        "what education did [Barack Obama] have"
-    )
+    question = "what education did [Barack Obama] have"
+    retrieval = _train_free_retrieval(kglite_store, fake_embedder, triples, question)
     sub = retrieval.prepared.subgraph
     cvt = sub.entity_ids.index("m.02nqgpk")
     assert retrieval.plans is not None and float(retrieval.plans.reach(sub.num_entities)[cvt, 0]) > 0
@@ -108,6 +84,19 @@ def test_answers_never_stop_at_a_nameless_node(
     assert "m.02nqgpk" not in {a.id for a in PlanReader().extract_answers(retrieval)}
     assert retrieval.names["m.02nqgpk"].startswith("m.02nqgpk [")  # named by its neighbours
     assert "Harvard Law School" in retrieval.names["m.02nqgpk"]
+
+
+def _train_free_retrieval(
+    store: KgliteStore, embedder: FakeEmbedder, triples: list[tuple[str, str, str]], question: str
+) -> Retrieval:
+    """``question`` retrieved train-free from ``store`` loaded with ``triples``."""
+    from ingest.embedding import embed_store
+    from ingest.loader import load
+
+    records = [TripleRecord(*t, line=i + 1) for i, t in enumerate(triples)]
+    load(store, records, source="t", fmt="test", source_key="t")
+    embed_store(store, embedder)
+    return Retriever.train_free(store, embedder).retrieve(question)
 
 
 def test_the_topic_answers_only_where_the_likeliest_plan_comes_home() -> None:
