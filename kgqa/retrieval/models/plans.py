@@ -25,8 +25,9 @@ in order instead. ``kgqa train`` keeps the one with the better validation plan a
 
 from __future__ import annotations
 
+import itertools
 import re
-from collections.abc import Collection, Sequence
+from collections.abc import Collection, Iterator, Sequence
 from dataclasses import dataclass, replace
 from typing import Any, ClassVar
 
@@ -288,14 +289,10 @@ def plan_walk_triples(sub: Subgraph, steps: Sequence[int]) -> Tensor:
 def plan_ends_from(sub: Subgraph, steps: Sequence[int], start: int) -> Tensor:
     """BoolTensor [N]: where the walks of the signed plan ``steps`` from the one local entity
     ``start`` end (under ``sub.topic_walks`` alone, as :func:`_walk_triples` walks)."""
-    n = sub.num_entities
-    may_end = sub.candidate_mask()
-    reached = torch.zeros(n, dtype=torch.bool)
-    reached[start] = True
-    for signed in steps:
-        mask, src, dst = _crossing(sub, signed)
-        reached = _step_ends(mask & reached[src], dst, n) & may_end
-    return reached
+    origin = torch.zeros(sub.num_entities, dtype=torch.bool)
+    origin[start] = True
+    *_, ends = _frontiers(sub, [_crossing(sub, s) for s in steps], origin, sub.candidate_mask())
+    return ends
 
 
 def _walk_triples(sub: Subgraph, steps: Sequence[int]) -> Tensor:
@@ -304,9 +301,8 @@ def _walk_triples(sub: Subgraph, steps: Sequence[int]) -> Tensor:
     topic = torch.arange(n) < sub.num_topics
     may_end = sub.candidate_mask()
     crossings = [_crossing(sub, s) for s in steps]  # (triple mask, from end, to end) per step
-    reached = [topic]  # reached[i]: where the first i steps can end
-    for mask, src, dst in crossings[:-1]:
-        reached.append(_step_ends(mask & reached[-1][src], dst, n) & may_end)
+    # reached[i]: where the first i steps can end
+    reached = list(itertools.islice(_frontiers(sub, crossings, topic, may_end), len(crossings)))
     onward = [may_end]  # onward[i]: where step i may end
     for mask, src, dst in reversed(crossings[1:]):
         onward.insert(0, _step_ends(mask & onward[0][dst], src, n) & may_end)
@@ -314,6 +310,18 @@ def _walk_triples(sub: Subgraph, steps: Sequence[int]) -> Tensor:
     for (mask, src, dst), near, far in zip(crossings, reached, onward, strict=True):
         on_walk |= mask & near[src] & far[dst]
     return on_walk
+
+
+def _frontiers(
+    sub: Subgraph, crossings: Sequence[tuple[Tensor, Tensor, Tensor]], start: Tensor, may_end: Tensor
+) -> Iterator[Tensor]:
+    """BoolTensors [N], lazily: where walks from ``start`` stand before the first of
+    ``crossings`` (:func:`_crossing`), then after each (only where ``may_end``)."""
+    reached = start
+    yield reached
+    for mask, src, dst in crossings:
+        reached = _step_ends(mask & reached[src], dst, sub.num_entities) & may_end
+        yield reached
 
 
 def _crossing(sub: Subgraph, signed: int) -> tuple[Tensor, Tensor, Tensor]:
