@@ -164,7 +164,8 @@ class AnswerSettings(_Section):
     # answer threshold returns the whole set, an older one this many.
     max_answers: int = Field(10, ge=1)
     # The extractive reader answers among the likeliest plan's walk ends where that plan is
-    # likelier than all others together (kgqa.reasoning.extractive.confident_plan_ends).
+    # likelier than all others together, and with several topics with the ends of the likeliest
+    # plan that ties them to every topic (kgqa.reasoning.plan_ends).
     plan_answers: bool = True
 
 

@@ -21,6 +21,7 @@ import torch.nn.functional as F
 from torch import Tensor, nn
 
 from kgqa.device import model_device
+from kgqa.reasoning.plan_ends import confident_plan_ends, tied_ends
 from kgqa.retrieval.evidence.path_pooling import hop_distance
 from kgqa.retrieval.features import to_batch
 from kgqa.retrieval.graph.tables import EntityTable, RelationTable
@@ -257,32 +258,6 @@ class ExtractedAnswer:
         }
 
 
-#: The likeliest plan's probability from which the reader answers among its walk ends only:
-#: the plan is likelier than all the others together.
-CONFIDENT_PLAN = 0.5
-
-
-def confident_plan_ends(retrieval: Retrieval, allowed: Tensor) -> Tensor:
-    """BoolTensor [N]: ``allowed`` kept to the walk ends of the likeliest plan where its
-    probability is at least :data:`CONFIDENT_PLAN` and some end is allowed; else ``allowed``.
-
-    Why: the reader weighs the plan columns beside each entity's text and structure, and where it
-    learnt from few questions it can rank an entity off a plan the planner is sure of first
-    ("what two continents is turkey on": Travel to Turkey, with the continent plan at 0.86). On
-    WebQSP-evidence's tuning questions out of sample for five checkpoints, Hit@1 rose or held in
-    each; held out it helps readers trained on few labels and costs some Macro-F1 where the
-    reader learnt from all of them and had a second plan's answers right (docs/decisions.md).
-    """
-    ranked = retrieval.plans
-    if ranked is None or not ranked.probabilities.numel():
-        return allowed
-    if float(ranked.probabilities.max()) < CONFIDENT_PLAN:
-        return allowed
-    ends = torch.zeros_like(allowed)
-    ends[ranked.top_ends()] = True
-    return allowed & ends if bool((allowed & ends).any()) else allowed
-
-
 class ExtractiveReader:
     """Ranks a retrieval's candidate answer entities with a trained :class:`EntityReader`.
 
@@ -291,7 +266,9 @@ class ExtractiveReader:
         tables: the retriever's embedding tables (``Retriever.tables``), which a retrieval's rows
             index.
         plan_answers: answer among the likeliest plan's walk ends where the planner is sure of it
-            (:func:`confident_plan_ends`; ``answer.plan_answers``).
+            (:func:`~kgqa.reasoning.plan_ends.confident_plan_ends`) and, with several topics,
+            among the ends tied to all of them (:func:`~kgqa.reasoning.plan_ends.tied_ends`;
+            ``answer.plan_answers``).
     """
 
     def __init__(
@@ -348,8 +325,10 @@ class ExtractiveReader:
 
         A reader with an ``answer_threshold`` returns every entity at or above it (at least the
         best one, whatever its probability): the question's whole answer set. An older one returns
-        the ``top_n`` best. With ``plan_answers``, among a confident plan's ends only
-        (:func:`confident_plan_ends`).
+        the ``top_n`` best. With ``plan_answers``: where the question has several topics and a
+        plan's ends are tied to all of them (:func:`~kgqa.reasoning.plan_ends.tied_ends`), every
+        end of the likeliest such plan, ranked by the reader; else among a confident plan's ends
+        only (:func:`~kgqa.reasoning.plan_ends.confident_plan_ends`).
 
         Args:
             top_n: without a threshold, how many answers; with one, ignored.
@@ -360,11 +339,14 @@ class ExtractiveReader:
         """
         started = time.perf_counter()
         allowed = retrieval.answerable() if candidates is None else candidates & retrieval.answerable()
+        tied = tied_ends(retrieval, retrieval.answerable()) if self.plan_answers else None
         if self.plan_answers:
-            allowed = confident_plan_ends(retrieval, allowed)
+            allowed = confident_plan_ends(retrieval, allowed) if tied is None else tied
         probs = self.entity_probabilities(retrieval) if probabilities is None else probabilities
         threshold = self.model.config.answer_threshold
-        if threshold is not None:
+        if tied is not None:
+            top_n = int(tied.sum())
+        elif threshold is not None:
             top_n = max(1, int((probs.masked_fill(~allowed, -1.0) >= threshold).sum()))
         answers = ranked_answers(retrieval, probs, allowed, top_n, support=support)
         retrieval.timings_ms["read"] = (time.perf_counter() - started) * 1e3

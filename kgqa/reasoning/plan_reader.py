@@ -11,54 +11,17 @@ from __future__ import annotations
 
 import time
 
-import torch
 from torch import Tensor
 
 from kgqa.reasoning.extractive import ExtractedAnswer, ranked_answers
-from kgqa.retrieval.models.plans import plan_ends_from
+from kgqa.reasoning.plan_ends import TIE, ends_tied_to_every_topic
 from kgqa.retrieval.retriever import Retrieval
 
-#: Entities within this share of the best score answer together (the best plan's ends tie exactly).
-TIE = 1e-6
-#: Plans, likeliest first, that :func:`ends_tied_to_every_topic` walks topic by topic.
-TIED_PLANS = 20
 #: What ``kgqa ask`` says of an answer read this way.
 NOTICE = (
     "no trained model: plans were matched to the question by their relation names; train one "
     "with 'kgqa train QUESTIONS' or, without questions, 'kgqa train --from-graph'"
 )
-
-
-def ends_tied_to_every_topic(retrieval: Retrieval) -> Tensor | None:
-    """FloatTensor [N]: per entity, the probability of the likeliest of the :data:`TIED_PLANS`
-    likeliest plans with a walk from one topic that ends there and a triple from there to each
-    other topic (0 where none); None with fewer than two topics or no plans.
-
-    Why: a question naming two ("who plays Forward for Germany", "which movies did tom hanks and
-    meg ryan star in together") asks for an answer tied to both. The plans walk from every topic
-    at once, so an end walked from Meg Ryan is tied to her by its own walk: only an end walked
-    from one topic and tied to the others answers both.
-    """
-    sub, ranked = retrieval.prepared.subgraph, retrieval.plans
-    if sub.num_topics < 2 or ranked is None or not ranked.probabilities.numel():
-        return None
-    near = []
-    for topic in range(sub.num_topics):
-        touching = torch.zeros(sub.num_entities, dtype=torch.bool)
-        touching[sub.head[sub.tail == topic]] = True
-        touching[sub.tail[sub.head == topic]] = True
-        near.append(touching)
-    tied = torch.zeros(sub.num_entities)
-    for plan in torch.argsort(ranked.probabilities, descending=True)[:TIED_PLANS].tolist():
-        steps = [s for s in ranked.plans.steps[plan].tolist() if s >= 0]
-        probability = float(ranked.probabilities[plan])
-        for topic in range(sub.num_topics):
-            ends = plan_ends_from(sub, steps, topic)
-            for other in range(sub.num_topics):
-                if other != topic:
-                    ends &= near[other]
-            tied[ends] = tied[ends].clamp(min=probability)
-    return tied
 
 
 def answerable(retrieval: Retrieval) -> Tensor:

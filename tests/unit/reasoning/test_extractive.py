@@ -217,3 +217,14 @@ def test_a_plan_the_planner_is_sure_of_holds_the_answers(
     assert set(answers(off, 0.9)) - ends  # the reader alone keeps films beside the directors
     assert answers(extractive, 0.9) and set(answers(extractive, 0.9)) <= ends
     assert answers(extractive, 0.4) == answers(off, 0.4)
+
+
+def test_answers_of_two_topics_are_the_ends_tied_to_both(
+    trained: Retriever, extractive: ExtractiveReader
+) -> None:
+    # The toy reader learnt one-topic questions only: alone it ranks Spielberg's Jaws and Tom
+    # Hanks's other films beside The Terminal, the one film tied to both.
+    retrieval = trained.retrieve("what films did [Tom Hanks] act in with [Steven Spielberg]")
+    off = ExtractiveReader(extractive.model, extractive.tables, plan_answers=False)
+    assert {"Jaws", "Cast Away"} <= {a.name for a in off.extract_answers(retrieval)}
+    assert [a.name for a in extractive.extract_answers(retrieval)] == ["The Terminal"]

@@ -1,0 +1,94 @@
+"""Which entities the ranked plans allow to answer: a sure plan's ends, and ends tied to every topic.
+
+Both readers read the plans the same way here: the train-free one (:mod:`kgqa.reasoning.plan_reader`)
+answers with what these functions keep, the extractive one (:mod:`kgqa.reasoning.extractive`,
+``answer.plan_answers``) ranks only what they keep.
+"""
+
+from __future__ import annotations
+
+import torch
+from torch import Tensor
+
+from kgqa.retrieval.models.plans import plan_ends_from
+from kgqa.retrieval.retriever import Retrieval
+
+#: The likeliest plan's probability from which the reader answers among its walk ends only:
+#: the plan is likelier than all the others together.
+CONFIDENT_PLAN = 0.5
+#: Plans, likeliest first, that :func:`ends_tied_to_every_topic` walks topic by topic.
+TIED_PLANS = 20
+#: Scores within this share of the best tie with it (a plan's ends share its probability exactly).
+TIE = 1e-6
+
+
+def confident_plan_ends(retrieval: Retrieval, allowed: Tensor) -> Tensor:
+    """BoolTensor [N]: ``allowed`` kept to the walk ends of the likeliest plan where its
+    probability is at least :data:`CONFIDENT_PLAN` and some end is allowed; else ``allowed``.
+
+    Why: the reader weighs the plan columns beside each entity's text and structure, and where it
+    learnt from few questions it can rank an entity off a plan the planner is sure of first
+    ("what two continents is turkey on": Travel to Turkey, with the continent plan at 0.86). On
+    WebQSP-evidence's tuning questions out of sample for five checkpoints, Hit@1 rose or held in
+    each; held out it helps readers trained on few labels and costs some Macro-F1 where the
+    reader learnt from all of them and had a second plan's answers right (docs/decisions.md).
+    """
+    ranked = retrieval.plans
+    if ranked is None or not ranked.probabilities.numel():
+        return allowed
+    if float(ranked.probabilities.max()) < CONFIDENT_PLAN:
+        return allowed
+    ends = torch.zeros_like(allowed)
+    ends[ranked.top_ends()] = True
+    return allowed & ends if bool((allowed & ends).any()) else allowed
+
+
+def ends_tied_to_every_topic(retrieval: Retrieval) -> Tensor | None:
+    """FloatTensor [N]: per entity, the probability of the likeliest of the :data:`TIED_PLANS`
+    likeliest plans with a walk from one topic that ends there and a triple from there to each
+    other topic (0 where none); None with fewer than two topics or no plans.
+
+    Why: a question naming two ("who plays Forward for Germany", "which movies did tom hanks and
+    meg ryan star in together") asks for an answer tied to both. The plans walk from every topic
+    at once, so an end walked from Meg Ryan is tied to her by its own walk: only an end walked
+    from one topic and tied to the others answers both.
+    """
+    sub, ranked = retrieval.prepared.subgraph, retrieval.plans
+    if sub.num_topics < 2 or ranked is None or not ranked.probabilities.numel():
+        return None
+    near = []
+    for topic in range(sub.num_topics):
+        touching = torch.zeros(sub.num_entities, dtype=torch.bool)
+        touching[sub.head[sub.tail == topic]] = True
+        touching[sub.tail[sub.head == topic]] = True
+        near.append(touching)
+    tied = torch.zeros(sub.num_entities)
+    for plan in torch.argsort(ranked.probabilities, descending=True)[:TIED_PLANS].tolist():
+        steps = [s for s in ranked.plans.steps[plan].tolist() if s >= 0]
+        probability = float(ranked.probabilities[plan])
+        for topic in range(sub.num_topics):
+            ends = plan_ends_from(sub, steps, topic)
+            for other in range(sub.num_topics):
+                if other != topic:
+                    ends &= near[other]
+            tied[ends] = tied[ends].clamp(min=probability)
+    return tied
+
+
+def tied_ends(retrieval: Retrieval, allowed: Tensor) -> Tensor | None:
+    """BoolTensor [N]: the ``allowed`` ends of the likeliest plan that ties some allowed entity
+    to every topic (:func:`ends_tied_to_every_topic`); None where no plan does (or the question
+    has one topic).
+
+    Why: a reader trained on one-topic questions ranks what the likeliest plan reaches from
+    either topic ("which movies did tom hanks and meg ryan star in together": 52 co-stars of
+    either); the likeliest plan that ties its ends to both is the question's plan, and all its
+    ends answer. Generated two-topic questions on the MetaQA graph, reader trained on MetaQA's
+    labelled ones: Hit@1 0.059 -> 0.815 (docs/decisions.md).
+    """
+    tied = ends_tied_to_every_topic(retrieval)
+    if tied is None:
+        return None
+    tied = tied.masked_fill(~allowed, 0.0)
+    top = float(tied.max())
+    return tied >= top * (1 - TIE) if top > 0 else None
