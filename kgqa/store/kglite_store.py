@@ -13,7 +13,8 @@ of kgqa never sees it:
   replayed on open, so every command sees the same state; while a live writer holds the file,
   readers see its last checkpoint and say so in one log line instead of kglite's warning.
 - vector indexes are served by exact search in ``kglite_vectors`` (kglite's HNSW index costs
-  ~37 s to build for 43k vectors and is rebuilt at every open).
+  ~37 s to build for 43k vectors and is rebuilt at every open); a read-only open keeps the
+  vectors as one matrix in ``vector-cache/`` beside the graph file for the next process.
 - ``vector.similarity.cosine``, which kglite lacks, is computed here on the vectors the rewritten
   kernel returns (kgqa.store.kglite_vectors), on Neo4j's scale.
 - kgqa's indexes are found by schema (kgqa.store.index_schema): where a user's index of the
@@ -48,6 +49,10 @@ from kgqa.store.schema import list_indexes, read_store_info
 from kgqa.types import StoreInfo, WriteSummary
 
 log = logging.getLogger(__name__)
+
+#: The folder beside the graph file where read-only opens keep the vector matrices
+#: (kgqa.store.kglite_vectors.MatrixCache); safe to delete.
+VECTOR_CACHE = "vector-cache"
 
 _LIST_VECTOR_INDEXES = (
     f"MATCH (i:{vectors.INDEX_NODE}) RETURN i.name AS name, i.label AS label, i.prop AS prop, "
@@ -125,10 +130,14 @@ class KgliteStore:
         self.path.parent.mkdir(parents=True, exist_ok=True)
         kglite.set_query_warning_policy("silent")
         self._writer = not self.path.exists()
+        stamp = vectors.file_stamp(self.path)
         with map_store_errors():
             opened = kglite.open(str(self.path)) if self._writer else self._open_reader()
         self._graph: kglite.KnowledgeGraph | None = opened
-        self._vectors = vectors.VectorSearch(self._read)
+        # A read snapshot of a file nobody wrote while it loaded: its vector matrices may be kept.
+        unchanged = not self._writer and stamp is not None and vectors.file_stamp(self.path) == stamp
+        cache = vectors.MatrixCache(self.path.parent / VECTOR_CACHE, stamp) if unchanged and stamp else None
+        self._vectors = vectors.VectorSearch(self._read, cache=cache)
         self._fuzzy: dict[str, fulltext.FuzzyNameIndex] = {}
         self._index_aliases: dict[str, str] | None = None  # read at the first index query
 

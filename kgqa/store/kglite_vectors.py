@@ -16,19 +16,29 @@ exact cosine scan of the same vectors as one matrix product takes milliseconds
 - ``vector.similarity.cosine(e.prop, $vector) AS score`` (kglite has no vector functions) returns
   the vector instead, and the adapter scores the rows with ``cosine_scores``.
 
-The matrix is loaded on the first vector query and dropped on any write.
+The matrix is loaded on the first vector query and dropped on any write. Reading it through
+Cypher costs seconds on a full KB (2.6 s for MetaQA's 43k vectors, most of a one-question
+``kgqa ask``), so a read-only store keeps it in ``vector-cache/`` beside the graph file
+(:class:`MatrixCache`, float32 as built, keyed by the graph file's size and modification time):
+the next process loads it in milliseconds, and any write to the graph makes it stale.
 """
 
 from __future__ import annotations
 
+import logging
 import re
 from collections.abc import Callable, Mapping
-from dataclasses import dataclass
+from dataclasses import asdict, dataclass
+from pathlib import Path
 from typing import Any
 
+import numpy as np
 import torch
 
+from kgqa.atomic_write import atomic_write
 from kgqa.store.mapping import quote
+
+log = logging.getLogger(__name__)
 
 CREATE_VECTOR = re.compile(
     r"^\s*CREATE\s+VECTOR\s+INDEX\s+(?P<name>\w+)(?:\s+IF\s+NOT\s+EXISTS)?\s+"
@@ -109,33 +119,109 @@ def parse_drop(text: str) -> str | None:
     return match.group("name") if match else None
 
 
+def file_stamp(graph_file: Path) -> str | None:
+    """The size and modification time of a kglite file and its write-ahead log: changed by any
+    write; None where the file is absent."""
+    parts = []
+    for path in (graph_file, graph_file.with_name(graph_file.name + "-wal")):
+        try:
+            stat = path.stat()
+        except FileNotFoundError:
+            if path == graph_file:
+                return None
+            parts.append("-")
+            continue
+        parts.append(f"{stat.st_size}:{stat.st_mtime_ns}")
+    return "/".join(parts)
+
+
+@dataclass(frozen=True, slots=True)
+class MatrixCache:
+    """Index matrices saved in ``folder`` for the graph state ``stamp`` (:func:`file_stamp`).
+
+    A file holds one index's element ids and unit vectors with the stamp and the index's
+    definition; one whose stamp or definition differs, or that does not load, is ignored and
+    rewritten. Saving is atomic and best effort: a read-only or full disk costs the next process
+    the slow read, nothing else.
+    """
+
+    folder: Path
+    stamp: str
+
+    def _file(self, index: VectorIndex) -> Path:
+        return self.folder / f"{index.name}.pt"
+
+    def load(self, index: VectorIndex) -> tuple[list[str], torch.Tensor] | None:
+        """The saved ids and matrix of ``index`` for this stamp, or None."""
+        try:
+            data = torch.load(self._file(index), weights_only=True)
+        except FileNotFoundError:
+            return None
+        except Exception as exc:  # a damaged or foreign file: rebuilt and replaced
+            log.debug("ignoring %s: %s", self._file(index), exc)
+            return None
+        if not isinstance(data, dict):
+            return None
+        if (data.get("stamp"), data.get("index")) != (self.stamp, asdict(index)):
+            return None
+        return list(data["eids"]), data["matrix"]
+
+    def save(self, index: VectorIndex, eids: list[str], matrix: torch.Tensor) -> None:
+        """Save ``index``'s ids and matrix for this stamp (best effort)."""
+        try:
+            with atomic_write(self._file(index)) as handle:
+                saved = {"stamp": self.stamp, "index": asdict(index), "eids": eids, "matrix": matrix}
+                torch.save(saved, handle)
+        except OSError as exc:
+            log.debug("could not save %s: %s", self._file(index), exc)
+
+
 class VectorSearch:
     """Exact top-k search over one label's vectors, loaded lazily through ``read``.
 
     Args:
         read: runs a read statement with params on the graph and returns its rows.
+        cache: where the matrices of this graph state are kept between processes; None to read
+            them from the graph every time (a writer, a new file).
     """
 
-    def __init__(self, read: Callable[[str, dict[str, Any]], list[dict[str, Any]]]) -> None:
+    def __init__(
+        self, read: Callable[[str, dict[str, Any]], list[dict[str, Any]]], *, cache: MatrixCache | None = None
+    ) -> None:
         self._read = read
+        self._cache = cache
         self._matrices: dict[str, tuple[list[str], torch.Tensor]] = {}
 
     def invalidate(self) -> None:
+        """Forget the matrices, and the cache: after a write the graph is no longer the state the
+        cache was keyed to."""
         self._matrices.clear()
+        self._cache = None
 
     def _matrix(self, index: VectorIndex) -> tuple[list[str], torch.Tensor]:
         if index.name not in self._matrices:
-            rows = self._read(
-                f"MATCH (n:{quote(index.label)}) WHERE n.{quote(index.prop)} IS NOT NULL "
-                f"RETURN elementId(n) AS eid, n.{quote(index.prop)} AS v",
-                {},
-            )
-            rows = [r for r in rows if r["v"] is not None and len(r["v"]) == index.dimensions]
-            matrix = torch.tensor([r["v"] for r in rows], dtype=torch.float32).reshape(-1, index.dimensions)
-            if index.similarity == "cosine":
-                matrix = torch.nn.functional.normalize(matrix, dim=-1)
-            self._matrices[index.name] = ([r["eid"] for r in rows], matrix)
+            cached = self._cache.load(index) if self._cache is not None else None
+            if cached is None:
+                cached = self._read_matrix(index)
+                if self._cache is not None:
+                    self._cache.save(index, *cached)
+            self._matrices[index.name] = cached
         return self._matrices[index.name]
+
+    def _read_matrix(self, index: VectorIndex) -> tuple[list[str], torch.Tensor]:
+        """``index``'s element ids and vectors (unit length for cosine) read from the graph."""
+        rows = self._read(
+            f"MATCH (n:{quote(index.label)}) WHERE n.{quote(index.prop)} IS NOT NULL "
+            f"RETURN elementId(n) AS eid, n.{quote(index.prop)} AS v",
+            {},
+        )
+        rows = [r for r in rows if r["v"] is not None and len(r["v"]) == index.dimensions]
+        # numpy first: torch.tensor of 43k Python lists takes 1.4 s, numpy 0.3 s.
+        values = np.asarray([r["v"] for r in rows], dtype=np.float32).reshape(-1, index.dimensions)
+        matrix = torch.from_numpy(values)
+        if index.similarity == "cosine":
+            matrix = torch.nn.functional.normalize(matrix, dim=-1)
+        return [r["eid"] for r in rows], matrix
 
     def top_k(self, index: VectorIndex, vector: list[float], k: int) -> list[dict[str, Any]]:
         """Hits ``{eid, score}``, best first; score is Neo4j's: (1 + cos) / 2, or 1 / (1 + d^2)."""

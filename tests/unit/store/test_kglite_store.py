@@ -12,7 +12,8 @@ import pytest
 
 from kgqa.errors import MissingIndexError, QueryError, StoreError, StoreUnavailableError
 from kgqa.store import queries
-from kgqa.store.kglite_store import KgliteStore
+from kgqa.store.kglite_store import VECTOR_CACHE, KgliteStore
+from kgqa.store.kglite_vectors import VectorSearch
 from kgqa.store.protocol import GraphStore, Statement
 
 TRIPLE = {
@@ -134,6 +135,45 @@ def test_vector_search_sees_writes_made_after_the_first_query(toy_kg: KgliteStor
     )
     top = toy_kg.run(queries.get("link_vector"), {"embedding": target, "k": 1})[0]
     assert top["id"] == "Jaws" and top["score"] == pytest.approx(1.0, abs=1e-6)
+
+
+def test_a_read_only_store_keeps_its_vector_matrix_for_the_next_process(
+    toy_kg: KgliteStore, fake_embedder: Any, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    path = toy_kg.path
+    toy_kg.close()
+    vector = fake_embedder.embed(["Robert Zemeckis films"])[0].tolist()
+    params = {"embedding": vector, "k": 5}
+    with KgliteStore(path) as first:
+        expected = first.run(queries.get("link_vector"), params)
+    saved = path.parent / VECTOR_CACHE / "entity_embedding.pt"
+    assert saved.is_file()
+
+    def no_graph_read(*_: Any) -> Any:
+        raise AssertionError("read the vectors from the graph again")
+
+    with monkeypatch.context() as patch:
+        patch.setattr(VectorSearch, "_read_matrix", no_graph_read)
+        with KgliteStore(path) as second:
+            assert second.run(queries.get("link_vector"), params) == expected
+
+    # A write makes the saved matrix stale: the next reader reads the graph's new vector.
+    target = [1.0] + [0.0] * 15
+    with KgliteStore(path) as writer:
+        writer.write(
+            [
+                Statement(
+                    queries.get("embed_set_entities"),
+                    {"model_id": "fake-hash-16", "rows": [{"id": "Jaws", "embedding": target}]},
+                )
+            ]
+        )
+    with KgliteStore(path) as third:
+        assert third.run(queries.get("link_vector"), {"embedding": target, "k": 1})[0]["id"] == "Jaws"
+
+    saved.write_bytes(b"not a matrix")  # damaged: ignored and rebuilt
+    with KgliteStore(path) as fourth:
+        assert fourth.run(queries.get("link_vector"), {"embedding": target, "k": 1})[0]["id"] == "Jaws"
 
 
 def test_vector_query_with_wrong_dimension_is_a_query_error(toy_kg: KgliteStore) -> None:
