@@ -106,8 +106,9 @@ def link_names(
     if chosen:
         best_tier = span_rank(chosen[0][0], uncased)[0]
         if best_tier == 0:
-            # The question capitalises names, so lower-case words are not mentions ("films", "star").
-            chosen = [g for g in chosen if g[0].span.name_like]
+            # The question capitalises names, so lower-case words are not mentions ("films", "star"),
+            # but for the whole of a name people left in lower case ("Tom Hanks and meg ryan").
+            chosen = [g for g in chosen if g[0].span.name_like or _uncapitalised_name(g)]
         elif best_tier == 1:
             # A named mention is present: a lone common noun ("director") is not a topic, nor,
             # beside a whole name, a partial one ("come out" of Come Out and Play beside "cast away").
@@ -151,6 +152,20 @@ def link_names(
     if not chosen:
         return LinkResult(())
     return LinkResult(interleave([[candidate(m) for m in group] for group in chosen]), ties=twins(chosen[0]))
+
+
+def _uncapitalised_name(group: Sequence[Match]) -> bool:
+    """Whether a group's mention is several lower-case words that are the whole of a name the
+    KB capitalises: a person who capitalises one name may type the next in lower case ("which
+    movies did Tom Hanks and meg ryan star in together"). A lower-case question reads such a
+    mention as a name too; a lone word ("star", "films") stays a common word."""
+    first = group[0]
+    return (
+        first.kind == "name"
+        and first.quality >= 1.0
+        and first.span.words > 1
+        and any(is_proper(m.name) for m in group)
+    )
 
 
 def _qualifiers(chosen: Sequence[Sequence[Match]]) -> set[int]:

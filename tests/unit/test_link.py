@@ -146,6 +146,13 @@ def test_link_exact_drops_lower_case_words_when_names_are_capitalised(toy_kg: Kg
     assert _ids(uncased.contenders()) == ["Jaws"]  # other mentions never compete with it
 
 
+def test_link_keeps_a_whole_name_left_in_lower_case_beside_a_capitalised_one(toy_kg: KgliteStore) -> None:
+    result = link(toy_kg, _no_embedder, "which films did Tom Hanks and robert zemeckis make")
+    assert _ids(result.topics) == ["Tom Hanks", "Robert Zemeckis"]
+    lone = link(toy_kg, _no_embedder, "which films did Tom Hanks make with the director of jaws")
+    assert _ids(lone.topics) == ["Tom Hanks"]  # a lone lower-case word is still no mention
+
+
 def test_link_exact_matches_numbers_and_skips_stop_words(toy_kg: KgliteStore) -> None:
     result = link(toy_kg, _no_embedder, "what was released in 1994")
     assert _ids(result.candidates) == ["1994"]
