@@ -3,7 +3,7 @@ without overlap."""
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 
 from kgqa.embed.protocol import Embedder
 from kgqa.link.exact import exact_rows, rank_rows
@@ -87,7 +87,7 @@ def link_names(
     for match in matches:
         by_span.setdefault((match.span.start, match.span.end), []).append(match)
     groups = [
-        sorted(group, key=(lambda m: -prior(m)) if uncased else (lambda m: -m.quality))  # stable
+        sorted(group, key=_uncased_order(group) if uncased else (lambda m: -m.quality))  # stable
         for group in by_span.values()
     ]
     chosen: list[list[Match]] = []
@@ -152,6 +152,20 @@ def link_names(
     if not chosen:
         return LinkResult(())
     return LinkResult(interleave([[candidate(m) for m in group] for group in chosen]), ties=twins(chosen[0]))
+
+
+def _uncased_order(group: Sequence[Match]) -> Callable[[Match], tuple[bool, float]]:
+    """The order of a lower-case question's readings of one mention: by the popularity prior
+    (:func:`prior`), except that a whole name the question's article contradicts follows a twin
+    it fits ("the animal kingdom" -> The Animal Kingdom before the better connected Animal
+    Kingdom; "girl" -> Girl before The Girl: :func:`~kgqa.link.exact.rank_rows`' article cue).
+    Partial names and other readings are weighed by the prior alone."""
+    fitting = any(m.kind == "name" and m.cue[:1] == (False,) for m in group)
+
+    def key(match: Match) -> tuple[bool, float]:
+        return (fitting and match.kind == "name" and match.cue[:1] == (True,), -prior(match))
+
+    return key
 
 
 def _uncapitalised_name(group: Sequence[Match]) -> bool:

@@ -153,6 +153,16 @@ def test_link_keeps_a_whole_name_left_in_lower_case_beside_a_capitalised_one(toy
     assert _ids(lone.topics) == ["Tom Hanks"]  # a lone lower-case word is still no mention
 
 
+def test_link_lower_case_article_decides_between_titles_before_popularity(toy_kg: KgliteStore) -> None:
+    _add_triples(
+        toy_kg, "DIRECTED_BY", [("Animal Kingdom", "David Michôd"), ("The Animal Kingdom", "Edward Griffith")]
+    )
+    _add_triples(toy_kg, "HAS_GENRE", [("Animal Kingdom", "Crime"), ("Animal Kingdom", "Drama")])
+    assert _ids(link(toy_kg, _no_embedder, "who directed animal kingdom").topics) == ["Animal Kingdom"]
+    with_article = link(toy_kg, _no_embedder, "who directed the animal kingdom")
+    assert _ids(with_article.topics) == ["The Animal Kingdom"]  # not the better connected twin
+
+
 def test_link_exact_matches_numbers_and_skips_stop_words(toy_kg: KgliteStore) -> None:
     result = link(toy_kg, _no_embedder, "what was released in 1994")
     assert _ids(result.candidates) == ["1994"]
