@@ -177,11 +177,15 @@ def partial_name_quality(mention_words: Sequence[str], name_words: Sequence[str]
     mention starts the name or ends it but for a short tail ("franklin", "tupac", "nike" of Nike,
     Inc.), so "last" is no name for "The Last Song". The quality is the share of the name's
     letters the mention covers, capped below 1 (an exact match is 1): "franklin" -> Benjamin
-    Franklin 0.53.
+    Franklin 0.53. A first word of 2-3 letters followed by others may spell the initials of the
+    name's words ("ny giants" -> New York Giants, :func:`_initials_expanded`).
     """
     m, n = len(mention_words), len(name_words)
     if not m or m > n or list(mention_words) == list(name_words):
         return 0.0
+    expanded = _initials_expanded(mention_words, name_words)
+    if expanded is not None and (expanded == list(name_words) or partial_name_quality(expanded, name_words)):
+        return min(sum(len(w) for w in mention_words) / sum(len(w) for w in name_words), 0.999)
     if sum(w not in _ACRONYM_SKIP and len(w) > 1 for w in name_words) - m > MAX_EXTRA_WORDS:
         return 0.0
     gaps = MAX_EXTRA_WORDS if m > 1 else 0
@@ -195,6 +199,20 @@ def partial_name_quality(mention_words: Sequence[str], name_words: Sequence[str]
             covered = sum(len(w) for w in mention_words)
             return min(covered / sum(len(w) for w in name_words), 0.999)
     return 0.0
+
+
+def _initials_expanded(mention_words: Sequence[str], name_words: Sequence[str]) -> list[str] | None:
+    """The mention with its first word read as the initials of the name's words it spells, where
+    that word has 2-3 letters, is no word of the name and more words follow ("ny giants" ->
+    new york giants, "la kings" -> los angeles kings); None otherwise."""
+    first = mention_words[0]
+    if len(mention_words) < 2 or not 2 <= len(first) <= 3 or not first.isalpha() or first in name_words:
+        return None
+    for start in range(len(name_words) - len(first) + 1):
+        spelt = name_words[start : start + len(first)]
+        if "".join(w[0] for w in spelt) == first:
+            return [*spelt, *mention_words[1:]]
+    return None
 
 
 def _names_in_order(mention_words: Sequence[str], name_words: Sequence[str]) -> bool:

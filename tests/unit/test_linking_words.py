@@ -62,6 +62,13 @@ def test_partial_name_quality_accepts_surnames_prefixes_and_suffixes() -> None:
     assert partial_name_quality(["franklin"], ["franklin"]) == 0  # an exact match is no partial one
 
 
+def test_partial_name_quality_reads_a_short_first_word_as_initials() -> None:
+    assert partial_name_quality(["ny", "giants"], ["new", "york", "giants"]) == pytest.approx(8 / 13)
+    assert partial_name_quality(["us", "army"], ["united", "states", "army"]) > 0
+    assert partial_name_quality(["ny", "times"], ["new", "york", "giants"]) == 0  # the rest must name it too
+    assert partial_name_quality(["ny"], ["new", "york"]) == 0  # alone it is an acronym, not a partial name
+
+
 def test_partial_name_quality_passes_over_middle_names_only_between_mention_words() -> None:
     assert partial_name_quality(["william", "taft"], ["william", "howard", "taft"]) > partial_name_quality(
         ["taft"], ["william", "howard", "taft"]
