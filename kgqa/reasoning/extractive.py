@@ -338,9 +338,11 @@ class ExtractiveReader:
             probabilities: :meth:`entity_probabilities` of ``retrieval`` when already computed.
         """
         started = time.perf_counter()
-        allowed = retrieval.answerable() if candidates is None else candidates & retrieval.answerable()
-        tied = tied_ends(retrieval, retrieval.answerable()) if self.plan_answers else None
+        answerable = retrieval.answerable()
+        allowed = answerable if candidates is None else candidates & answerable
+        tied = None
         if self.plan_answers:
+            tied = tied_ends(retrieval, answerable)
             allowed = confident_plan_ends(retrieval, allowed) if tied is None else tied
         probs = self.entity_probabilities(retrieval) if probabilities is None else probabilities
         threshold = self.model.config.answer_threshold

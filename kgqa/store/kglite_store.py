@@ -135,8 +135,8 @@ class KgliteStore:
             opened = kglite.open(str(self.path)) if self._writer else self._open_reader()
         self._graph: kglite.KnowledgeGraph | None = opened
         # A read snapshot of a file nobody wrote while it loaded: its vector matrices may be kept.
-        unchanged = not self._writer and stamp is not None and vectors.file_stamp(self.path) == stamp
-        cache = vectors.MatrixCache(self.path.parent / VECTOR_CACHE, stamp) if unchanged and stamp else None
+        kept = stamp if not self._writer and vectors.file_stamp(self.path) == stamp else None
+        cache = vectors.MatrixCache(self.path.parent / VECTOR_CACHE, kept) if kept else None
         self._vectors = vectors.VectorSearch(self._read, cache=cache)
         self._fuzzy: dict[str, fulltext.FuzzyNameIndex] = {}
         self._index_aliases: dict[str, str] | None = None  # read at the first index query

@@ -122,17 +122,18 @@ def parse_drop(text: str) -> str | None:
 def file_stamp(graph_file: Path) -> str | None:
     """The size and modification time of a kglite file and its write-ahead log: changed by any
     write; None where the file is absent."""
-    parts = []
-    for path in (graph_file, graph_file.with_name(graph_file.name + "-wal")):
-        try:
-            stat = path.stat()
-        except FileNotFoundError:
-            if path == graph_file:
-                return None
-            parts.append("-")
-            continue
-        parts.append(f"{stat.st_size}:{stat.st_mtime_ns}")
-    return "/".join(parts)
+    graph = _size_and_time(graph_file)
+    if graph is None:
+        return None
+    return f"{graph}/{_size_and_time(graph_file.with_name(graph_file.name + '-wal')) or '-'}"
+
+
+def _size_and_time(path: Path) -> str | None:
+    try:
+        stat = path.stat()
+    except FileNotFoundError:
+        return None
+    return f"{stat.st_size}:{stat.st_mtime_ns}"
 
 
 @dataclass(frozen=True, slots=True)
