@@ -84,6 +84,7 @@ def test_without_a_checkpoint_ask_answers_train_free_and_says_so(untrained_dir: 
         "movies directed by the director of Cast Away",
         "which films were directed by the director of cast away",
         "what films did the director of cast away make",
+        "movies by the director of cast away",  # no participle: "director" names what they share
     ],
 )
 def test_train_free_films_by_the_topics_director_are_its_other_films(

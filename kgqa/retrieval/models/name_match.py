@@ -152,7 +152,9 @@ class QuestionRuns:
             Jaws", "which films were written by the writer of X": they share the topic's
             director or writer), and for "who V with" the topic ("who acted with Tom Hanks": his
             co-stars); :data:`FREE_CUE` for the verb of "what N did the M of X V" ("what films did
-            the director of Titanic make": the director's films, whatever the verb). Not where
+            the director of Titanic make": the director's films, whatever the verb) and for a noun
+            with no participle before "by the M of" ("films by the writer of X": what they share
+            is what "writer" names, not "films"). Not where
             other words ask on from those films ("what types are the films directed by the
             director of X").
     """
@@ -233,7 +235,10 @@ def _runs(question: str, mentions: Sequence[str], phrases: Collection[str] = ())
                 )
                 chained = (start in chain_starts or k in chain_ends) and words[start] not in _FRAME_NOUNS
                 shares = NO_CUE
-                if (k == agent_end and _names_the_answer(words[:start])) or k == partner_end:
+                if k == agent_end and _names_the_answer(words[:start]):
+                    # "films by the writer of X": no participle names what is shared; the chain's noun does
+                    shares = BOUND_CUE if any(map(_is_participle, words[start:k])) else FREE_CUE
+                elif k == partner_end:
                     shares = BOUND_CUE
                 elif start == verb_at:
                     shares = FREE_CUE
@@ -280,7 +285,13 @@ def _participle_noun(words: Sequence[str]) -> bool:
     """Whether the words after a mention are a participle and its noun ("starred movies", "written
     films"), the end of "the N of X V-ed M": X's M; not a verb ("where did the wife of X die") nor
     other words ("the capital of spain wiki answers")."""
-    return len(words) == 2 and all(map(_is_content, words)) and words[0].endswith(("ed", "en"))
+    return len(words) == 2 and all(map(_is_content, words)) and _is_participle(words[0])
+
+
+def _is_participle(word: str) -> bool:
+    """Whether ``word`` reads as a past participle ("directed", "written"); irregular ones
+    ("made", "sung") are missed."""
+    return word.endswith(("ed", "en"))
 
 
 def _participle_chain(words: Sequence[str]) -> set[int]:

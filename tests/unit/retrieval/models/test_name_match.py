@@ -189,6 +189,8 @@ def test_sharing_cues_tell_a_cue_alone_from_one_bound_to_other_words() -> None:
             [False, False, False],
         ),
         ("films directed by Steven Spielberg", [["films", "directed"]], [False]),  # no "the N of": no sharing
+        # no participle: the chain's noun, not "films", names the relation they share
+        ("films by the writer of Jaws", [["writer"], ["films"]], [False, FREE_CUE]),
         ("who acted with Steven Spielberg", [["acted"]], [True]),  # his co-stars
         ("which films can be described with Jaws", [["described"], ["films"]], [False, False]),
         (
