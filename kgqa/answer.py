@@ -63,14 +63,16 @@ class EvidenceLine:
 
 @dataclass(frozen=True, slots=True)
 class AnswerPlan:
-    """A plan the answer followed: a relation path (KGQA, ``<-`` marks a step crossed from tail
-    to head) or a typed metapath (MoR), with the planner's probability in [0, 1]."""
+    """A plan the planner ranked: a relation path (KGQA, ``<-`` marks a step crossed from tail
+    to head) or a typed metapath (MoR), with the planner's probability in [0, 1]; ``followed``:
+    the first answer is one of its walks' ends (KGQA)."""
 
     text: str
     probability: float
+    followed: bool = False
 
     def to_dict(self) -> dict[str, Any]:
-        return {"text": self.text, "probability": round(self.probability, 6)}
+        return {"text": self.text, "probability": round(self.probability, 6), "followed": self.followed}
 
 
 @dataclass(frozen=True, slots=True)
@@ -88,7 +90,8 @@ class Answer:
         question_id: set once the answer is saved to the store.
         disambiguation: how the first topic was chosen among close linking candidates (``None``
             when the linker left no choice).
-        plans: the planner's likeliest plans, likeliest first (empty without a planner).
+        plans: the planner's plans: the likeliest one the first answer is an end of (marked
+            ``followed``), then the likeliest others (empty without a planner).
     """
 
     question: str

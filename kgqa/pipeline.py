@@ -227,17 +227,8 @@ class Asker:
         else:
             answer = self._read_llm(retrieval, evidence)
         timings["read"] = (time.perf_counter() - started) * 1e3
-        plans = (
-            ()
-            if retrieval.plans is None
-            else retrieval.plans.describe(retrieval.prepared.subgraph, SHOWN_PLANS)
-        )
-        return replace(
-            answer,
-            timings_ms=timings,
-            disambiguation=retrieval.disambiguation,
-            plans=tuple(AnswerPlan(" ".join(p["steps"]), p["probability"]) for p in plans),
-        )
+        plans = shown_plans(retrieval, answer.answers[0].id if answer.answers else None)
+        return replace(answer, timings_ms=timings, disambiguation=retrieval.disambiguation, plans=plans)
 
     def _read_extractive(
         self, retrieval: Retrieval, evidence: Evidence, entity_scores: torch.Tensor | None
@@ -361,6 +352,28 @@ def open_extractive_reader(settings: Settings, retriever: Retriever) -> Extracti
         embedder_model_id=retriever.embedder.model_id,
         device=resolve_device(settings.runtime.device),
         plan_answers=settings.answer.plan_answers,
+    )
+
+
+def shown_plans(retrieval: Retrieval, first_answer: str | None) -> tuple[AnswerPlan, ...]:
+    """The plans an answer shows: the likeliest plan with a walk ending at the entity id
+    ``first_answer`` (``AnswerPlan.followed``), then the likeliest others, :data:`SHOWN_PLANS`
+    in all.
+
+    Why: the likeliest plan is not always the one the answers follow. "which movies did tom hanks
+    and meg ryan star in together" ranks their co-stars' plan first, and its answers, the films
+    tied to both, are the ends of "<-STARRED_ACTORS" (:func:`~kgqa.reasoning.plan_ends.tied_ends`).
+    """
+    ranked = retrieval.plans
+    if ranked is None:
+        return ()
+    sub = retrieval.prepared.subgraph
+    local = {entity: i for i, entity in enumerate(sub.entity_ids)}
+    first = ranked.likeliest_ending_at(local[first_answer]) if first_answer in local else None
+    shown = ranked.describe(sub, SHOWN_PLANS, first=first)
+    return tuple(
+        AnswerPlan(" ".join(p["steps"]), p["probability"], followed=first is not None and i == 0)
+        for i, p in enumerate(shown)
     )
 
 

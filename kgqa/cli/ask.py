@@ -188,7 +188,8 @@ def _render(answer: Answer, max_answers: int) -> None:
     if answer.disambiguation is not None:
         click.echo(render_disambiguation(answer.disambiguation))
     for plan in answer.plans:
-        click.echo(f"plan: {plan.text}  p={plan.probability:.3f}")
+        followed = "  (the answers' plan)" if plan.followed and len(answer.plans) > 1 else ""
+        click.echo(f"plan: {plan.text}  p={plan.probability:.3f}{followed}")
     click.echo(f"evidence ({len(answer.evidence)} lines, best last):")
     scored = [line for line in answer.evidence if round(line.score, 3) > 0]
     shown = scored or answer.evidence  # the train-free path scores only what its plans cross

@@ -541,10 +541,19 @@ class RankedPlans:
         """[N, 2] :func:`plan_reach`, the reader's plan columns."""
         return plan_reach(self.probabilities, self.plans, num_nodes)
 
-    def describe(self, sub: Subgraph, k: int) -> list[dict[str, Any]]:
+    def likeliest_ending_at(self, entity: int) -> int | None:
+        """The likeliest plan with a walk ending at the local ``entity``, or None where none does."""
+        ending = self.plans.end_plan[self.plans.end_entity == entity]
+        if not ending.numel():
+            return None
+        return int(ending[self.probabilities[ending].argmax()])
+
+    def describe(self, sub: Subgraph, k: int, first: int | None = None) -> list[dict[str, Any]]:
         """The ``k`` likeliest plans as ``{"steps": ["<-WRITTEN_BY", "DIRECTED_BY->"], "probability"}``
-        (``<-`` marks a step that crosses triples from tail to head)."""
-        best = torch.argsort(self.probabilities, descending=True)[:k].tolist()
+        (``<-`` marks a step that crosses triples from tail to head); plan ``first``, where given,
+        leads and the likeliest others follow."""
+        ranked = torch.argsort(self.probabilities, descending=True).tolist()
+        best = ([first] + [p for p in ranked if p != first] if first is not None else ranked)[:k]
         out = []
         for p in best:
             names = [

@@ -228,3 +228,23 @@ def test_answers_of_two_topics_are_the_ends_tied_to_both(
     off = ExtractiveReader(extractive.model, extractive.tables, plan_answers=False)
     assert {"Jaws", "Cast Away"} <= {a.name for a in off.extract_answers(retrieval)}
     assert [a.name for a in extractive.extract_answers(retrieval)] == ["The Terminal"]
+
+
+def test_the_plan_the_answers_follow_is_shown_first(trained: Retriever, extractive: ExtractiveReader) -> None:
+    from kgqa.pipeline import shown_plans
+
+    retrieval = trained.retrieve("what films did [Tom Hanks] act in with [Steven Spielberg]")
+    likeliest = [" ".join(p["steps"]) for p in retrieval.plans.describe(retrieval.prepared.subgraph, 3)]
+    assert likeliest[0] == "<-DIRECTED_BY"  # Spielberg's films
+    terminal = extractive.extract_answers(retrieval)[0].id
+    marked = [(p.text, p.followed) for p in shown_plans(retrieval, terminal)]
+    assert marked == [(likeliest[0], True), *((t, False) for t in likeliest[1:])]
+    # Cast Away is a walk end of Tom Hanks's films only: that plan leads, the likeliest follows it
+    cast_away = shown_plans(retrieval, "Cast Away")
+    marked = [(p.text, p.followed) for p in cast_away[:2]]
+    assert marked == [("<-STARRED_ACTORS", True), (likeliest[0], False)]
+    assert cast_away[0].probability < cast_away[1].probability
+    # no answer, or one no plan ends at (a topic): the likeliest first, none marked
+    for first in (None, "Tom Hanks"):
+        marked = [(p.text, p.followed) for p in shown_plans(retrieval, first)]
+        assert marked == [(t, False) for t in likeliest]
