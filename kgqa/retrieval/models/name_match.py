@@ -138,7 +138,8 @@ class QuestionRuns:
             are named in, outward from the topic ("the nation of X's couple": couple, then
             nation). A word said twice in a possessive chain is two runs ("X 's daughter 's
             daughter": two steps); said again outside the chain it is the chain's ("the director
-            of X is also the director of").
+            of X is also the director of"). A run standing inside a longer one is dropped: "which
+            date was the release date of X" names one step, not a walk there and back.
         chained: per run, whether it is a noun of a possessive chain of two or more that ends at
             a topic's mention: "the nation of X 's parent", "X 's parent 's sex", "what sex is X
             's dad" chain two nouns each, so each names a step of its own; a leading "where" or
@@ -168,6 +169,7 @@ def question_runs(question: str, mentions: Sequence[str], phrases: Collection[st
     """The :class:`QuestionRuns` of ``question`` around the topics' ``mentions`` (a word phrase
     "A of B" among ``phrases`` is one word: "place of birth")."""
     runs = _runs(question, mentions, phrases)
+    runs = [run for run in runs if not any(_inside(run.words, other.words) for other in runs)]
     words_of = {run.text: run.words for run in runs}
     shares: dict[str, int] = {}
     for run in runs:
@@ -185,6 +187,14 @@ def question_runs(question: str, mentions: Sequence[str], phrases: Collection[st
         [list(words_of[text]) for text, _ in keys],
         [chains and distance >= 0 for _, distance in keys],
         [shares[text] for text, _ in keys],
+    )
+
+
+def _inside(words: Sequence[str], longer: Sequence[str]) -> bool:
+    """Whether ``words`` stand together inside the longer run ``longer`` ("date" in "release date")."""
+    n = len(words)
+    return len(longer) > n and any(
+        tuple(longer[i : i + n]) == tuple(words) for i in range(len(longer) - n + 1)
     )
 
 

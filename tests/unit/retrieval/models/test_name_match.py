@@ -232,6 +232,16 @@ def test_a_run_asking_on_from_the_n_v_ed_by_the_topic_chains_with_it(
     assert question_runs(question, [mention]).chained == chained
 
 
+def test_a_run_said_again_inside_a_longer_one_is_that_one() -> None:
+    # "date" asks for what "release date" names: one step, not a walk there and back
+    runs = question_runs("which date was the release date of the Wilson film", ["Wilson"])
+    assert runs.words == [["film"], ["release", "date"]]
+    assert runs.chained == [False, False]
+    assert question_runs("what year was albert pujols rookie year", ["albert pujols"]).words == [
+        ["rookie", "year"]
+    ]
+
+
 def test_word_runs_come_outward_from_the_topic() -> None:
     assert question_runs("the nation of frederica 's couple ?", ["frederica"]).words == [
         ["couple"],
