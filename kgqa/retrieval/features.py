@@ -66,6 +66,9 @@ class PreparedQuestion:
         chained_runs: BoolTensor [U], for the relation-name match: per word run, whether it is a
             noun of a possessive chain of two or more ("the nation of X 's parent"):
             ``name_match.QuestionRuns.chained``; ``None`` elsewhere.
+        kind_runs: BoolTensor [U], for the relation-name match: per word run, whether it is the
+            noun of "what kind of N is X", which words a step only where it names the step's
+            relation beyond the step cost (``name_match.QuestionRuns.kinds``); ``None`` elsewhere.
     """
 
     question_views: torch.Tensor
@@ -79,6 +82,7 @@ class PreparedQuestion:
     run_words: torch.Tensor | None = None
     sharing_cues: torch.Tensor | None = None
     chained_runs: torch.Tensor | None = None
+    kind_runs: torch.Tensor | None = None
 
     @property
     def question_emb(self) -> torch.Tensor:

@@ -365,7 +365,7 @@ class Retriever:
         if texts not in views_cache:
             views_cache[texts] = embed_distinct(self.embedder, texts)
         views = views_cache[texts]
-        tokens = words = cues = chains = None
+        tokens = words = cues = chains = kinds = None
         if isinstance(self.planner, AttentionPlanScorer):
             tokens = question_token_states(self.embedder, text)
         if self.plans_by_name or (trained_planner and self.name_prior):
@@ -375,12 +375,15 @@ class Retriever:
             words = self._word_vectors(runs.words)
             cues = NameMatchPlanner.sharing_cues(runs.words, runs.shares)
             chains = torch.tensor(runs.chained, dtype=torch.bool)
+            kinds = torch.tensor(runs.kinds, dtype=torch.bool)
         embedded = time.perf_counter()
         prepared = prepare(
             self.store, views, [t.id for t in topics], self.tables, settings, question_tokens=tokens
         )
         if words is not None:
-            prepared = replace(prepared, run_words=words, sharing_cues=cues, chained_runs=chains)
+            prepared = replace(
+                prepared, run_words=words, sharing_cues=cues, chained_runs=chains, kind_runs=kinds
+            )
         if self.plans_by_name and chains is not None:
             # "the wife of X 's husband" may come home; "X 's co-stars" and "the films of X" may not
             sub = replace(prepared.subgraph, topic_walks_if_needed=bool(chains.any()))

@@ -121,6 +121,7 @@ class _Run:
     distance: int  # words from the nearest mention
     chained: bool  # a noun of a possessive chain that ends at a mention
     shares: int = 0  # the sharing cue its place gives: NO_CUE, BOUND_CUE or FREE_CUE
+    kind: bool = False  # the noun of "what kind of N is" + a mention
 
     @property
     def text(self) -> str:
@@ -158,11 +159,16 @@ class QuestionRuns:
             is what "writer" names, not "films"). Not where
             other words ask on from those films ("what types are the films directed by the
             director of X").
+        kinds: per run, whether it is the noun N of "what kind of N is X" (an "of", one noun, a
+            copula, the mention): N may name the answers' class ("what type of religion is X") or
+            the topic's ("what kind of film is X", where "film" leans to directed-by), so it words
+            a step only where it names the relation beyond :data:`STEP_COST`.
     """
 
     words: list[list[str]]
     chained: list[bool]
     shares: list[int]
+    kinds: list[bool]
 
 
 def question_runs(question: str, mentions: Sequence[str], phrases: Collection[str] = ()) -> QuestionRuns:
@@ -172,8 +178,10 @@ def question_runs(question: str, mentions: Sequence[str], phrases: Collection[st
     runs = [run for run in runs if not any(_inside(run.words, other.words) for other in runs)]
     words_of = {run.text: run.words for run in runs}
     shares: dict[str, int] = {}
+    kinds: dict[str, bool] = {}
     for run in runs:
         shares[run.text] = max(shares.get(run.text, NO_CUE), run.shares)
+        kinds[run.text] = kinds.get(run.text, True) and run.kind
     in_a_chain = {run.text for run in runs if run.chained}
     nearest: dict[tuple[str, int], int] = {}
     for run in runs:
@@ -187,6 +195,7 @@ def question_runs(question: str, mentions: Sequence[str], phrases: Collection[st
         [list(words_of[text]) for text, _ in keys],
         [chains and distance >= 0 for _, distance in keys],
         [shares[text] for text, _ in keys],
+        [kinds[text] for text, _ in keys],
     )
 
 
@@ -252,7 +261,10 @@ def _runs(question: str, mentions: Sequence[str], phrases: Collection[str] = ())
                     shares = BOUND_CUE
                 elif start == verb_at:
                     shares = FREE_CUE
-                run = _Run(tuple(words[start:k]), min(gaps, default=len(words)), chained, shares)
+                # "what kind of film is" + a mention
+                kind = mention_after and 0 < start == k - 1 == len(words) - 2 and words[start - 1] == "of"
+                kind = kind and words[k] in _COPULAS
+                run = _Run(tuple(words[start:k]), min(gaps, default=len(words)), chained, shares, kind)
                 if k == agent_end and shares and runs:  # "which films were directed by": the films'
                     run = replace(run, words=runs.pop().words + run.words)
                 runs.append(run)
@@ -514,13 +526,16 @@ class NameMatchPlanner:
         a plan earns :data:`ORDER_BONUS` per pair of steps whose words stand outward from it in
         the order walked (:func:`best_assignment`); plus :data:`PLAN_FIT_WEIGHT` x the whole
         question's fit with the plan's relation names together (:func:`plan_fit`). A word of a
-        possessive chain (``prepared.chained_runs``) matches :data:`CHAIN_BONUS` higher."""
+        possessive chain (``prepared.chained_runs``) matches :data:`CHAIN_BONUS` higher; the noun
+        of "what kind of N is X" (``prepared.kind_runs``) matches 0 where below :data:`STEP_COST`."""
         words = prepared.run_words
         if words is None:
             raise ValueError("NameMatchPlanner needs prepared.run_words (its word vectors)")
         matches = word_matches(relation_emb, words)
         if prepared.chained_runs is not None:
             matches = matches + CHAIN_BONUS * prepared.chained_runs.to(matches.dtype)
+        if prepared.kind_runs is not None:
+            matches = matches.masked_fill(prepared.kind_runs & (matches < STEP_COST), 0.0)
         ordered = prepared.subgraph.num_topics == 1
         assigned = best_assignment(matches, steps, STEP_COST, prepared.sharing_cues, ordered=ordered)
         return SHARPNESS * (assigned + PLAN_FIT_WEIGHT * plan_fit(prepared.question_emb, relation_emb, steps))

@@ -242,6 +242,16 @@ def test_a_run_said_again_inside_a_longer_one_is_that_one() -> None:
     ]
 
 
+def test_the_noun_of_what_kind_of_n_is_x_is_marked() -> None:
+    kind = question_runs("what kind of film is Jaws", ["Jaws"])
+    assert (kind.words, kind.kinds) == ([["film"], ["kind"]], [True, False])
+    religion = question_runs("what type of religion is sarah 's couple ?", ["sarah"])
+    assert (religion.words, religion.kinds) == ([["couple"], ["religion"], ["type"]], [False, True, False])
+    # not a noun right before the copula and the mention, or no "of" before it
+    assert question_runs("what is the genre of Jaws", ["Jaws"]).kinds == [False]
+    assert question_runs("what language is Jaws in", ["Jaws"]).kinds == [False]
+
+
 def test_word_runs_come_outward_from_the_topic() -> None:
     assert question_runs("the nation of frederica 's couple ?", ["frederica"]).words == [
         ["couple"],
