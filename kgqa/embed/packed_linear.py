@@ -8,16 +8,21 @@ packed once, each of an encoder's products runs in about half the time with iden
 
 from __future__ import annotations
 
+from functools import cache
+
 import torch
 
 
+@cache
 def onednn_packs_weights() -> bool:
-    """Whether torch has oneDNN's prepacked-weight linear (``torch.ops.mkldnn._linear_pointwise``)."""
+    """Whether torch has oneDNN's prepacked-weight linear (``torch.ops.mkldnn._linear_pointwise``)
+    and this CPU runs it on bf16: packing a small weight is the check, since oneDNN refuses bf16
+    packing on a CPU without AVX512-BW/VL/DQ or AVX-NE-CONVERT ("bf16 path needs the cpu
+    support ..."), where the encoder then keeps plain bf16 linears."""
     if not torch.backends.mkldnn.is_available():
         return False
     try:
-        torch.ops.mkldnn._reorder_linear_weight  # noqa: B018 - resolving the op is the check
-        torch.ops.mkldnn._linear_pointwise  # noqa: B018
+        PackedLinear(torch.nn.Linear(4, 4).to(torch.bfloat16))
     except (AttributeError, RuntimeError):
         return False
     return True

@@ -156,9 +156,8 @@ class QuestionRuns:
             co-stars); :data:`FREE_CUE` for the verb of "what N did the M of X V" ("what films did
             the director of Titanic make": the director's films, whatever the verb) and for a noun
             with no participle before "by the M of" ("films by the writer of X": what they share
-            is what "writer" names, not "films"). Not where
-            other words ask on from those films ("what types are the films directed by the
-            director of X").
+            is what "writer" names, not "films"). Not where other words ask on from those films
+            ("what types are the films directed by the director of X").
         kinds: per run, whether it is the noun N of "what kind of N is X" (an "of", one noun, a
             copula, the mention): N may name the answers' class ("what type of religion is X") or
             the topic's ("what kind of film is X", where "film" leans to directed-by), so it words

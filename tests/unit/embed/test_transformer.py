@@ -161,7 +161,9 @@ def test_token_budget_batching_keeps_vectors_of_one_text_per_batch(minilm: Trans
     assert torch.allclose(tight.embed(texts), torch.cat([minilm.embed([t]) for t in texts]), atol=1e-5)
 
 
-@pytest.mark.skipif(not onednn_packs_weights(), reason="this torch build has no oneDNN prepacked linear")
+@pytest.mark.skipif(
+    not onednn_packs_weights(), reason="no oneDNN prepacked bf16 linear in this torch build or on this CPU"
+)
 def test_packed_linear_gives_the_bf16_linear_output_for_any_row_count() -> None:
     torch.manual_seed(0)
     linear = torch.nn.Linear(384, 1536).to(torch.bfloat16)
