@@ -200,10 +200,8 @@ def question_runs(question: str, mentions: Sequence[str], phrases: Collection[st
 
 def _inside(words: Sequence[str], longer: Sequence[str]) -> bool:
     """Whether ``words`` stand together inside the longer run ``longer`` ("date" in "release date")."""
-    n = len(words)
-    return len(longer) > n and any(
-        tuple(longer[i : i + n]) == tuple(words) for i in range(len(longer) - n + 1)
-    )
+    n, key = len(words), tuple(words)
+    return len(longer) > n and any(tuple(longer[i : i + n]) == key for i in range(len(longer) - n + 1))
 
 
 def _is_content(word: str) -> bool:
@@ -260,9 +258,7 @@ def _runs(question: str, mentions: Sequence[str], phrases: Collection[str] = ())
                     shares = BOUND_CUE
                 elif start == verb_at:
                     shares = FREE_CUE
-                # "what kind of film is" + a mention
-                kind = mention_after and 0 < start == k - 1 == len(words) - 2 and words[start - 1] == "of"
-                kind = kind and words[k] in _COPULAS
+                kind = mention_after and _kind_noun(words, start, k)
                 run = _Run(tuple(words[start:k]), min(gaps, default=len(words)), chained, shares, kind)
                 if k == agent_end and shares and runs:  # "which films were directed by": the films'
                     run = replace(run, words=runs.pop().words + run.words)
@@ -307,6 +303,12 @@ def _participle_noun(words: Sequence[str]) -> bool:
     films"), the end of "the N of X V-ed M": X's M; not a verb ("where did the wife of X die") nor
     other words ("the capital of spain wiki answers")."""
     return len(words) == 2 and all(map(_is_content, words)) and _is_participle(words[0])
+
+
+def _kind_noun(words: Sequence[str], start: int, end: int) -> bool:
+    """Whether the run ``words[start:end]`` before a mention is the one noun of "what kind of N
+    is": an "of" before it, a copula after it, and the mention next."""
+    return 0 < start == end - 1 == len(words) - 2 and words[start - 1] == "of" and words[end] in _COPULAS
 
 
 def _is_participle(word: str) -> bool:
