@@ -59,6 +59,7 @@ class PlannerProcess:
         # The child imports what this process imports, from where it does.
         env = {**os.environ, "PYTHONPATH": os.pathsep.join(p for p in sys.path if p)}
         command = [sys.executable, "-m", __name__, str(self._task_file), str(self._result_file), str(threads)]
+        command.append(str(os.getpid()))  # the child may outlive this process before it starts watching
         self._process = subprocess.Popen(command, env=env)
 
     def result(self) -> tuple[Planner, History, float]:
@@ -107,11 +108,11 @@ def _running(pid: int) -> bool:
     return True
 
 
-def _train(task_file: str, result_file: str, threads: int) -> None:
+def _train(task_file: str, result_file: str, threads: int, parent: int) -> None:
     """The child: train the task's planner and write it (or the error) where the parent reads it,
-    through a temporary name so a half-written file is never read. If the parent dies first, the
-    child removes the parent's directory and ends."""
-    exit_with_parent(lambda: shutil.rmtree(Path(task_file).parent, ignore_errors=True))
+    through a temporary name so a half-written file is never read. If the parent (pid
+    ``parent``) dies first, the child removes the parent's directory and ends."""
+    exit_with_parent(lambda: shutil.rmtree(Path(task_file).parent, ignore_errors=True), parent=parent)
     configure_threads(threads)
     started = time.perf_counter()
     try:
@@ -129,4 +130,4 @@ def _train(task_file: str, result_file: str, threads: int) -> None:
 
 
 if __name__ == "__main__":
-    _train(sys.argv[1], sys.argv[2], int(sys.argv[3]))
+    _train(sys.argv[1], sys.argv[2], int(sys.argv[3]), int(sys.argv[4]))

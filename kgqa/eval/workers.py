@@ -16,6 +16,7 @@ with N; worth it for files of hundreds of questions, not for a handful.
 from __future__ import annotations
 
 import multiprocessing
+import os
 from collections.abc import Iterator, Sequence
 from concurrent.futures import ProcessPoolExecutor
 from contextlib import ExitStack
@@ -43,11 +44,11 @@ def worker_threads(settings: Settings, workers: int) -> int:
     return max(1, min(settings.runtime.question_threads, share))
 
 
-def _start(settings: Settings, threads: int) -> None:
-    """Worker initializer: end with the parent (:mod:`kgqa.parent_watch`), bound the thread
-    pools, then open the asker (store and models)."""
+def _start(settings: Settings, threads: int, parent: int) -> None:
+    """Worker initializer: end with the parent, pid ``parent`` (:mod:`kgqa.parent_watch`), bound
+    the thread pools, then open the asker (store and models)."""
     global _asker
-    exit_with_parent()
+    exit_with_parent(parent=parent)
     configure_threads(threads)
     _asker = _open.enter_context(open_asker(settings))
 
@@ -91,7 +92,7 @@ def worker_records(
         max_workers=min(workers, len(chunks)),
         mp_context=multiprocessing.get_context("spawn"),
         initializer=_start,
-        initargs=(settings, worker_threads(settings, workers)),
+        initargs=(settings, worker_threads(settings, workers), os.getpid()),
     ) as pool:
         futures = [pool.submit(_answer, chunk, free_text, settings.reader.concurrency) for chunk in chunks]
         try:

@@ -80,9 +80,9 @@ def test_planner_child_ends_with_its_parent_and_removes_the_folder(tmp_path: Pat
     folder.mkdir()
     os.mkfifo(folder / "task.pt")
     parent_code = (
-        "import subprocess, sys, time; "
+        "import os, subprocess, sys, time; "
         "c = subprocess.Popen([sys.executable, '-m', 'retriever_training.planner_process', "
-        f"{str(folder / 'task.pt')!r}, {str(folder / 'result.pt')!r}, '1']); "
+        f"{str(folder / 'task.pt')!r}, {str(folder / 'result.pt')!r}, '1', str(os.getpid())]); "
         "print(c.pid, flush=True); time.sleep(600)"
     )
     env = {**os.environ, "PYTHONPATH": str(REPO)}
@@ -98,6 +98,22 @@ def test_planner_child_ends_with_its_parent_and_removes_the_folder(tmp_path: Pat
         if _alive(child):
             os.kill(child, signal.SIGKILL)
     assert not folder.exists()
+
+
+def test_a_child_whose_parent_died_before_it_watched_ends_at_once() -> None:
+    # The parent that started it is gone (its pid given), and the child has another parent now:
+    # os.getppid() alone would take the new parent for its own and never end.
+    gone = subprocess.Popen([sys.executable, "-c", "pass"])
+    gone.wait()
+    code = "import time; from kgqa.parent_watch import exit_with_parent; "
+    code += f"exit_with_parent(parent={gone.pid}); time.sleep(60)"
+    env = {**os.environ, "PYTHONPATH": str(REPO)}
+    child = subprocess.Popen([sys.executable, "-c", code], stderr=subprocess.PIPE, text=True, env=env)
+    try:
+        _, err = child.communicate(timeout=30)
+        assert (child.returncode, err) == (1, "")  # the watch's exit, not an error
+    finally:
+        child.kill()
 
 
 def test_sweep_removes_folders_of_dead_runs_only(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
