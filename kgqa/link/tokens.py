@@ -11,8 +11,9 @@ from dataclasses import dataclass
 from kgqa.linking_words import RelationWords, strip_possessive
 from kgqa.names import normalise_name
 
-#: Words that never name an entity on their own: question words, articles, auxiliaries, pronouns
-#: and prepositions. An n-gram made only of these (or of 1-character tokens) is not looked up.
+#: Words that never name an entity on their own: question words, articles, auxiliaries, pronouns,
+#: prepositions and verb particles ("come out" is one word beside "titanic", no name of two words
+#: that outranks it). An n-gram made only of these (or of 1-character tokens) is not looked up.
 STOP_WORDS = frozenset(
     """
     a an the and or not of in on at to for from by with about as into onto over under
@@ -20,6 +21,7 @@ STOP_WORDS = frozenset(
     is are was were be been being do does did done has have had can could would should will shall may
     i me my we our you your he him his she her it its they them their this that these those there
     also any all some each other same than then
+    out up off
     """.split()
 )
 

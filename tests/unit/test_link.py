@@ -116,6 +116,8 @@ def test_link_takes_one_topic_per_mention_and_no_partial_name_beside_a_whole_one
     assert _ids(result.topics) == ["Cast Away"]  # ...is no second topic
     result = link(toy_kg, _no_embedder, "what year did cast away come out")
     assert _ids(result.topics) == ["Cast Away"]  # "come out" of Come Out and Play: no topic either
+    # Beside a one-word title too: "out" is a particle, so "come out" is one word, not a name.
+    assert _ids(link(toy_kg, _no_embedder, "what year did jaws come out").topics) == ["Jaws"]
 
 
 def test_link_exact_prefers_the_longest_span_over_overlapping_shorter_ones(toy_kg: KgliteStore) -> None:
