@@ -14,3 +14,11 @@ def make_embedder(settings: EmbedderSettings) -> Embedder:
     from kgqa.embed.transformer import TransformerEmbedder
 
     return TransformerEmbedder.from_settings(settings)
+
+
+def known_words(embedder: Embedder) -> frozenset[str]:
+    """The whole words of ``embedder``'s vocabulary (:meth:`TransformerEmbedder.words`); none for
+    an embedder without a tokenizer (a test's hashed embedder)."""
+    from kgqa.embed.transformer import TransformerEmbedder
+
+    return embedder.words() if isinstance(embedder, TransformerEmbedder) else frozenset()

@@ -17,7 +17,7 @@ equal ``transformers``' on the default model.
 from __future__ import annotations
 
 import json
-from collections.abc import Sequence
+from collections.abc import Iterable, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -130,6 +130,9 @@ class BertEncoder(torch.nn.Module):
         if bf16 and device.type == "cpu" and onednn_packs_weights():
             prepack_linears(encoder)
         return encoder
+
+    def vocabulary(self) -> Iterable[str]:
+        return self.tokenizer.get_vocab()
 
     def token_ids(self, texts: Sequence[str]) -> list[list[int]]:
         """Token ids of each text, [CLS] and [SEP] included, truncated (one batched call)."""

@@ -16,7 +16,7 @@ from __future__ import annotations
 import json
 import logging
 import sys
-from collections.abc import Sequence
+from collections.abc import Iterable, Sequence
 from concurrent.futures import Future, ThreadPoolExecutor
 from dataclasses import dataclass
 from pathlib import Path
@@ -144,6 +144,10 @@ class TokenEncoder(Protocol):
         """Token ids of each text, special tokens included, truncated at the configured length."""
         ...
 
+    def vocabulary(self) -> Iterable[str]:
+        """The tokenizer's tokens, word pieces ("##s") and special tokens included."""
+        ...
+
     def hidden(self, ids: list[list[int]]) -> tuple[torch.Tensor, torch.Tensor]:
         """Float32 last-layer token states [n, L, d] and attention mask [n, L] of one batch."""
         ...
@@ -188,6 +192,9 @@ class HFEncoder:
             if device.type == "cpu" and onednn_packs_weights():
                 prepack_linears(model)
         return cls(tokenizer, model, max_length)
+
+    def vocabulary(self) -> Iterable[str]:
+        return self.tokenizer.get_vocab()
 
     def token_ids(self, texts: Sequence[str]) -> list[list[int]]:
         ids: list[list[int]] = self.tokenizer(
@@ -319,6 +326,11 @@ class TransformerEmbedder:
             max_length=max_length,
             bfloat16=bf16,
         )
+
+    def words(self) -> frozenset[str]:
+        """The whole words of the model's vocabulary: its tokens made of letters only (no "##"
+        pieces, no special tokens), what tells a compound's parts for words (``compound_head``)."""
+        return frozenset(token for token in self.encoder.vocabulary() if token.isalpha())
 
     def _embed_batch(self, ids: list[list[int]]) -> torch.Tensor:
         """Pooled vectors of one batch of token id lists."""

@@ -66,9 +66,10 @@ class PreparedQuestion:
         chained_runs: BoolTensor [U], for the relation-name match: per word run, whether it is a
             noun of a possessive chain of two or more ("the nation of X 's parent"):
             ``name_match.QuestionRuns.chained``; ``None`` elsewhere.
-        kind_runs: BoolTensor [U], for the relation-name match: per word run, whether it is the
-            noun of "what kind of N is X", which words a step only where it names the step's
-            relation beyond the step cost (``name_match.QuestionRuns.kinds``); ``None`` elsewhere.
+        kind_runs: BoolTensor [U], for the relation-name match: per word run, whether it names a
+            class ("what kind of N is X", "... also directed which movies"), which words a step
+            only where it names the step's relation beyond the step cost
+            (``name_match.QuestionRuns.kinds``); ``None`` elsewhere.
     """
 
     question_views: torch.Tensor

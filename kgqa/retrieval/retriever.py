@@ -20,6 +20,7 @@ from typing import Any, Literal
 import torch
 
 from kgqa.checkpoint_file import load_checkpoint
+from kgqa.embed import known_words
 from kgqa.embed.protocol import Embedder
 from kgqa.errors import CheckpointError, ConfigError
 from kgqa.link import link
@@ -29,7 +30,13 @@ from kgqa.retrieval.evidence.nameless import nameless_names
 from kgqa.retrieval.evidence.path_pooling import path_rescore
 from kgqa.retrieval.features import PreparedQuestion, SubgraphSettings, prepare
 from kgqa.retrieval.graph.tables import EntityTable, RelationTable
-from kgqa.retrieval.models.name_match import NameMatchPlanner, WordVectors, question_runs, relation_phrases
+from kgqa.retrieval.models.name_match import (
+    NameMatchPlanner,
+    WordVectors,
+    question_runs,
+    relation_name_words,
+    relation_phrases,
+)
 from kgqa.retrieval.models.path_context import triple_probabilities
 from kgqa.retrieval.models.plan_attention import AttentionPlanScorer
 from kgqa.retrieval.models.plans import (
@@ -233,7 +240,9 @@ class Retriever:
         self.tables = (EntityTable(store, width), RelationTable(store))
         self._relation_words: RelationWords | None = None
         self._word_vectors: WordVectors | None = None  # made with the embedder, which loads lazily
+        self._known_words: frozenset[str] | None = None  # the embedder's words: "screen" + "writer"
         self._relation_phrases = relation_phrases(self.tables[1].index)  # "place of birth" is one word
+        self._relation_name_words = relation_name_words(self.tables[1].index)  # "screenwriter" -> "writer"
 
     @property
     def embedder(self) -> Embedder:
@@ -369,9 +378,12 @@ class Retriever:
         if isinstance(self.planner, AttentionPlanScorer):
             tokens = question_token_states(self.embedder, text)
         if self.plans_by_name or (trained_planner and self.name_prior):
-            runs = question_runs(text, mentions, self._relation_phrases)
             if self._word_vectors is None:
                 self._word_vectors = WordVectors(self.embedder)
+                self._known_words = known_words(self.embedder)
+            runs = question_runs(
+                text, mentions, self._relation_phrases, self._relation_name_words, self._known_words or ()
+            )
             words = self._word_vectors(runs.words)
             cues = NameMatchPlanner.sharing_cues(runs.words, runs.shares)
             chains = torch.tensor(runs.chained, dtype=torch.bool)

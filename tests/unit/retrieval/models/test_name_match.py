@@ -13,9 +13,11 @@ from kgqa.retrieval.models.name_match import (
     NO_CUE,
     NameMatchPlanner,
     best_assignment,
+    compound_head,
     content_words,
     plan_fit,
     question_runs,
+    relation_name_words,
     relation_phrases,
     word_matches,
 )
@@ -250,6 +252,46 @@ def test_the_noun_of_what_kind_of_n_is_x_is_marked() -> None:
     # not a noun right before the copula and the mention, or no "of" before it
     assert question_runs("what is the genre of Jaws", ["Jaws"]).kinds == [False]
     assert question_runs("what language is Jaws in", ["Jaws"]).kinds == [False]
+
+
+def test_the_noun_of_a_which_that_ends_the_question_is_marked() -> None:
+    # "which movies" after the verb names the answers' class, not a third step
+    runs = question_runs("the director of Jaws also directed which movies", ["Jaws"])
+    assert runs.words == [["also", "directed"], ["director"], ["movies"]]
+    assert runs.kinds == [False, False, True]
+    # "years" is marked too: it still names release year, where it matches beyond the step cost
+    released = question_runs("the films of Jaws were released in which years", ["Jaws"])
+    assert released.kinds == [False, False, True]
+    # not a "which" that starts the question, nor one with words after its noun
+    assert question_runs("which movies did Jaws star", ["Jaws"]).kinds == [False, False]
+    assert question_runs("Jaws was made in which year by its studio", ["Jaws"]).kinds == [False, False, False]
+
+
+def test_a_compound_word_reads_its_head_where_a_relation_word_begins_so() -> None:
+    names = ["written_by", "directed_by", "starred_actors", "education.institution.school_type"]
+    words = relation_name_words(names)
+    assert words == {"written", "directed", "starred", "actors", "institution", "school", "type"}
+    known = {
+        "screen",
+        "writer",
+        "high",
+        "school",
+        "university",
+        "uni",
+        "direct",
+        "director",
+        "star",
+        "starred",
+    }
+    assert compound_head("screenwriter", words, known) == "writer"
+    assert compound_head("highschool", words, known) == "school"
+    # a part that is no known word ("versity"), no ending a relation word begins, a prefixed word
+    assert compound_head("university", words | {"version"}, known) is None
+    assert compound_head("director", words, known) is None
+    assert compound_head("co-starred", words, known | {"co"}) is None
+    assert compound_head("screenwriter", words, ()) is None  # no vocabulary, no compounds
+    runs = question_runs("which films have the same screenwriter as Jaws", ["Jaws"], (), words, known)
+    assert runs.words == [["same", "writer"], ["films"]]
 
 
 def test_word_runs_come_outward_from_the_topic() -> None:
