@@ -136,6 +136,14 @@ def test_train_free_a_screenwriter_is_a_writer(untrained_dir: str, question: str
 
 
 @pytest.mark.slow
+def test_train_free_movies_that_share_a_director(untrained_dir: str) -> None:
+    # "movies share" bound the cue to what "movies" names; it answered the director himself
+    question = "which movies share a director with cast away"
+    asked = json.loads(_kgqa("ask", question, "--data-dir", untrained_dir, "--json"))
+    assert {a["name"] for a in asked["answers"]} == _heads("directed_by", "Robert Zemeckis") - {"Cast Away"}
+
+
+@pytest.mark.slow
 def test_a_one_hop_question_stops_after_one_hop(data_dir: str) -> None:
     assert _answers(data_dir, "who directed cast away")[0] == "Robert Zemeckis"
 

@@ -159,8 +159,10 @@ class QuestionRuns:
             co-stars); :data:`FREE_CUE` for the verb of "what N did the M of X V" ("what films did
             the director of Titanic make": the director's films, whatever the verb) and for a noun
             with no participle before "by the M of" ("films by the writer of X": what they share
-            is what "writer" names, not "films"). Not where other words ask on from those films
-            ("what types are the films directed by the director of X").
+            is what "writer" names, not "films"); :data:`BOUND_CUE` too for the run after "share"
+            and an article ("which movies share a director with X", the verb leaving its run).
+            Not where other words ask on from those films ("what types are the films directed
+            by the director of X").
         kinds: per run, whether it names a class rather than surely a step, and so words a step
             only where it names the relation beyond :data:`STEP_COST`: the noun N of "what kind
             of N is X" (an "of", one noun, a copula, the mention), which may name the answers'
@@ -295,6 +297,7 @@ def _runs(question: str, mentions: Sequence[str], phrases: Collection[str] = ())
         # The possessive's "s" stands between nothing: "X's wife" is as near as "wife of X".
         counted = [int(w != "s") for w in words]
         start = None
+        shared_next = False  # the run before ended in "share" + an article: this one is what is shared
         for k, word in enumerate([*words, ""]):
             if _is_content(word):
                 start = k if start is None else start
@@ -313,17 +316,37 @@ def _runs(question: str, mentions: Sequence[str], phrases: Collection[str] = ())
                     shares = BOUND_CUE if any(map(_is_participle, words[start:k])) else FREE_CUE
                 elif k == partner_end:
                     shares = BOUND_CUE
-                elif start == verb_at:
-                    shares = FREE_CUE
+                elif start == verb_at or shared_next:
+                    shares = FREE_CUE if start == verb_at else BOUND_CUE
                 kind = _asked_last(words, start, k, mention_before) or (
                     mention_after and _kind_noun(words, start, k)
                 )
-                run = _Run(tuple(words[start:k]), min(gaps, default=len(words)), chained, shares, kind)
+                end, shared_next = k, _shares_the_next(words, start, k)
+                if shared_next:  # "which movies share a director with X": the cue is the director's
+                    end -= 1
+                run = _Run(tuple(words[start:end]), min(gaps, default=len(words)), chained, shares, kind)
                 if k == agent_end and shares and runs:  # "which films were directed by": the films'
                     run = replace(run, words=runs.pop().words + run.words)
                 runs.append(run)
             start = None
     return runs
+
+
+#: Forms of "share" whose object, after an article, is what the answers share with the topic.
+_SHARE_VERBS = frozenset({"share", "shares", "shared"})
+
+
+def _shares_the_next(words: Sequence[str], start: int, end: int) -> bool:
+    """Whether the run ``words[start:end]`` is a noun and "share" with an article and a word next
+    ("movies share a director", "films share the screenwriter"): the verb's cue belongs to that
+    next word, not to the run it ends."""
+    return (
+        end - start > 1
+        and words[end - 1] in _SHARE_VERBS
+        and end + 1 < len(words)
+        and words[end] in _ARTICLES
+        and _is_content(words[end + 1])
+    )
 
 
 def _joined(words: list[str], phrases: Collection[str]) -> list[str]:

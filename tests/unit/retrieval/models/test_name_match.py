@@ -254,6 +254,15 @@ def test_the_noun_of_what_kind_of_n_is_x_is_marked() -> None:
     assert question_runs("what language is Jaws in", ["Jaws"]).kinds == [False]
 
 
+def test_share_and_an_article_give_the_cue_to_the_word_after_them() -> None:
+    # "movies share" would bind the cue to what "movies" names; the director is what is shared
+    runs = question_runs("which movies share a director with Jaws", ["Jaws"])
+    assert (runs.words, runs.shares) == ([["director"], ["movies"]], [BOUND_CUE, NO_CUE])
+    # "share directors" is one run already, and bound by its own sharing word
+    runs = question_runs("movies that share directors with Jaws", ["Jaws"])
+    assert (runs.words, runs.shares) == ([["share", "directors"], ["movies"]], [NO_CUE, NO_CUE])
+
+
 def test_the_noun_of_a_which_that_ends_the_question_is_marked() -> None:
     # "which movies" after the verb names the answers' class, not a third step
     runs = question_runs("the director of Jaws also directed which movies", ["Jaws"])
@@ -338,7 +347,7 @@ def test_nouns_chained_to_the_topic_by_of_and_s_are_marked_from_two_on() -> None
     # A verb right before the chain names the step after it: the films' directors.
     assert _chains("who directed Claudius's films", "Claudius") == [("directed", True), ("films", True)]
     runs = _chains("which films share the same director of Claudius", "Claudius")
-    assert runs == [("same director", False), ("films share", False)]
+    assert runs == [("same director", False), ("films", False)]
     # One noun says no more than its match does; a verb is no link of the chain.
     assert _chains("the director of Claudius also directed which films", "Claudius") == [
         ("also directed", False),
