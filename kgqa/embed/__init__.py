@@ -1,4 +1,5 @@
-"""Sentence embedders: the ``Embedder`` protocol and the factory that builds the configured one."""
+"""Sentence embedders: the ``Embedder`` protocol, the factory that builds the configured one, and
+the words its model knows."""
 
 from __future__ import annotations
 

@@ -244,8 +244,9 @@ def compound_head(word: str, relation_words: Collection[str], known_words: Colle
 
 
 def relation_name_words(relation_names: Iterable[str]) -> frozenset[str]:
-    """The content words of relation names, lower case: ``written_by`` gives "written",
-    ``people.person.place_of_birth`` "people", "person", "place", "birth"."""
+    """The content words of relation names as :func:`~kgqa.names.relation_text` reads them, lower
+    case: ``written_by`` gives "written", ``people.person.place_of_birth`` "person", "place",
+    "birth"."""
     words = (w for name in relation_names for w in relation_text(name).lower().split())
     return frozenset(w for w in words if _is_content(w))
 
