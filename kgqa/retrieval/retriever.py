@@ -240,7 +240,7 @@ class Retriever:
         self.tables = (EntityTable(store, width), RelationTable(store))
         self._relation_words: RelationWords | None = None
         self._word_vectors: WordVectors | None = None  # made with the embedder, which loads lazily
-        self._known_words: frozenset[str] | None = None  # the embedder's words: "screen" + "writer"
+        self._known_words: frozenset[str] = frozenset()  # the embedder's words: "screen" + "writer"
         self._relation_phrases = relation_phrases(self.tables[1].index)  # "place of birth" is one word
         self._relation_name_words = relation_name_words(self.tables[1].index)  # "screenwriter" -> "writer"
 
@@ -382,7 +382,7 @@ class Retriever:
                 self._word_vectors = WordVectors(self.embedder)
                 self._known_words = known_words(self.embedder)
             runs = question_runs(
-                text, mentions, self._relation_phrases, self._relation_name_words, self._known_words or ()
+                text, mentions, self._relation_phrases, self._relation_name_words, self._known_words
             )
             words = self._word_vectors(runs.words)
             cues = NameMatchPlanner.sharing_cues(runs.words, runs.shares)

@@ -235,12 +235,19 @@ def compound_head(word: str, relation_words: Collection[str], known_words: Colle
     """
     if not word.isalpha():  # "co-starred" is a prefix and a word, read as the sharing cue it is
         return None
-    stems = {w[:_HEAD_STEM] for w in relation_words if len(w) >= _HEAD_STEM}
+    stems = _stems(frozenset(relation_words))
     for start in range(_COMPOUND_PART, len(word) - _HEAD_STEM):
         head = word[start:]
         if head[:_HEAD_STEM] in stems and head in known_words and word[:start] in known_words:
             return head
     return None
+
+
+@cache
+def _stems(relation_words: frozenset[str]) -> frozenset[str]:
+    """The first :data:`_HEAD_STEM` letters of each of ``relation_words`` that long: built once
+    per graph (the retriever passes one frozenset), not once per word of every question."""
+    return frozenset(w[:_HEAD_STEM] for w in relation_words if len(w) >= _HEAD_STEM)
 
 
 def relation_name_words(relation_names: Iterable[str]) -> frozenset[str]:
@@ -317,8 +324,10 @@ def _runs(question: str, mentions: Sequence[str], phrases: Collection[str] = ())
                     shares = BOUND_CUE if any(map(_is_participle, words[start:k])) else FREE_CUE
                 elif k == partner_end:
                     shares = BOUND_CUE
-                elif start == verb_at or shared_next:
-                    shares = FREE_CUE if start == verb_at else BOUND_CUE
+                elif start == verb_at:
+                    shares = FREE_CUE
+                elif shared_next:
+                    shares = BOUND_CUE
                 kind = _asked_last(words, start, k, mention_before) or (
                     mention_after and _kind_noun(words, start, k)
                 )
