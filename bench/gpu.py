@@ -19,6 +19,7 @@ usage: python -m bench.gpu [--size small|full] [--data-dir DIR] [--out FILE]
 
 from __future__ import annotations
 
+import json
 import statistics
 import tempfile
 import time
@@ -145,7 +146,7 @@ def measure_column(
 
     if device == "cuda":
         torch.cuda.reset_peak_memory_stats()
-    out: dict[str, Any] = measure_embedding(device, size)
+    out: dict[str, Any] = _shown(device, measure_embedding(device, size))
     checkpoint = work / device / "retriever.pt"
     if size == "small":
         store, files, path, heldout = (
@@ -158,11 +159,18 @@ def measure_column(
     else:
         store, files = data_dir, [METAQA / f"{h}-hop" / "qa_dev.txt" for h in (1, 2, 3)]
         path, heldout = METAQA / "2-hop" / "qa_dev.txt", True
-    out |= measure_training(device, store, files, checkpoint, size, train_limit)
-    out |= measure_eval(device, store, checkpoint, path, eval_limit, heldout)
+    out |= _shown(device, measure_training(device, store, files, checkpoint, size, train_limit))
+    out |= _shown(device, measure_eval(device, store, checkpoint, path, eval_limit, heldout))
     if device == "cuda":
         out["peak_gpu_memory_mb"] = torch.cuda.max_memory_allocated() / 2**20
     return out
+
+
+def _shown(device: str, measured: dict[str, Any]) -> dict[str, Any]:
+    """``measured``, printed at once to stderr: a run cut short by a time limit keeps what it
+    measured before."""
+    click.echo(f"{device}: {json.dumps({k: round(v, 3) for k, v in measured.items()})}", err=True)
+    return measured
 
 
 def _ingest_slice(store: Path) -> None:

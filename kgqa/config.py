@@ -83,8 +83,10 @@ class EmbedderSettings(_Section):
     model: str = DEFAULT_EMBED_MODEL
     device: str = "auto"
     dtype: Literal["auto", "float32", "bfloat16"] = "auto"
-    batch_size: int = Field(256, ge=1)  # texts per forward pass at most
-    batch_tokens: int = Field(4096, ge=1)  # padded tokens per forward pass at most (bounds memory)
+    # Texts and padded tokens per forward pass at most (the tokens bound its memory); unset: 256
+    # and 4,096 on a CPU, 2,048 and 65,536 on a GPU (kgqa.embed.transformer.batch_bounds).
+    batch_size: int | None = Field(None, ge=1)
+    batch_tokens: int | None = Field(None, ge=1)
     max_length: int = Field(256, ge=1)
 
 

@@ -247,6 +247,19 @@ def cpu_supports_bf16() -> bool:
     return "avx512_bf16" in flags or "amx_bf16" in flags
 
 
+#: Texts and padded tokens of one forward pass, by device kind, where the settings leave them
+#: unset. A CPU's throughput peaks at 256 / 4,096 (docs/decisions.md, "Batching"); a GPU's forward
+#: pass costs about the same up to tens of thousands of tokens (launch-bound below), so it takes
+#: 16x the tokens, which MiniLM's activations at 65,536 tokens (~0.5 GB in bf16) easily hold.
+BATCH_BOUNDS = {"cpu": (256, 4096), "gpu": (2048, 65536)}
+
+
+def batch_bounds(settings: EmbedderSettings, device: torch.device) -> tuple[int, int]:
+    """(texts, padded tokens) per forward pass: the settings' own, else ``BATCH_BOUNDS``'s."""
+    size, tokens = BATCH_BOUNDS["cpu" if device.type == "cpu" else "gpu"]
+    return settings.batch_size or size, settings.batch_tokens or tokens
+
+
 def pool(hidden: torch.Tensor, mask: torch.Tensor, mode: Pooling) -> torch.Tensor:
     """Pool token states [n, L, d] with attention mask [n, L] into sentence vectors [n, d]."""
     if mode == "cls":
@@ -306,6 +319,7 @@ class TransformerEmbedder:
             bf16 = device.type == "cuda" or (device.type == "cpu" and cpu_supports_bf16())
         else:
             bf16 = settings.dtype == "bfloat16"
+        batch_size, batch_tokens = batch_bounds(settings, device)
         hidden_size = read_hidden_size(path) if local else None
         if hidden_size is None:
             loaded: Future[TokenEncoder] = Future()
@@ -321,8 +335,8 @@ class TransformerEmbedder:
             loaded=loaded,
             pooling=pooling,
             normalise=normalise,
-            batch_size=settings.batch_size,
-            batch_tokens=settings.batch_tokens,
+            batch_size=batch_size,
+            batch_tokens=batch_tokens,
             max_length=max_length,
             bfloat16=bf16,
         )
@@ -333,12 +347,12 @@ class TransformerEmbedder:
         return frozenset(token for token in self.encoder.vocabulary() if token.isalpha())
 
     def _embed_batch(self, ids: list[list[int]]) -> torch.Tensor:
-        """Pooled vectors of one batch of token id lists."""
+        """Pooled vectors of one batch of token id lists, on the encoder's device."""
         hidden, mask = self.encoder.hidden(ids)
         vectors = pool(hidden, mask, self.pooling)
         if self.normalise:
             vectors = torch.nn.functional.normalize(vectors, dim=-1)
-        return vectors.cpu()
+        return vectors
 
     def batches(self, lengths: Sequence[int]) -> list[list[int]]:
         """Indices into ``lengths`` (token counts), shortest first, cut at the two batch bounds."""
@@ -373,12 +387,18 @@ class TransformerEmbedder:
         """FloatTensor [n, d], float32, L2-normalised rows in input order.
 
         Runs under ``no_grad`` rather than ``inference_mode`` so the vectors can feed a model
-        being trained (inference tensors cannot be saved for backward).
+        being trained (inference tensors cannot be saved for backward). The batches' vectors
+        stay on the encoder's device and come back in one copy: on a GPU, a copy per batch
+        would wait for each batch to finish before the next is queued.
         """
         if not texts:
             return torch.zeros(0, self.dimension)
         ids = self.encoder.token_ids(texts)
-        out = torch.empty(len(texts), self.dimension)
+        order: list[int] = []
+        parts: list[torch.Tensor] = []
         for batch in self.batches([len(row) for row in ids]):
-            out[batch] = self._embed_batch([ids[i] for i in batch])
+            parts.append(self._embed_batch([ids[i] for i in batch]))
+            order.extend(batch)
+        out = torch.empty(len(texts), self.dimension)
+        out[order] = torch.cat(parts).cpu()
         return out

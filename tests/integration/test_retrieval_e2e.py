@@ -2,10 +2,12 @@
 
 from __future__ import annotations
 
+import copy
 import json
 import math
 from pathlib import Path
 
+import pytest
 import torch
 from conftest import QUESTIONS, toy_examples
 
@@ -45,6 +47,36 @@ def test_retriever_ranks_the_answer_path_first_and_reads_the_answer(
     assert ("Jaws", "DIRECTED_BY", "Steven Spielberg") in [
         (t.head, t.relation, t.tail) for t in answers[0].support
     ]
+
+
+@pytest.mark.gpu
+def test_models_on_cuda_retrieve_and_read_what_they_do_on_the_cpu(
+    trained: Retriever, extractive: ExtractiveReader
+) -> None:
+    """``runtime.device`` moves the scorers, planner and reader; the store and Cypher stay put."""
+    if not torch.cuda.is_available():
+        pytest.skip("needs CUDA")
+
+    def on_cuda(model: torch.nn.Module | None) -> torch.nn.Module | None:
+        return None if model is None else copy.deepcopy(model).to("cuda")
+
+    retriever = Retriever(
+        trained.store,
+        trained.embedder,
+        on_cuda(trained.scorer),  # type: ignore[arg-type]
+        path_scorer=on_cuda(trained.path_scorer),  # type: ignore[arg-type]
+        planner=on_cuda(trained.planner),  # type: ignore[arg-type]
+        subgraph=trained.subgraph,
+    )
+    reader = ExtractiveReader(on_cuda(extractive.model), retriever.tables)  # type: ignore[arg-type]
+    for question, _, _ in QUESTIONS:
+        cpu, cuda = trained.retrieve(question), retriever.retrieve(question)
+        # by key, not by rank: ties may break the other way with CUDA's sums
+        cpu_scores = {t.key: t.score for t in cpu.top(10_000)}
+        assert {t.key: t.score for t in cuda.top(10_000)} == pytest.approx(cpu_scores, abs=1e-4), question
+        cpu_answers = {a.id: a.score for a in extractive.extract_answers(cpu)}
+        cuda_answers = {a.id: a.score for a in reader.extract_answers(cuda)}
+        assert cuda_answers == pytest.approx(cpu_answers, abs=1e-4), question
 
 
 def test_retrieval_ranks_by_path_rescored_probabilities_when_asked(trained: Retriever) -> None:

@@ -19,6 +19,7 @@ from kgqa.embed.packed_linear import PackedLinear, onednn_packs_weights
 from kgqa.embed.transformer import (
     HFEncoder,
     TransformerEmbedder,
+    batch_bounds,
     pool,
     read_max_seq_length,
     read_pooling,
@@ -159,6 +160,29 @@ def test_token_budget_batching_keeps_vectors_of_one_text_per_batch(minilm: Trans
     tight = TransformerEmbedder(**{**minilm.__dict__, "batch_tokens": 40})
     assert len(tight.batches([len(t.split()) + 2 for t in texts])) > 1
     assert torch.allclose(tight.embed(texts), torch.cat([minilm.embed([t]) for t in texts]), atol=1e-5)
+
+
+def test_batch_bounds_follow_the_device_unless_the_settings_name_them() -> None:
+    cpu, gpu = torch.device("cpu"), torch.device("cuda")
+    assert batch_bounds(EmbedderSettings(), cpu) == (256, 4096)
+    assert batch_bounds(EmbedderSettings(), gpu) == (2048, 65536)
+    assert batch_bounds(EmbedderSettings(batch_size=8, batch_tokens=512), gpu) == (8, 512)
+    assert make_embedder(EmbedderSettings(device="cpu")).batch_tokens == 4096  # type: ignore[attr-defined]
+
+
+@pytest.mark.gpu
+def test_cuda_vectors_equal_the_cpu_vectors_in_any_batching(minilm: TransformerEmbedder) -> None:
+    if not torch.cuda.is_available():
+        pytest.skip("needs CUDA")
+    texts = [*TEXTS, *(f"film number {i} of a long list" for i in range(3000))]
+    on_cuda = make_embedder(EmbedderSettings(device="cuda", dtype="float32"))
+    assert on_cuda.batch_tokens == 65536  # type: ignore[attr-defined]
+    vectors = on_cuda.embed(texts)
+    assert vectors.device.type == "cpu"
+    cosine = (vectors * minilm.embed(texts)).sum(dim=1)
+    assert cosine.min() > 0.9999
+    bf16 = make_embedder(EmbedderSettings(device="cuda")).embed(texts)  # auto: bf16 on CUDA
+    assert (bf16 * vectors).sum(dim=1).mean() > 0.999
 
 
 @pytest.mark.skipif(
