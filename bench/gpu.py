@@ -6,7 +6,11 @@ default recipe on MetaQA (seconds per model: prepare, triple scorer, second pass
 reader), and held-out evaluation of the 2-hop questions with the extractive reader (questions/s
 and Hit@1); on the device also the peak GPU memory (``torch.cuda.max_memory_allocated``). The
 models, features and batches follow ``runtime.device``; the store and its Cypher stay on the
-CPU. On a machine without CUDA it says so and prints the CPU column only.
+CPU. On a machine without CUDA it says so and prints the CPU column only. Threads as ``kgqa``
+runs them: question work (training steps, eval) on ``runtime.question_threads`` within the
+budget (``KGQA_THREADS``, else every core), bulk embedding on the whole budget, and the planner
+in a second process beside the scorers where the budget allows. Each measurement is printed to
+stderr as it lands, so a run cut short by a time limit keeps what it measured.
 
 Sizes: ``full`` trains ``--train-limit`` questions per file (default 300: both columns within 8
 minutes on a 16-core GPU machine; ``kgqa train``'s default recipe is 1000) on ``--data-dir`` (an
@@ -14,12 +18,13 @@ ingested MetaQA store, read only; checkpoints go to a temporary directory) and e
 ``--eval-limit`` held-out 2-hop questions; ``small`` (smoke test) ingests the bundled quick-start
 slice into a temporary store, trains 40 questions for 2 epochs and evaluates 30.
 
-usage: python -m bench.gpu [--size small|full] [--data-dir DIR] [--out FILE]
+usage: python -m bench.gpu [--size small|full] [--data-dir DIR] [--no-cpu] [--out FILE]
 """
 
 from __future__ import annotations
 
 import json
+import os
 import statistics
 import tempfile
 import time
@@ -33,6 +38,7 @@ from bench.common import (
     REPO,
     SHARED_DATA,
     append_jsonl,
+    bench_threads,
     comparison_rows,
     environment,
     markdown_table,
@@ -47,8 +53,9 @@ SIZES: dict[str, dict[str, Any]] = {
 }
 
 
-def _settings(store: Path, checkpoint: Path, device: str) -> Any:
-    """Settings over ``store`` and ``checkpoint`` with the embedder and models on ``device``."""
+def _settings(store: Path, checkpoint: Path, device: str, budget: int) -> Any:
+    """Settings over ``store`` and ``checkpoint`` with the embedder and models on ``device`` and a
+    thread budget of ``budget``."""
     from kgqa.config import load_config
 
     return load_config(
@@ -56,27 +63,30 @@ def _settings(store: Path, checkpoint: Path, device: str) -> Any:
             "store": {"data_dir": str(store)},
             "embedder": {"device": device},
             "retrieval": {"checkpoint": str(checkpoint)},
-            "runtime": {"device": device},
+            "runtime": {"device": device, "threads": budget},
         },
         environ={},
     ).settings
 
 
-def measure_embedding(device: str, size: str) -> dict[str, Any]:
-    """Names/s of one bulk call over a fixed sample of MetaQA names; mean ms of one question's views."""
+def measure_embedding(device: str, size: str, budget: int) -> dict[str, Any]:
+    """Names/s of one bulk call over a fixed sample of MetaQA names (on ``budget`` threads, as
+    ingest embeds); mean ms of one question's views (on the question threads, as ask does)."""
     from bench.throughput import _metaqa_names, _questions
     from kgqa.config import EmbedderSettings
     from kgqa.embed import make_embedder
     from kgqa.retrieval.models.plans import question_views
     from kgqa.retrieval.retriever import embed_distinct
+    from kgqa.threads import torch_threads
 
     spec = SIZES[size]
     embedder = make_embedder(EmbedderSettings(device=device))
     names = _metaqa_names(spec["names"])
-    embedder.embed(names[:256])  # warm-up: model load, kernels
-    started = time.perf_counter()
-    embedder.embed(names)
-    names_per_s = len(names) / (time.perf_counter() - started)
+    with torch_threads(budget):
+        embedder.embed(names[:256])  # warm-up: model load, kernels
+        started = time.perf_counter()
+        embedder.embed(names)
+        names_per_s = len(names) / (time.perf_counter() - started)
     times = []
     for question, topic in _questions(spec["questions"]):
         started = time.perf_counter()
@@ -86,7 +96,7 @@ def measure_embedding(device: str, size: str) -> dict[str, Any]:
 
 
 def measure_training(
-    device: str, store: Path, files: list[Path], out: Path, size: str, limit: int
+    device: str, store: Path, files: list[Path], out: Path, size: str, limit: int, budget: int
 ) -> dict[str, Any]:
     """``kgqa train``'s recipe (defaults, ``limit`` per file) on ``device``: seconds per stage."""
     from kgqa.eval.splits import SplitSettings
@@ -94,7 +104,7 @@ def measure_training(
     from retriever_training.run import run_training
     from retriever_training.train import TrainSettings
 
-    settings = _settings(store, out, device)
+    settings = _settings(store, out, device, budget)
     epochs = SIZES[size]["epochs"]
     train_settings = TrainSettings() if epochs is None else TrainSettings(epochs=epochs, patience=epochs)
     started = time.perf_counter()
@@ -117,7 +127,7 @@ def measure_training(
 
 
 def measure_eval(
-    device: str, store: Path, checkpoint: Path, path: Path, limit: int, heldout: bool
+    device: str, store: Path, checkpoint: Path, path: Path, limit: int, heldout: bool, budget: int
 ) -> dict[str, Any]:
     """Questions/s and Hit@1 of the extractive reader on ``limit`` questions of ``path``."""
     from kgqa.eval.datasets import read_questions
@@ -125,7 +135,7 @@ def measure_eval(
     from kgqa.eval.session import select
     from kgqa.pipeline import open_asker
 
-    settings = _settings(store, checkpoint, device)
+    settings = _settings(store, checkpoint, device, budget)
     with open_asker(settings) as asker:
         asker.retriever.embedder.embed(["warm-up"])
         if heldout:
@@ -139,14 +149,14 @@ def measure_eval(
 
 
 def measure_column(
-    device: str, size: str, data_dir: Path, train_limit: int, eval_limit: int, work: Path
+    device: str, size: str, data_dir: Path, train_limit: int, eval_limit: int, work: Path, budget: int
 ) -> dict[str, Any]:
     """Every measurement on ``device``, with the peak GPU memory of the whole column on CUDA."""
     import torch
 
     if device == "cuda":
         torch.cuda.reset_peak_memory_stats()
-    out: dict[str, Any] = _shown(device, measure_embedding(device, size))
+    out: dict[str, Any] = _shown(device, measure_embedding(device, size, budget))
     checkpoint = work / device / "retriever.pt"
     if size == "small":
         store, files, path, heldout = (
@@ -159,8 +169,8 @@ def measure_column(
     else:
         store, files = data_dir, [METAQA / f"{h}-hop" / "qa_dev.txt" for h in (1, 2, 3)]
         path, heldout = METAQA / "2-hop" / "qa_dev.txt", True
-    out |= _shown(device, measure_training(device, store, files, checkpoint, size, train_limit))
-    out |= _shown(device, measure_eval(device, store, checkpoint, path, eval_limit, heldout))
+    out |= _shown(device, measure_training(device, store, files, checkpoint, size, train_limit, budget))
+    out |= _shown(device, measure_eval(device, store, checkpoint, path, eval_limit, heldout, budget))
     if device == "cuda":
         out["peak_gpu_memory_mb"] = torch.cuda.max_memory_allocated() / 2**20
     return out
@@ -197,16 +207,27 @@ def _ingest_slice(store: Path) -> None:
 @click.option(
     "--eval-limit", type=int, default=300, show_default=True, help="full: held-out 2-hop questions."
 )
+@click.option(
+    "--cpu/--no-cpu",
+    "with_cpu",
+    default=True,
+    show_default=True,
+    help="Measure the CPU column too (--no-cpu: the device alone, where time is short).",
+)
 @out_option("gpu")
-def main(size: str, data_dir: Path, train_limit: int, eval_limit: int, out: Path) -> None:
+def main(size: str, data_dir: Path, train_limit: int, eval_limit: int, with_cpu: bool, out: Path) -> None:
     """Measure embedding, training and eval on the device against the CPU of this machine."""
     import torch
 
-    from kgqa.threads import configure_threads, resolve_threads
+    from kgqa.threads import resolve_threads
 
-    configure_threads(resolve_threads(None))
-    devices = ["cuda", "cpu"] if torch.cuda.is_available() else ["cpu"]
-    if len(devices) == 1:
+    threads = os.environ.get("KGQA_THREADS")
+    budget = resolve_threads(int(threads) if threads else None)  # unset: every core
+    bench_threads()  # question work on the question threads, as kgqa train and eval run it
+    devices = ["cuda"] if torch.cuda.is_available() else []
+    if with_cpu or not devices:
+        devices.append("cpu")
+    if "cuda" not in devices:
         click.echo("no CUDA device on this machine: the CPU column only", err=True)
     columns: dict[str, dict[str, Any]] = {}
     with tempfile.TemporaryDirectory() as tmp:
@@ -214,10 +235,11 @@ def main(size: str, data_dir: Path, train_limit: int, eval_limit: int, out: Path
         if size == "small":
             _ingest_slice(work / "store")
         for device in devices:
-            columns[device] = measure_column(device, size, data_dir, train_limit, eval_limit, work)
-    rows = comparison_rows(columns, ratio="cuda" in columns)  # columns: cuda first, then cpu
-    header = ["metric", "cuda", "cpu", "cuda / cpu"] if "cuda" in columns else ["metric", "cpu"]
-    click.echo(f"size {size}, threads {torch.get_num_threads()}")
+            columns[device] = measure_column(device, size, data_dir, train_limit, eval_limit, work, budget)
+    both = len(columns) == 2
+    rows = comparison_rows(columns, ratio=both)  # columns: cuda first, then cpu
+    header = ["metric", *columns, *(["cuda / cpu"] if both else [])]
+    click.echo(f"size {size}, threads {budget} (questions on {torch.get_num_threads()})")
     click.echo(markdown_table(header, rows))
     append_jsonl(out, {**environment(devices[0]), "size": size, "results": columns})
 

@@ -1,5 +1,12 @@
 """Training on a device (``TrainSettings.device``, from ``runtime.device``): the same seed gives
-the same models on the CPU and on CUDA, within float tolerance (CUDA sums in another order)."""
+the same models on the CPU and on CUDA, within float tolerance (CUDA sums in another order).
+
+Why one epoch for the weights: Adam divides each step by the gradient's own running scale, so a
+weight whose gradient is float noise (a flat direction of the loss) moves by the learning rate
+whichever sign the noise has, and such differences grow over epochs (on the CPU, inputs moved by
+1e-7 moved MoR's reranker weights by 1e-2 after 8 epochs: docs/decisions.md). After one epoch
+the arithmetic is compared; over the whole run, what the models are chosen and judged by: the
+validation histories and best epochs."""
 
 from __future__ import annotations
 
@@ -27,21 +34,29 @@ from retriever_training.train import (
 SETTINGS = TrainSettings(epochs=6, patience=6, scorer_hidden=16, reader_hidden=16, recall_k=2, seed=0)
 
 
-def _train_all(store: KgliteStore, embedder: FakeEmbedder, device: str) -> dict[str, Any]:
-    """Every model of ``kgqa train`` on the toy questions, trained on ``device``: their state
-    dicts (on the CPU) and the reader's validation Hit@1 per epoch."""
+def _train_all(store: KgliteStore, embedder: FakeEmbedder, device: str, epochs: int) -> dict[str, Any]:
+    """Every model of ``kgqa train`` on the toy questions, trained ``epochs`` on ``device``: their
+    state dicts (on the CPU) and their validation histories."""
     tables = (EntityTable(store, embedder.dimension), RelationTable(store))
     examples = build_examples(store, embedder, toy_examples(), tables, SubgraphSettings(hops=2))
-    settings = replace(SETTINGS, device=device)
-    scorer, _ = train_scorer(examples, examples, tables, settings, progress=False)
-    path_scorer, _ = train_path_scorer(examples, examples, scorer, tables, settings, progress=False)
-    planner, _ = train_planner(examples, examples, tables, settings, progress=False)
-    reader, history = train_reader(
+    settings = replace(SETTINGS, device=device, epochs=epochs, patience=epochs)
+    scorer, scorer_history = train_scorer(examples, examples, tables, settings, progress=False)
+    path_scorer, path_history = train_path_scorer(
+        examples, examples, scorer, tables, settings, progress=False
+    )
+    planner, planner_history = train_planner(examples, examples, tables, settings, progress=False)
+    reader, reader_history = train_reader(
         examples, examples, scorer, tables, settings, path_scorer=path_scorer, planner=planner, progress=False
     )
     models = {"scorer": scorer, "path_scorer": path_scorer, "planner": planner, "reader": reader}
     states = {name: {k: v.cpu() for k, v in m.state_dict().items()} for name, m in models.items()}
-    return {"states": states, "hit@1": history.val_metric}
+    histories = {
+        "scorer": scorer_history,
+        "path_scorer": path_history,
+        "planner": planner_history,
+        "reader": reader_history,
+    }
+    return {"states": states, "histories": histories}
 
 
 def test_runtime_device_defaults_to_auto_and_resolves() -> None:
@@ -62,13 +77,24 @@ def test_training_on_the_cpu_device_is_the_default_training(toy_kg: KgliteStore)
 
 
 @pytest.mark.gpu
-def test_cuda_training_gives_the_cpu_checkpoint_within_tolerance(toy_kg: KgliteStore) -> None:
+def test_cuda_training_gives_the_cpu_models_within_tolerance(toy_kg: KgliteStore) -> None:
     if not torch.cuda.is_available():
         pytest.skip("needs CUDA")
     embedder = FakeEmbedder()
-    cpu = _train_all(toy_kg, embedder, "cpu")
-    cuda = _train_all(toy_kg, embedder, "cuda")
-    assert cuda["hit@1"] == cpu["hit@1"]
+    cpu, cuda = _train_all(toy_kg, embedder, "cpu", 1), _train_all(toy_kg, embedder, "cuda", 1)
     for model, state in cpu["states"].items():
         for name, weights in state.items():
-            torch.testing.assert_close(cuda["states"][model][name], weights, rtol=1e-3, atol=1e-4, msg=name)
+            torch.testing.assert_close(
+                cuda["states"][model][name],
+                weights,
+                rtol=1e-3,
+                atol=1e-4,
+                msg=lambda m, at=f"{model}.{name}": f"{at}: {m}",
+            )
+    cpu = _train_all(toy_kg, embedder, "cpu", SETTINGS.epochs)
+    cuda = _train_all(toy_kg, embedder, "cuda", SETTINGS.epochs)
+    for model, history in cpu["histories"].items():
+        on_cuda = cuda["histories"][model]
+        assert on_cuda.best_epoch == history.best_epoch, model
+        assert on_cuda.val_metric == pytest.approx(history.val_metric, abs=1e-6), model
+        assert on_cuda.val_loss == pytest.approx(history.val_loss, rel=1e-2, abs=1e-4), model
