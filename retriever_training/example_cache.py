@@ -6,11 +6,12 @@ every time the same questions meet the same KB with the same settings; a second 
 ``--epochs``, a planner-only retrain) should not pay for it again.
 
 The key hashes the KB's fingerprint (:func:`kb_fingerprint`), the embedder's settings (the
-model and its dtype give the question vectors), every field of every question in the part, and
-the caller's ``settings`` (subgraph caps, hop choice, anything else that changes the examples):
-any change is a new file, never a stale example. Table rows are not stored: they index the
-in-process :class:`~kgqa.retrieval.graph.tables.EntityTable`, which a new process fills in another
-order, so a loaded example gets its rows again from its subgraph's entity and relation ids.
+model and its dtype give the question vectors), every field of every question in the part, the
+field names of the pickled example classes, and the caller's ``settings`` (subgraph caps, hop
+choice, anything else that changes the examples): any change is a new file, never a stale
+example. Table rows are not stored: they index the in-process
+:class:`~kgqa.retrieval.graph.tables.EntityTable`, which a new process fills in another order, so
+a loaded example gets its rows again from its subgraph's entity and relation ids.
 """
 
 from __future__ import annotations
@@ -20,7 +21,7 @@ import json
 import logging
 import pickle
 from collections.abc import Callable, Mapping, Sequence
-from dataclasses import asdict, replace
+from dataclasses import asdict, fields, replace
 from pathlib import Path
 from typing import Any
 
@@ -28,6 +29,8 @@ import torch
 
 from kgqa.atomic_write import atomic_write
 from kgqa.config import EmbedderSettings
+from kgqa.retrieval.features import PreparedQuestion
+from kgqa.retrieval.graph.subgraph import Subgraph
 from kgqa.retrieval.graph.tables import EntityTable, RelationTable
 from kgqa.store.protocol import GraphStore
 from kgqa.store.stats import collect_stats
@@ -36,12 +39,11 @@ from retriever_training.examples import TrainingExample
 
 log = logging.getLogger(__name__)
 
-#: Bumped whenever what an example holds, or how it is prepared, changes meaning (2: subgraphs
-#: carry their walk rule, ``Subgraph.topic_walks``, which format-1 pickles lack; 3: question views
-#: include the walk-order relation mentions; 4: ``PreparedQuestion.sharing_cues``, a slot format-3
-#: pickles lack; 5: ``Subgraph.topic_walks_if_needed`` and ``PreparedQuestion.chained_runs``, likewise;
-#: 6: ``PreparedQuestion.run_words``, likewise).
-CACHE_FORMAT = 6
+#: Bumped whenever how an example is prepared changes meaning (2: subgraphs carry their walk
+#: rule; 3: question views include the walk-order relation mentions; 4-6: new slots, before the
+#: key held the field names). A new or renamed field changes the key by itself (:func:`_fields`):
+#: ``PreparedQuestion.kind_runs`` came without a bump, and a cache of before it then failed to load.
+CACHE_FORMAT = 7
 
 
 def kb_fingerprint(store: GraphStore) -> dict[str, Any]:
@@ -66,6 +68,7 @@ def cache_key(
     digest = hashlib.sha256()
     head = {
         "format": CACHE_FORMAT,
+        "fields": _fields(),
         "kb": kb,
         "embedder": embedder.model_dump(mode="json", exclude={"batch_size", "batch_tokens"}),
         "settings": settings,
@@ -74,6 +77,13 @@ def cache_key(
     for question in questions:
         digest.update(json.dumps(asdict(question), sort_keys=True, default=str).encode())
     return digest.hexdigest()[:24]
+
+
+def _fields() -> dict[str, list[str]]:
+    """The field names of what a cached example pickles: a new slot is a new key."""
+    return {
+        cls.__name__: [f.name for f in fields(cls)] for cls in (TrainingExample, PreparedQuestion, Subgraph)
+    }
 
 
 def _without_rows(example: TrainingExample) -> TrainingExample:

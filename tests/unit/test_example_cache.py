@@ -5,12 +5,14 @@ from __future__ import annotations
 from dataclasses import replace
 from pathlib import Path
 
+import pytest
 import torch
 
 from kgqa.config import EmbedderSettings
 from kgqa.retrieval.features import SubgraphSettings
 from kgqa.retrieval.graph.tables import EntityTable, RelationTable
 from kgqa.store.kglite_store import KgliteStore
+from retriever_training import example_cache
 from retriever_training.example_cache import cache_key, cached_examples, kb_fingerprint
 from retriever_training.examples import TrainingExample, build_examples
 from tests.conftest import FakeEmbedder, toy_examples
@@ -69,6 +71,17 @@ def test_key_changes_with_questions_settings_embedder_and_kb(toy_kg: KgliteStore
     assert base not in others and len(set(others)) == len(others)
     # batching does not change a vector's meaning: it is not part of the key
     assert base == cache_key(kb, EmbedderSettings(batch_size=8, batch_tokens=512), questions, SETTINGS)
+
+
+def test_key_changes_when_a_pickled_example_class_gains_a_field(
+    toy_kg: KgliteStore, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    kb, questions = kb_fingerprint(toy_kg), toy_examples()
+    base = cache_key(kb, EmbedderSettings(), questions, SETTINGS)
+    names = example_cache._fields()
+    names["PreparedQuestion"] = [*names["PreparedQuestion"], "a_new_slot"]
+    monkeypatch.setattr(example_cache, "_fields", lambda: names)
+    assert cache_key(kb, EmbedderSettings(), questions, SETTINGS) != base
 
 
 def test_unreadable_cache_is_rebuilt(
