@@ -572,6 +572,8 @@ def _train_planner_kind(kind: str, task: PlannerTask, progress: bool) -> tuple[P
         return logits, torch.logsumexp(logits, 0) - torch.logsumexp(logits[choice.gold.to(device)], 0)
 
     def scored(choices: Sequence[PlanChoice | None]) -> list[Scored]:
+        if kind == "mlp":
+            return _plans_scored_together(model, choices, settings.device)  # type: ignore[arg-type]
         return [scored_one(c) for c in choices]
 
     def metric_of(choice: PlanChoice | None, logits: torch.Tensor) -> float:
@@ -593,6 +595,41 @@ def _train_planner_kind(kind: str, task: PlannerTask, progress: bool) -> tuple[P
         batch_size=batch_for(settings.planner_batch, len(task.train)),
     )
     return model, history
+
+
+def _plans_scored_together(
+    model: PlanScorer, choices: Sequence[PlanChoice | None], device: str
+) -> list[Scored]:
+    """Each choice's plan logits and loss (the log-softmax of its gold plans' mass), all
+    questions in one :meth:`~kgqa.retrieval.models.plans.PlanScorer.forward_batch` (None stays
+    None): the same numbers as one pass per question, in a few dozen kernels instead of a few
+    dozen per question, which is what a GPU step costs (docs/decisions.md)."""
+    kept = [c for c in choices if c is not None]
+    if not kept:
+        return [None] * len(choices)
+    widest = max(c.relation_emb.shape[0] for c in kept)
+    longest = max(c.steps.shape[1] for c in kept)
+    counts = [c.steps.shape[0] for c in kept]
+    views = torch.stack([c.views for c in kept]).to(device)
+    relation_emb = torch.stack(
+        [nn.functional.pad(c.relation_emb, (0, 0, 0, widest - c.relation_emb.shape[0])) for c in kept]
+    ).to(device)
+    steps = torch.cat([nn.functional.pad(c.steps, (0, longest - c.steps.shape[1]), value=-1) for c in kept])
+    plan_question = torch.repeat_interleave(torch.arange(len(kept)), torch.tensor(counts))
+    logits = model.forward_batch(views, relation_emb, steps.to(device), plan_question.to(device))
+    # Per question: logsumexp over its plans minus over its gold plans, as one padded [B, P] table.
+    offsets = torch.tensor([0, *counts[:-1]]).cumsum(0)
+    column = (torch.arange(steps.shape[0]) - offsets[plan_question]).to(device)
+    table = logits.new_full((len(kept), max(counts)), float("-inf"))
+    table = table.index_put((plan_question.to(device), column), logits)
+    gold = torch.cat([c.gold for c in kept]).to(device)
+    gold_table = table.masked_fill(
+        ~torch.zeros_like(table, dtype=torch.bool).index_put((plan_question.to(device), column), gold),
+        float("-inf"),
+    )
+    losses = torch.logsumexp(table, 1) - torch.logsumexp(gold_table, 1)
+    per_question = iter(zip(logits.split(counts), losses, strict=True))
+    return [None if c is None else next(per_question) for c in choices]
 
 
 def _plan_columns(ex: TrainingExample, tables: Tables, planner: Planner, plans: Plans) -> torch.Tensor:

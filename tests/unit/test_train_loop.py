@@ -231,3 +231,34 @@ def test_the_scorer_and_reader_are_as_wide_as_their_training_part_says(
         scorer, _ = train_scorer(examples, examples, tables, settings, progress=False)
         reader, _ = train_reader(examples, examples, scorer, tables, settings, progress=False)
         assert scorer.config.hidden == reader.config.hidden == width
+
+
+def test_planner_steps_score_their_questions_together_as_each_alone() -> None:
+    from kgqa.retrieval.models.plans import QUESTION_VIEWS, PlannerConfig, PlanScorer
+    from retriever_training.train import PlanChoice, _plans_scored_together
+
+    torch.manual_seed(3)
+    model = PlanScorer(PlannerConfig(emb_dim=8, hidden=16, max_steps=3, name_match=True))
+    choices: list[PlanChoice | None] = []
+    for relations, plans, length in ((3, 12, 3), (6, 30, 2), (2, 4, 3)):
+        steps = torch.randint(0, 2 * relations, (plans, length))
+        gold = torch.zeros(plans, dtype=torch.bool)
+        gold[torch.randint(0, plans, (2,))] = True
+        views, relation_emb = torch.randn(QUESTION_VIEWS, 8), torch.randn(relations, 8)
+        choices += [PlanChoice(views, None, relation_emb, steps, gold), None]
+    together = _plans_scored_together(model, choices, "cpu")
+    assert [r is None for r in together] == [c is None for c in choices]
+    loss = torch.stack([r[1] for r in together if r is not None]).mean()
+    grads = torch.autograd.grad(loss, list(model.parameters()))
+    alone_losses = []
+    for choice, result in zip(choices, together, strict=True):
+        if choice is None:
+            continue
+        logits = model(choice.views, choice.relation_emb, choice.steps)
+        alone_losses.append(torch.logsumexp(logits, 0) - torch.logsumexp(logits[choice.gold], 0))
+        assert result is not None
+        torch.testing.assert_close(result[0], logits)
+        torch.testing.assert_close(result[1], alone_losses[-1])
+    alone_grads = torch.autograd.grad(torch.stack(alone_losses).mean(), list(model.parameters()))
+    for a, b in zip(grads, alone_grads, strict=True):
+        torch.testing.assert_close(a, b)

@@ -395,44 +395,64 @@ class PlanScorer(Checkpointable):
         self.mlp = mlp_tail(config.hidden, layers=config.layers, dropout=config.dropout)
 
     def forward(self, views: Tensor, relation_emb: Tensor, steps: Tensor) -> Tensor:
-        """Logits [P], with the first layer factorised as in the triple scorer.
-
-        The first layer is linear in each step's block, so it is the views' projection plus, per
-        step, a row that depends only on (position, signed relation): those L x 2R rows are
-        projected once per question and each plan only adds its L rows. A 3-hop MetaQA subgraph
-        has hundreds of plans but a few dozen signed relations.
+        """Logits [P] of one question's plans: :meth:`forward_batch` of a batch of one.
 
         Args:
             views: [QUESTION_VIEWS, d] embeddings of :func:`question_views`.
             relation_emb: [R, d] embeddings of the subgraph's local relations.
             steps: LongTensor [P, L] as in :class:`Plans`, L <= ``max_steps``.
         """
+        return self.forward_batch(views[None], relation_emb[None], steps, steps.new_zeros(steps.shape[0]))
+
+    def forward_batch(
+        self, views: Tensor, relation_emb: Tensor, steps: Tensor, plan_question: Tensor
+    ) -> Tensor:
+        """Logits [P] of the plans of B questions in one pass, the first layer factorised as in
+        the triple scorer.
+
+        The first layer is linear in each step's block, so it is the views' projection plus, per
+        step, a row that depends only on (position, signed relation): those L x 2R rows are
+        projected once per question and each plan only adds its L rows. A 3-hop MetaQA subgraph
+        has hundreds of plans but a few dozen signed relations. Why batches: on a GPU a step
+        over one question's few hundred plans is launch-bound (docs/decisions.md), so training
+        runs a step's questions as one pass; each plan reads only its own question's rows.
+
+        Args:
+            views: [B, QUESTION_VIEWS, d], each question's :func:`question_views` embeddings.
+            relation_emb: [B, R, d], each question's local relations, zero rows past its own.
+            steps: LongTensor [P, L], each plan's steps as in :class:`Plans` (signed ids of its
+                question's relations, -1 past its end), L <= ``max_steps``.
+            plan_question: LongTensor [P], the question (0..B-1) of each plan.
+        """
         d, max_steps, m = self.config.emb_dim, self.config.max_steps, self.config.step_mentions
-        v = SENTENCE_VIEWS
-        sentences, mentions = views[:v], views[v : v + m]
+        v, hidden = SENTENCE_VIEWS, self.config.hidden
+        sentences, mentions = views[:, :v], views[:, v : v + m]
         w_views, w_steps, w_mentions, w_cosines = self.first.weight.split(
             [v * d, max_steps * ((v + 1) * d + 2), m * d, self._match_width()], dim=1
         )
         w_steps = w_steps.reshape(-1, max_steps, (v + 1) * d + 2)  # [h, L, (V + 1) d + 2]
         w_rel, w_prod, w_present, w_backward = w_steps.split([d, v * d, 1, 1], dim=2)
-        # Row (i, r) of the step table: W_rel_i r + sum_k W_prod_ik (r * v_k) + W_mention_i (r * m_i)
-        # + W_present_i.
+        # Row (b, i, r) of the step table: W_rel_i r + sum_k W_prod_ik (r * v_bk) + W_mention_i
+        # (r * m_bi) + W_present_i.
         w_prod = w_prod.reshape(*w_prod.shape[:2], v, d)
         w_aligned = nn.functional.pad(
-            w_mentions.reshape(self.config.hidden, m, d) * mentions, (0, 0, 0, max_steps - m)
-        )
-        w_match = w_rel + (w_prod * sentences).sum(dim=2) + w_aligned  # [h, L, d]
-        forward_rows = torch.einsum("hld,rd->lrh", w_match, relation_emb)
+            w_mentions.reshape(hidden, m, d) * mentions[:, None], (0, 0, 0, max_steps - m)
+        )  # [B, h, L, d]
+        w_match = w_rel + torch.einsum("hlkd,bkd->bhld", w_prod, sentences) + w_aligned
+        forward_rows = torch.einsum("bhld,brd->blrh", w_match, relation_emb)
         if self.config.name_match:
-            cosines = name_match_features(views, relation_emb, max_steps, m)  # [L, R, V + 1]
-            w_cosines = w_cosines.reshape(self.config.hidden, max_steps, v + 1)
-            forward_rows = forward_rows + torch.einsum("hlk,lrk->lrh", w_cosines, cosines)
+            cosines = name_match_features(views, relation_emb, max_steps, m)  # [B, L, R, V + 1]
+            w_cosines = w_cosines.reshape(hidden, max_steps, v + 1)
+            forward_rows = forward_rows + torch.einsum("hlk,blrk->blrh", w_cosines, cosines)
         forward_rows = forward_rows + w_present.squeeze(2).T.unsqueeze(1)
         backward_rows = forward_rows + w_backward.squeeze(2).T.unsqueeze(1)
-        table = torch.stack([forward_rows, backward_rows], dim=2).flatten(0, 2)  # [L * 2R, h], by (i, s)
+        # [B * L * 2R, h], by (question, position, signed relation)
+        table = torch.stack([forward_rows, backward_rows], dim=3).flatten(0, 3)
         present = steps >= 0
-        position = torch.arange(steps.shape[1], device=steps.device) * (2 * relation_emb.shape[0])
-        rows = (steps.clamp(min=0) + position).flatten()
+        signed = 2 * relation_emb.shape[1]
+        position = torch.arange(steps.shape[1], device=steps.device) * signed
+        first_row = (plan_question * (max_steps * signed)).unsqueeze(1)
+        rows = (steps.clamp(min=0) + position + first_row).flatten()
         h1 = nn.functional.embedding_bag(
             rows,
             table,
@@ -440,7 +460,8 @@ class PlanScorer(Checkpointable):
             mode="sum",
             per_sample_weights=present.flatten().to(table.dtype),
         )
-        return self.mlp(h1 + sentences.flatten() @ w_views.T + self.first.bias).squeeze(-1)
+        per_question = sentences.flatten(1) @ w_views.T  # [B, h]
+        return self.mlp(h1 + per_question[plan_question] + self.first.bias).squeeze(-1)
 
     def plan_logits(self, prepared: PreparedQuestion, relation_emb: Tensor, steps: Tensor) -> Tensor:
         """Logits [P] for ``prepared``'s plans, from its question views."""
@@ -472,21 +493,27 @@ class PlanScorer(Checkpointable):
 
 
 def name_match_features(views: Tensor, relation_emb: Tensor, steps: int, mentions: int) -> Tensor:
-    """FloatTensor [steps, R, SENTENCE_VIEWS + 1]: per plan position and relation, the cosines of
-    the relation's name with each sentence view, then with the walk-order mention at that
-    position (0 past the ``mentions`` the planner reads).
+    """FloatTensor [..., steps, R, SENTENCE_VIEWS + 1]: per plan position and relation, the
+    cosines of the relation's name with each sentence view, then with the walk-order mention at
+    that position (0 past the ``mentions`` the planner reads).
 
     Args:
-        views: [QUESTION_VIEWS, d] embeddings of :func:`question_views`.
-        relation_emb: [R, d] embeddings of the relations' names in words.
+        views: [..., QUESTION_VIEWS, d] embeddings of :func:`question_views` (leading dims: a batch).
+        relation_emb: [..., R, d] embeddings of the relations' names in words (a zero row's
+            cosines are 0).
     """
     unit = nn.functional.normalize(views, dim=-1)
     names = nn.functional.normalize(relation_emb, dim=-1)
-    with_sentences = (names @ unit[:SENTENCE_VIEWS].T).expand(steps, -1, -1)  # [L, R, V]
-    with_mentions = names.new_zeros(steps, names.shape[0], 1)
+    lead, relations = names.shape[:-2], names.shape[-2]
+    sentences = names @ unit[..., :SENTENCE_VIEWS, :].transpose(-1, -2)  # [..., R, V]
+    with_sentences = sentences.unsqueeze(-3).expand(*lead, steps, relations, SENTENCE_VIEWS)
+    with_mentions = names.new_zeros(*lead, steps, relations, 1)
     used = min(mentions, steps)
-    with_mentions[:used, :, 0] = (names @ unit[SENTENCE_VIEWS : SENTENCE_VIEWS + used].T).T
-    return torch.cat([with_sentences, with_mentions], dim=2)
+    mentioned = names @ unit[..., SENTENCE_VIEWS : SENTENCE_VIEWS + used, :].transpose(
+        -1, -2
+    )  # [..., R, used]
+    with_mentions[..., :used, :, 0] = mentioned.transpose(-1, -2)
+    return torch.cat([with_sentences, with_mentions], dim=-1)
 
 
 #: The planners :func:`rank_plans` runs; both rate a question's plans with ``plan_logits``.

@@ -11,6 +11,7 @@ from types import SimpleNamespace
 import pytest
 import torch
 from subgraphs import make_subgraph, random_case
+from torch import nn
 
 from kgqa.errors import ConfigError
 from kgqa.retrieval.features import PreparedQuestion
@@ -284,6 +285,29 @@ def test_planner_factorised_first_layer_equals_the_concatenation(
     torch.testing.assert_close(
         model(question, relations, short), model.forward_concat(question, relations, short)
     )
+
+
+@pytest.mark.parametrize("name_match", [False, True])
+def test_plan_scorer_scores_a_batch_of_questions_as_each_alone(name_match: bool) -> None:
+    torch.manual_seed(2)
+    model = PlanScorer(PlannerConfig(emb_dim=8, hidden=16, max_steps=3, name_match=name_match)).eval()
+    questions = []
+    for relations, plans in ((4, 20), (7, 35), (1, 3)):
+        steps = torch.randint(0, 2 * relations, (plans, 3))
+        steps[: plans // 3, 1:] = -1
+        questions.append((torch.randn(QUESTION_VIEWS, 8), torch.randn(relations, 8), steps))
+    widest = max(r.shape[0] for _, r, _ in questions)
+    views = torch.stack([q for q, _, _ in questions])
+    relation_emb = torch.stack(
+        [nn.functional.pad(r, (0, 0, 0, widest - r.shape[0])) for _, r, _ in questions]
+    )
+    steps = torch.cat([s for _, _, s in questions])
+    plan_question = torch.repeat_interleave(
+        torch.arange(3), torch.tensor([s.shape[0] for _, _, s in questions])
+    )
+    together = model.forward_batch(views, relation_emb, steps, plan_question)
+    alone = torch.cat([model(q, r, s) for q, r, s in questions])
+    torch.testing.assert_close(together, alone)
 
 
 def test_question_views_split_the_question_at_the_first_topic_mention_found() -> None:
