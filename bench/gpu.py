@@ -1,7 +1,8 @@
 """GPU benchmark (issue 31): the device against the CPU of the same machine, one table.
 
 For each column (``cuda`` where present, and ``cpu``) it measures, in that order: bulk name
-embedding (names/s), one question's embedding (its planner views, mean ms), ``kgqa train``'s
+embedding (names/s), one question's embedding (its planner views, mean ms), a planner training
+step of 16 questions scored one pass each and in one pass (ms), ``kgqa train``'s
 default recipe on MetaQA (seconds per model: prepare, triple scorer, second pass, planner,
 reader), and held-out evaluation of the 2-hop questions with the extractive reader (questions/s
 and Hit@1); on the device also the peak GPU memory (``torch.cuda.max_memory_allocated``). The
@@ -148,6 +149,42 @@ def measure_eval(
     return {"eval_q_per_s": len(examples) / seconds, "eval_hit_at_1": summary.reader["hit_at_1"]}
 
 
+def measure_planner_step(device: str, steps: int = 20) -> dict[str, Any]:
+    """Mean ms of one planner training step over 16 synthetic MetaQA-sized questions (300 plans
+    of 3 steps over 30 relations, 384-d views), one pass per question against one pass for the
+    step (``retriever_training.train``'s two ways of scoring a step's plans). Needs no store."""
+    import torch
+
+    from kgqa.retrieval.models.plans import QUESTION_VIEWS, PlannerConfig, PlanScorer
+    from retriever_training.train import PlanChoice, _plans_scored_alone, _plans_scored_together
+
+    generator = torch.Generator().manual_seed(0)
+    choices: list[PlanChoice | None] = []
+    for _ in range(16):
+        plans = torch.randint(0, 60, (300, 3), generator=generator)
+        gold = torch.zeros(300, dtype=torch.bool)
+        gold[:2] = True
+        views, relations = torch.randn(QUESTION_VIEWS, 384, generator=generator), torch.randn(30, 384)
+        choices.append(PlanChoice(views, None, relations, plans, gold))
+    model = PlanScorer(PlannerConfig(emb_dim=384, max_steps=3, name_match=True)).to(device)
+    optimiser = torch.optim.Adam(model.parameters(), lr=1e-3, foreach=True)
+    out = {}
+    for name, scored in (("alone", _plans_scored_alone), ("together", _plans_scored_together)):
+        for i in range(steps + 3):
+            if i == 3:  # after the warm-up
+                if device == "cuda":
+                    torch.cuda.synchronize()
+                started = time.perf_counter()
+            losses = torch.stack([r[1] for r in scored(model, choices, device) if r is not None])
+            optimiser.zero_grad()
+            losses.mean().backward()
+            optimiser.step()
+        if device == "cuda":
+            torch.cuda.synchronize()
+        out[f"planner_step_ms_{name}"] = (time.perf_counter() - started) / steps * 1e3
+    return out
+
+
 def measure_column(
     device: str, size: str, data_dir: Path, train_limit: int, eval_limit: int, work: Path, budget: int
 ) -> dict[str, Any]:
@@ -157,6 +194,7 @@ def measure_column(
     if device == "cuda":
         torch.cuda.reset_peak_memory_stats()
     out: dict[str, Any] = _shown(device, measure_embedding(device, size, budget))
+    out |= _shown(device, measure_planner_step(device))
     checkpoint = work / device / "retriever.pt"
     if size == "small":
         store, files, path, heldout = (

@@ -561,20 +561,10 @@ def _train_planner_kind(kind: str, task: PlannerTask, progress: bool) -> tuple[P
     seed_everything(settings.seed)
     model = _new_planner(kind, task.emb_dim, settings)
 
-    def scored_one(choice: PlanChoice | None) -> Scored:
-        if choice is None:
-            return None
-        device = settings.device
-        question = choice.views if kind == "mlp" else choice.tokens
-        if question is not None:  # None: the model says what it lacks (planner_task checks first)
-            question = question.to(device)
-        logits = model(question, choice.relation_emb.to(device), choice.steps.to(device))
-        return logits, torch.logsumexp(logits, 0) - torch.logsumexp(logits[choice.gold.to(device)], 0)
-
     def scored(choices: Sequence[PlanChoice | None]) -> list[Scored]:
         if kind == "mlp":
             return _plans_scored_together(model, choices, settings.device)  # type: ignore[arg-type]
-        return [scored_one(c) for c in choices]
+        return _plans_scored_alone(model, choices, settings.device, tokens=True)
 
     def metric_of(choice: PlanChoice | None, logits: torch.Tensor) -> float:
         gold = choice.gold.to(logits.device)  # type: ignore[union-attr]  # scored: only with a choice
@@ -597,12 +587,33 @@ def _train_planner_kind(kind: str, task: PlannerTask, progress: bool) -> tuple[P
     return model, history
 
 
+def _plans_scored_alone(
+    model: Planner, choices: Sequence[PlanChoice | None], device: str, *, tokens: bool = False
+) -> list[Scored]:
+    """Each choice's plan logits and loss (the log-softmax of its gold plans' mass), one pass
+    per question (None stays None); the word-order planner reads the question's token states
+    (``tokens``), the MLP its views."""
+    results: list[Scored] = []
+    for choice in choices:
+        if choice is None:
+            results.append(None)
+            continue
+        question = choice.tokens if tokens else choice.views
+        if question is not None:  # None: the model says what it lacks (planner_task checks first)
+            question = question.to(device)
+        logits = model(question, choice.relation_emb.to(device), choice.steps.to(device))
+        results.append(
+            (logits, torch.logsumexp(logits, 0) - torch.logsumexp(logits[choice.gold.to(device)], 0))
+        )
+    return results
+
+
 def _plans_scored_together(
     model: PlanScorer, choices: Sequence[PlanChoice | None], device: str
 ) -> list[Scored]:
     """Each choice's plan logits and loss (the log-softmax of its gold plans' mass), all
     questions in one :meth:`~kgqa.retrieval.models.plans.PlanScorer.forward_batch` (None stays
-    None): the same numbers as one pass per question, in a few dozen kernels instead of a few
+    None): the numbers of :func:`_plans_scored_alone`, in a few dozen kernels instead of a few
     dozen per question, which is what a GPU step costs (docs/decisions.md)."""
     kept = [c for c in choices if c is not None]
     if not kept:
