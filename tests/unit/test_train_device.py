@@ -3,10 +3,11 @@ the same models on the CPU and on CUDA, within float tolerance (CUDA sums in ano
 
 Why one epoch for the weights: Adam divides each step by the gradient's own running scale, so a
 weight whose gradient is float noise (a flat direction of the loss) moves by the learning rate
-whichever sign the noise has, and such differences grow over epochs (on the CPU, inputs moved by
-1e-7 moved MoR's reranker weights by 1e-2 after 8 epochs: docs/decisions.md). After one epoch
-the arithmetic is compared; over the whole run, what the models are chosen and judged by: the
-validation histories and best epochs."""
+whichever sign the noise has, and such differences grow over epochs (docs/decisions.md). After
+one epoch the scorers' and the reader's weights are compared; the planner's already differ there
+(its softmax over a question's plans ignores a shift of all its logits: inputs moved by 1e-6 on
+the CPU moved its weights by 4e-3), so its plan probabilities are. Over the whole run, what the
+models are chosen and judged by: the validation histories and best epochs."""
 
 from __future__ import annotations
 
@@ -25,6 +26,8 @@ from kgqa.store.kglite_store import KgliteStore
 from retriever_training.examples import build_examples
 from retriever_training.train import (
     TrainSettings,
+    _plans_scored_alone,
+    planner_task,
     train_path_scorer,
     train_planner,
     train_reader,
@@ -48,7 +51,7 @@ def _train_all(store: KgliteStore, embedder: FakeEmbedder, device: str, epochs: 
     reader, reader_history = train_reader(
         examples, examples, scorer, tables, settings, path_scorer=path_scorer, planner=planner, progress=False
     )
-    models = {"scorer": scorer, "path_scorer": path_scorer, "planner": planner, "reader": reader}
+    models = {"scorer": scorer, "path_scorer": path_scorer, "reader": reader}
     states = {name: {k: v.cpu() for k, v in m.state_dict().items()} for name, m in models.items()}
     histories = {
         "scorer": scorer_history,
@@ -56,7 +59,10 @@ def _train_all(store: KgliteStore, embedder: FakeEmbedder, device: str, epochs: 
         "planner": planner_history,
         "reader": reader_history,
     }
-    return {"states": states, "histories": histories}
+    choices = planner_task(examples, examples, tables, settings).val
+    with torch.no_grad():
+        plans = [torch.softmax(r[0], 0).cpu() for r in _plans_scored_alone(planner, choices, device) if r]
+    return {"states": states, "histories": histories, "plans": plans}
 
 
 def test_runtime_device_defaults_to_auto_and_resolves() -> None:
@@ -91,6 +97,9 @@ def test_cuda_training_gives_the_cpu_models_within_tolerance(toy_kg: KgliteStore
                 atol=1e-4,
                 msg=lambda m, at=f"{model}.{name}": f"{at}: {m}",
             )
+    assert len(cuda["plans"]) == len(cpu["plans"]) > 0
+    for on_cuda, on_cpu in zip(cuda["plans"], cpu["plans"], strict=True):
+        torch.testing.assert_close(on_cuda, on_cpu, atol=1e-3, rtol=0)
     cpu = _train_all(toy_kg, embedder, "cpu", SETTINGS.epochs)
     cuda = _train_all(toy_kg, embedder, "cuda", SETTINGS.epochs)
     for model, history in cpu["histories"].items():
