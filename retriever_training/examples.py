@@ -4,13 +4,15 @@ from __future__ import annotations
 
 import logging
 from collections.abc import Callable, Sequence
+from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, replace
 
 import torch
 
 from kgqa.embed.protocol import Embedder
 from kgqa.errors import ConfigError
-from kgqa.retrieval.features import PreparedQuestion, SubgraphSettings, prepare
+from kgqa.retrieval.features import PreparedQuestion, SubgraphSettings, prepare, subgraph_around
+from kgqa.retrieval.graph.subgraph import Subgraph
 from kgqa.retrieval.graph.tables import EntityTable, RelationTable
 from kgqa.retrieval.labels import answer_mask, weak_labels
 from kgqa.retrieval.models.plans import QUESTION_VIEWS, question_views
@@ -63,9 +65,10 @@ def build_examples(
     Each question is embedded with its planner views (:func:`~kgqa.retrieval.models.plans.question_views`,
     the topic found by name in the text) and, ``with_tokens``, its token states for the
     word-order planner (the embedder must have ``embed_tokens``). ``embed_threads``: torch threads
-    for those embeddings, hundreds of questions per call (bulk work, :func:`~kgqa.threads.torch_threads`);
-    None keeps the process's. The rest of a question's preparation is small operations, which a
-    second thread slows.
+    for those embeddings, hundreds of questions per call (bulk work, :func:`~kgqa.threads.torch_threads`),
+    and threads for the questions' subgraph queries, which run beside each other; None keeps the
+    process's. The rest of a question's preparation is small operations, which a second thread
+    slows.
     """
     examples: list[TrainingExample] = []
     names = tables[0].names
@@ -82,14 +85,18 @@ def build_examples(
             )
             if with_tokens:
                 tokens = list(embedder.embed_tokens([q.question for q in chunk]))  # type: ignore[attr-defined]
-        for qa, vector, states in zip(chunk, vectors, tokens, strict=True):
+        subgraphs = _subgraphs(store, chunk, settings, embed_threads or torch.get_num_threads())
+        tables[0].rows([e for sub in subgraphs if sub is not None for e in sub.entity_ids])  # one fetch
+        for qa, vector, states, sub in zip(chunk, vectors, tokens, subgraphs, strict=True):
             if not gold_paths:
                 qa = replace(qa, relation_paths=())
-            if not qa.topic_ids:
+            if sub is None:
                 log.debug("%s: no topic entity given; skipped", qa.qid)
                 untopical.append(qa.qid)
                 continue
-            prepared = prepare(store, vector, qa.topic_ids, tables, settings, question_tokens=states)
+            prepared = prepare(
+                store, vector, qa.topic_ids, tables, settings, question_tokens=states, subgraph=sub
+            )
             sub = prepared.subgraph
             if sub.num_triples == 0:
                 log.debug("%s: topic %s not in the store; skipped", qa.qid, qa.topic_ids)
@@ -108,6 +115,21 @@ def build_examples(
             ", ".join((untopical + absent)[:3]),
         )
     return examples
+
+
+def _subgraphs(
+    store: GraphStore, questions: Sequence[QAExample], settings: SubgraphSettings, threads: int
+) -> list[Subgraph | None]:
+    """Each question's subgraph (None without a topic), on ``threads`` threads: the store's
+    queries run beside each other (:func:`~kgqa.retrieval.features.subgraph_around`)."""
+
+    def around(question: QAExample) -> Subgraph | None:
+        return subgraph_around(store, question.topic_ids, settings) if question.topic_ids else None
+
+    if threads < 2:
+        return [around(q) for q in questions]
+    with ThreadPoolExecutor(threads, thread_name_prefix="kgqa-subgraph") as pool:
+        return list(pool.map(around, questions))
 
 
 def no_examples_error(questions: Sequence[QAExample], *, part: str) -> ConfigError:

@@ -96,3 +96,21 @@ def test_unreadable_cache_is_rebuilt(
     )
     assert not hit and examples
     assert cached_examples(path, tables, lambda: [])[1]
+
+
+def test_examples_prepared_on_threads_equal_those_prepared_on_one(
+    toy_kg: KgliteStore, fake_embedder: FakeEmbedder
+) -> None:
+    settings = SubgraphSettings(hops=2)
+    one = build_examples(toy_kg, fake_embedder, toy_examples(), _tables(toy_kg, fake_embedder), settings)
+    many = build_examples(
+        toy_kg, fake_embedder, toy_examples(), _tables(toy_kg, fake_embedder), settings, embed_threads=4
+    )
+    assert len(one) == len(many) == len(toy_examples())
+    for a, b in zip(one, many, strict=True):
+        assert a.example == b.example
+        for name in ("head", "rel", "tail", "topic"):
+            assert torch.equal(getattr(a.prepared.subgraph, name), getattr(b.prepared.subgraph, name))
+        assert a.prepared.subgraph.entity_ids == b.prepared.subgraph.entity_ids
+        assert torch.equal(a.labels, b.labels) and torch.equal(a.answers, b.answers)
+        assert torch.equal(a.prepared.dde, b.prepared.dde)
