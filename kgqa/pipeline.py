@@ -368,7 +368,7 @@ def shown_plans(retrieval: Retrieval, first_answer: str | None) -> tuple[AnswerP
     if ranked is None:
         return ()
     sub = retrieval.prepared.subgraph
-    local = {entity: i for i, entity in enumerate(sub.entity_ids)}
+    local = sub.local_ids()
     first = ranked.likeliest_ending_at(local[first_answer]) if first_answer in local else None
     shown = ranked.describe(sub, SHOWN_PLANS, first=first)
     return tuple(

@@ -45,7 +45,7 @@ def shortest_path_labels(sub: Subgraph, answer_ids: Collection[str]) -> torch.Te
     Answers outside the subgraph and topics that are also answers contribute nothing.
     """
     labels = torch.zeros(sub.num_triples)
-    local = {e: i for i, e in enumerate(sub.entity_ids)}
+    local = sub.local_ids()
     topics = list(range(sub.num_topics))
     answers = sorted({local[a] for a in answer_ids if a in local} - set(topics))
     if not answers or not topics or sub.num_triples == 0:
@@ -84,7 +84,7 @@ def relation_path_labels(
             to relationship types with :func:`kgqa.names.relationship_type`.
     """
     labels = torch.zeros(sub.num_triples)
-    local = {e: i for i, e in enumerate(sub.entity_ids)}
+    local = sub.local_ids()
     answers = torch.zeros(sub.num_entities, dtype=torch.bool)
     answers[[local[a] for a in answer_ids if a in local]] = True
     may_end = sub.candidate_mask()

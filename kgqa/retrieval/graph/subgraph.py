@@ -88,6 +88,10 @@ class Subgraph:
         mask[: self.num_topics] = self.topic_walks
         return mask
 
+    def local_ids(self) -> dict[str, int]:
+        """``Entity.id`` -> local entity id, for the entities of this subgraph."""
+        return {entity: i for i, entity in enumerate(self.entity_ids)}
+
     def walking_back(self) -> Subgraph | None:
         """This subgraph under the permissive rule, for the plans that reach nothing under its
         own (``topic_walks_if_needed``); ``None`` where there is no such second rule."""
