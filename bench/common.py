@@ -67,21 +67,28 @@ def retriever_settings(data_dir: Path, device: str, checkpoint: Path | None) -> 
     return load_config(overrides, environ={}).settings
 
 
+def thread_budget() -> int:
+    """The machine's thread budget for a benchmark: ``KGQA_THREADS``, else ``OMP_NUM_THREADS``,
+    else all cores (the budget is the machine's, not the benchmark's)."""
+    import os
+
+    from kgqa.threads import resolve_threads
+
+    value = os.environ.get("KGQA_THREADS")
+    return resolve_threads(int(value) if value else None)
+
+
 def bench_threads() -> int:
     """Bound the thread pools as every question-answering kgqa command does: to the default
-    ``runtime.question_threads`` within ``KGQA_THREADS`` (else OMP's, else all cores).
+    ``runtime.question_threads`` within :func:`thread_budget`.
 
     Benchmarks read no other setting from the environment (their numbers must not depend on
     it), but the thread budget is the machine's, not the benchmark's.
     """
-    import os
-
     from kgqa.config import RuntimeSettings
     from kgqa.threads import command_threads, configure_threads
 
-    value = os.environ.get("KGQA_THREADS")
-    budget = int(value) if value else None
-    return configure_threads(command_threads(budget, RuntimeSettings().question_threads, bulk=False))
+    return configure_threads(command_threads(thread_budget(), RuntimeSettings().question_threads, bulk=False))
 
 
 def append_jsonl(path: Path, row: dict[str, Any]) -> None:

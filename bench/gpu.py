@@ -25,7 +25,6 @@ usage: python -m bench.gpu [--size small|full] [--data-dir DIR] [--no-cpu] [--ou
 from __future__ import annotations
 
 import json
-import os
 import statistics
 import tempfile
 import time
@@ -44,6 +43,7 @@ from bench.common import (
     environment,
     markdown_table,
     out_option,
+    thread_budget,
 )
 
 METAQA = SHARED_DATA / "metaqa"
@@ -257,10 +257,7 @@ def main(size: str, data_dir: Path, train_limit: int, eval_limit: int, with_cpu:
     """Measure embedding, training and eval on the device against the CPU of this machine."""
     import torch
 
-    from kgqa.threads import resolve_threads
-
-    threads = os.environ.get("KGQA_THREADS")
-    budget = resolve_threads(int(threads) if threads else None)  # unset: every core
+    budget = thread_budget()
     bench_threads()  # question work on the question threads, as kgqa train and eval run it
     devices = ["cuda"] if torch.cuda.is_available() else []
     if with_cpu or not devices:
