@@ -627,17 +627,14 @@ def _plans_scored_together(
     ).to(device)
     steps = torch.cat([nn.functional.pad(c.steps, (0, longest - c.steps.shape[1]), value=-1) for c in kept])
     plan_question = torch.repeat_interleave(torch.arange(len(kept)), torch.tensor(counts))
-    logits = model.forward_batch(views, relation_emb, steps.to(device), plan_question.to(device))
-    # Per question: logsumexp over its plans minus over its gold plans, as one padded [B, P] table.
     offsets = torch.tensor([0, *counts[:-1]]).cumsum(0)
-    column = (torch.arange(steps.shape[0]) - offsets[plan_question]).to(device)
-    table = logits.new_full((len(kept), max(counts)), float("-inf"))
-    table = table.index_put((plan_question.to(device), column), logits)
+    cells = (plan_question.to(device), (torch.arange(steps.shape[0]) - offsets[plan_question]).to(device))
+    logits = model.forward_batch(views, relation_emb, steps.to(device), cells[0])
+    # Per question: logsumexp over its plans minus over its gold plans, as padded [B, P] tables.
     gold = torch.cat([c.gold for c in kept]).to(device)
-    gold_table = table.masked_fill(
-        ~torch.zeros_like(table, dtype=torch.bool).index_put((plan_question.to(device), column), gold),
-        float("-inf"),
-    )
+    empty = logits.new_full((len(kept), max(counts)), float("-inf"))
+    table = empty.index_put(cells, logits)
+    gold_table = empty.index_put(cells, logits.masked_fill(~gold, float("-inf")))
     losses = torch.logsumexp(table, 1) - torch.logsumexp(gold_table, 1)
     per_question = iter(zip(logits.split(counts), losses, strict=True))
     return [None if c is None else next(per_question) for c in choices]
