@@ -38,8 +38,9 @@ SETTINGS = TrainSettings(epochs=6, patience=6, scorer_hidden=16, reader_hidden=1
 
 
 def _train_all(store: KgliteStore, embedder: FakeEmbedder, device: str, epochs: int) -> dict[str, Any]:
-    """Every model of ``kgqa train`` on the toy questions, trained ``epochs`` on ``device``: their
-    state dicts (on the CPU) and their validation histories."""
+    """Every model of ``kgqa train`` on the toy questions, trained ``epochs`` on ``device``: the
+    scorers' and the reader's state dicts (on the CPU), the planner's plan probabilities on the
+    validation questions, and every model's validation history."""
     tables = (EntityTable(store, embedder.dimension), RelationTable(store))
     examples = build_examples(store, embedder, toy_examples(), tables, SubgraphSettings(hops=2))
     settings = replace(SETTINGS, device=device, epochs=epochs, patience=epochs)
