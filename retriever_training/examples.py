@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import logging
 from collections.abc import Callable, Sequence
-from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, replace
 
 import torch
@@ -17,7 +16,7 @@ from kgqa.retrieval.graph.tables import EntityTable, RelationTable
 from kgqa.retrieval.labels import answer_mask, weak_labels
 from kgqa.retrieval.models.plans import QUESTION_VIEWS, question_views
 from kgqa.store.protocol import GraphStore
-from kgqa.threads import torch_threads
+from kgqa.threads import map_on_threads, torch_threads
 from kgqa.types import QAExample
 
 log = logging.getLogger(__name__)
@@ -126,10 +125,7 @@ def _subgraphs(
     def around(question: QAExample) -> Subgraph | None:
         return subgraph_around(store, question.topic_ids, settings) if question.topic_ids else None
 
-    if threads < 2:
-        return [around(q) for q in questions]
-    with ThreadPoolExecutor(threads, thread_name_prefix="kgqa-subgraph") as pool:
-        return list(pool.map(around, questions))
+    return map_on_threads(around, questions, threads, name="kgqa-subgraph")
 
 
 def no_examples_error(questions: Sequence[QAExample], *, part: str) -> ConfigError:

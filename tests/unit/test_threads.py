@@ -122,3 +122,19 @@ def test_torch_threads_holds_the_count_within_the_block_and_restores_it() -> Non
     with pytest.raises(RuntimeError), torch_threads(before + 1):
         raise RuntimeError("the block failed")
     assert torch.get_num_threads() == before
+
+
+def test_map_on_threads_keeps_the_items_order_and_uses_the_threads_given() -> None:
+    import threading
+
+    from kgqa.threads import map_on_threads
+
+    def named(item: int) -> tuple[int, str]:
+        return item * item, threading.current_thread().name
+
+    alone = map_on_threads(named, range(6), 1, name="kgqa-test")
+    assert [r for r, _ in alone] == [0, 1, 4, 9, 16, 25]
+    assert {n for _, n in alone} == {threading.current_thread().name}
+    pooled = map_on_threads(named, range(6), 2, name="kgqa-test")
+    assert [r for r, _ in pooled] == [0, 1, 4, 9, 16, 25]
+    assert all(n.startswith("kgqa-test") for _, n in pooled)
