@@ -130,7 +130,9 @@ def measure_training(
 def measure_eval(
     device: str, store: Path, checkpoint: Path, path: Path, limit: int, heldout: bool, budget: int
 ) -> dict[str, Any]:
-    """Questions/s and Hit@1 of the extractive reader on ``limit`` questions of ``path``."""
+    """Questions/s and Hit@1 of the extractive reader on ``limit`` questions of ``path``, as
+    ``kgqa eval`` runs them (``eval.batch_size`` retrieved together, the batches' shared work on
+    the ``budget`` threads)."""
     from kgqa.eval.datasets import read_questions
     from kgqa.eval.run import evaluate
     from kgqa.eval.session import select
@@ -144,7 +146,14 @@ def measure_eval(
         else:
             examples = list(read_questions(path, "metaqa"))[:limit]
         started = time.perf_counter()
-        summary = evaluate(asker, examples, log_path=None, hops_of=lambda _: settings.retrieval.hops)
+        summary = evaluate(
+            asker,
+            examples,
+            log_path=None,
+            hops_of=lambda _: settings.retrieval.hops,
+            batch=settings.eval.batch_size,
+            threads=budget,
+        )
         seconds = time.perf_counter() - started
     return {"eval_q_per_s": len(examples) / seconds, "eval_hit_at_1": summary.reader["hit_at_1"]}
 

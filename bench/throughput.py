@@ -18,18 +18,23 @@ checkpoint on it and evaluates its questions; ``full`` ingests the whole MetaQA 
 Both sizes also time a whole ``kgqa eval`` of the 2-hop questions (loading included) in one
 process and in ``--eval-workers`` processes (``kgqa eval --set eval.workers=N``), where the tree has it.
 
-usage: python -m bench.throughput [--size small|full] [--against REV] [--out FILE]
+``--only`` runs some of the measurements (e.g. ``--only eval,eval_workers``: no ingest, no training).
+The eval row runs as ``kgqa eval`` does where the tree batches questions (``eval.batch_size`` of them
+retrieved together, the batches' shared work on the whole thread budget).
+
+usage: python -m bench.throughput [--size small|full] [--against REV] [--only NAMES] [--out FILE]
 """
 
 from __future__ import annotations
 
+import inspect
 import json
 import os
 import subprocess
 import sys
 import tempfile
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -155,7 +160,6 @@ def measure_ingest(size: str, work: Path) -> dict[str, Any]:
 
 
 def _train_once(settings: Any, files: list[Path], out: Path, limit: int, epochs: int, cache: Path) -> float:
-    import inspect
     from dataclasses import replace
 
     from kgqa.eval.splits import SplitSettings
@@ -229,6 +233,11 @@ def measure_eval(size: str, work: Path, data_dir: Path, limit: int) -> dict[str,
         store, checkpoint = data_dir, data_dir / "retriever.pt"
         files = {h: METAQA / f"{h}-hop" / "qa_dev.txt" for h in (1, 2, 3)}
     settings = _cpu_settings(store, checkpoint)
+    # As `kgqa eval` runs it where the tree batches questions: the run's whole thread budget for
+    # the batches' shared work.
+    batching = {"threads": int(os.environ["OMP_NUM_THREADS"])}
+    if "threads" not in inspect.signature(evaluate).parameters:
+        batching = {}
     out: dict[str, Any] = {}
     with open_asker(settings) as asker:
         asker.retriever.embedder.embed(["start-up"])  # the model may still be loading: wait for it
@@ -239,7 +248,7 @@ def measure_eval(size: str, work: Path, data_dir: Path, limit: int) -> dict[str,
             else:
                 examples = select(settings, path, "metaqa", limit=limit, lines_file=None, heldout=True)
             started = time.perf_counter()
-            summary = evaluate(asker, examples, log_path=None, hops_of=lambda e: HOPS)
+            summary = evaluate(asker, examples, log_path=None, hops_of=lambda e: HOPS, **batching)
             seconds = time.perf_counter() - started
             out[f"eval_{hop}hop_q_per_s"] = len(examples) / seconds
             total = summary.latency_ms["retrieval_total"]
@@ -252,8 +261,6 @@ def measure_eval(size: str, work: Path, data_dir: Path, limit: int) -> dict[str,
 def measure_eval_workers(size: str, work: Path, data_dir: Path, limit: int, workers: int) -> dict[str, Any]:
     """A whole ``kgqa eval`` run of the 2-hop questions (model loading and store opening included)
     in one process and in ``workers`` processes; nothing on a tree without ``--workers``."""
-    import inspect
-
     from kgqa.eval.session import run_eval
 
     if "workers" not in inspect.signature(run_eval).parameters:
@@ -358,26 +365,25 @@ def _export(rev: str, into: Path) -> Path:
     return into
 
 
-def _run_all(tree: Path, size: str, opts: dict[str, Any], threads: int, work: Path) -> dict[str, Any]:
-    results: dict[str, Any] = {}
+#: The measurements, in the order they run (``--only`` picks some).
+MEASUREMENTS = ("embedding", "ingest", "training", "eval", "eval_workers")
+
+
+def _run_all(
+    tree: Path, size: str, opts: dict[str, Any], threads: int, work: Path, only: Sequence[str]
+) -> dict[str, Any]:
     base = {"size": size, "work": str(work)}
-    results |= _child("embedding", tree, base, threads)
-    results |= _child("ingest", tree, base, threads)
-    results |= _child(
-        "training",
-        tree,
-        {**base, "data_dir": opts["data_dir"], "limit": opts["train_limit"], "epochs": opts["train_epochs"]},
-        threads,
-    )
-    results |= _child(
-        "eval", tree, {**base, "data_dir": opts["data_dir"], "limit": opts["eval_limit"]}, threads
-    )
-    results |= _child(
-        "eval_workers",
-        tree,
-        {**base, "data_dir": opts["data_dir"], "limit": opts["eval_limit"], "workers": opts["eval_workers"]},
-        threads,
-    )
+    data = {**base, "data_dir": opts["data_dir"]}
+    args = {
+        "embedding": base,
+        "ingest": base,
+        "training": {**data, "limit": opts["train_limit"], "epochs": opts["train_epochs"]},
+        "eval": {**data, "limit": opts["eval_limit"]},
+        "eval_workers": {**data, "limit": opts["eval_limit"], "workers": opts["eval_workers"]},
+    }
+    results: dict[str, Any] = {}
+    for name in only:
+        results |= _child(name, tree, args[name], threads)
     return results
 
 
@@ -401,6 +407,12 @@ def _run_all(tree: Path, size: str, opts: dict[str, Any], threads: int, work: Pa
     show_default=True,
     help="Processes of the whole-run eval row (kgqa eval --set eval.workers=N), against one process.",
 )
+@click.option(
+    "--only",
+    default=",".join(MEASUREMENTS),
+    show_default=True,
+    help="Comma-separated measurements to run, of those shown.",
+)
 @out_option("throughput")
 @click.option("--child", hidden=True)
 @click.option("--child-args", hidden=True)
@@ -412,6 +424,7 @@ def main(
     train_limit: int,
     train_epochs: int,
     eval_workers: int,
+    only: str,
     out: Path,
     child: str | None,
     child_args: str | None,
@@ -420,6 +433,10 @@ def main(
     if child:
         _child_main(child, json.loads(child_args or "{}"))
         return
+    chosen = [name.strip() for name in only.split(",") if name.strip()]
+    unknown = sorted(set(chosen) - set(MEASUREMENTS))
+    if unknown or not chosen:
+        raise click.BadParameter(f"{', '.join(unknown) or 'nothing'}; choose among {', '.join(MEASUREMENTS)}")
     threads = int(
         os.environ.get("KGQA_THREADS") or os.environ.get("OMP_NUM_THREADS") or len(os.sched_getaffinity(0))
     )
@@ -434,10 +451,10 @@ def main(
         opts["eval_limit"] = min(eval_limit, 30)
     columns: dict[str, dict[str, Any]] = {}
     with tempfile.TemporaryDirectory() as tmp:
-        columns["this tree"] = _run_all(REPO, size, opts, threads, Path(tmp) / "new")
+        columns["this tree"] = _run_all(REPO, size, opts, threads, Path(tmp) / "new", chosen)
         if rev:
             old = _export(rev, Path(tmp) / "rev")
-            columns[rev] = _run_all(old, size, opts, threads, Path(tmp) / "old")
+            columns[rev] = _run_all(old, size, opts, threads, Path(tmp) / "old", chosen)
     # Imported here, in the parent, which runs this tree: a child runs this file inside an exported
     # revision whose bench.common may predate comparison_rows.
     from bench.common import comparison_rows
@@ -448,7 +465,15 @@ def main(
     click.echo(markdown_table(header, rows))
     append_jsonl(
         out,
-        {**environment("cpu"), "size": size, "threads": threads, "against": rev, **opts, "results": columns},
+        {
+            **environment("cpu"),
+            "size": size,
+            "threads": threads,
+            "against": rev,
+            "only": chosen,
+            **opts,
+            "results": columns,
+        },
     )
 
 

@@ -306,12 +306,20 @@ class EvalSettings(_Section):
     [brackets] are only the gold of the linking top-1. ``lines_file`` keeps the 0-based line
     numbers it lists (e.g. MetaQA's qa_dev_consistent_idx.txt). ``workers`` processes answer
     questions, each with ``runtime.question_threads`` threads (at most ``runtime.threads`` / N) and
-    its own copy of the models; the log stays in question order and resumable.
+    its own copy of the models; the log stays in question order and resumable. Each process
+    retrieves ``batch_size`` questions together (their texts embedded in one call, their
+    subgraphs queried side by side on its share of ``runtime.threads``, the scorers run once over
+    all of them); 1 retrieves one at a time, as ``kgqa ask`` does.
     """
 
     strip_brackets: bool = False
     lines_file: Path | None = None
     workers: int = Field(1, ge=1)
+    batch_size: int = Field(32, ge=1)
+
+
+#: The eval defaults, for :func:`kgqa.eval.run.evaluate`'s callers outside a command: one source.
+EVAL_DEFAULTS = EvalSettings()
 
 
 class QuestionsSettings(_Section):

@@ -20,18 +20,19 @@ from kgqa.answer import Answer, AnswerEntity, AnswerPlan, EvidenceLine, ground
 from kgqa.config import AnswerSettings, ReaderSettings, Settings
 from kgqa.device import resolve_device
 from kgqa.embed import make_embedder
-from kgqa.errors import CheckpointError
+from kgqa.errors import CheckpointError, KgqaError
+from kgqa.reasoning.extractive import ExtractiveReader
 from kgqa.retrieval.evidence.items import EvidenceItem
 from kgqa.retrieval.evidence.organise import ChainGuide, Evidence, organise, uses_plan_chains
 from kgqa.retrieval.features import SubgraphSettings
-from kgqa.retrieval.retriever import SHOWN_PLANS, Retrieval, Retriever
+from kgqa.retrieval.retriever import SHOWN_PLANS, Retrieval, RetrievalRequest, Retriever
 from kgqa.store import open_store
 from kgqa.store.schema import check_query_embedder, ensure_lookup_indexes
+from kgqa.threads import batch_threads
 from kgqa.types import EmbeddingMeta
 
 if TYPE_CHECKING:
     from kgqa.embed.protocol import Embedder
-    from kgqa.reasoning.extractive import ExtractiveReader
     from kgqa.reasoning.llm_reader import LLMReader
     from kgqa.reasoning.plan_reader import PlanReader
     from kgqa.retrieval.mor.retriever import MorRetriever
@@ -124,13 +125,16 @@ def train_free(settings: Settings) -> bool:
 class Gathered:
     """One question's retrieval and organised evidence, ready for a reader.
 
-    ``entity_scores``: the extractive reader's answer probabilities [N] where the evidence
-    selection already needed them (plan-guided chains), else ``None``.
+    ``entity_scores``: the extractive reader's answer probabilities [N] where they were computed
+    already (rated with the other questions of a batch, or needed by plan-guided chains), else
+    ``None``; ``scores_ms``: this question's share of the batch's reader pass, which the read
+    stage's timing counts.
     """
 
     retrieval: Retrieval
     evidence: Evidence
     entity_scores: torch.Tensor | None = None
+    scores_ms: float = 0.0
 
 
 class Asker:
@@ -178,16 +182,48 @@ class Asker:
         return self.read(self.gather(question, topic_ids=topic_ids, hops=hops))
 
     def gather(self, question: str, *, topic_ids: Sequence[str] = (), hops: int | None = None) -> Gathered:
-        """Link, retrieve, pool and organise: everything before the reader."""
-        retrieval = self.retriever.retrieve(question, topic_ids=topic_ids, hops=hops)
+        """Link, retrieve, pool and organise: everything before the reader.
+
+        Raises:
+            KgqaError: the question's topics could not be found.
+        """
+        (gathered,) = self.gather_many([RetrievalRequest(question, tuple(topic_ids), hops)])
+        if isinstance(gathered, KgqaError):
+            raise gathered
+        return gathered
+
+    def gather_many(
+        self, requests: Sequence[RetrievalRequest], *, threads: int = 1
+    ) -> list[Gathered | KgqaError]:
+        """:meth:`gather` of each request, retrieved together (:meth:`Retriever.retrieve_many`, on
+        ``threads`` threads), or the error that stopped it, in order. Where the trained
+        extractive reader answers, it rates their entities in one pass here (``entity_scores``)."""
+        retrievals = self.retriever.retrieve_many(requests, threads=threads)
+        retrieved = [r for r in retrievals if not isinstance(r, KgqaError)]
         started = time.perf_counter()
-        guide = entity_scores = None
-        if uses_plan_chains(retrieval, self.answer):
-            entity_scores = self._extractive().entity_probabilities(retrieval)
-            guide = ChainGuide(entity_scores, self.evidence_budget(question))
-        evidence = organise(retrieval, self.answer, hops=hops or self.retriever.subgraph.hops, guide=guide)
-        retrieval.timings_ms["organise"] = (time.perf_counter() - started) * 1e3
-        return Gathered(retrieval, evidence, entity_scores)
+        rated: list[torch.Tensor] = []
+        if self.llm is None and isinstance(self.extractive, ExtractiveReader) and retrieved:
+            with batch_threads(threads, len(retrieved)):
+                rated = self.extractive.entity_probabilities_many(retrieved)
+        share_ms = (time.perf_counter() - started) * 1e3 / max(1, len(retrieved))
+        entity_scores = iter(rated)
+        gathered: list[Gathered | KgqaError] = []
+        for request, retrieval in zip(requests, retrievals, strict=True):
+            if isinstance(retrieval, KgqaError):
+                gathered.append(retrieval)
+                continue
+            started = time.perf_counter()
+            scores = next(entity_scores, None)
+            guide = None
+            if uses_plan_chains(retrieval, self.answer):
+                if scores is None:
+                    scores = self._extractive().entity_probabilities(retrieval)
+                guide = ChainGuide(scores, self.evidence_budget(request.question))
+            hops = request.hops or self.retriever.subgraph.hops
+            evidence = organise(retrieval, self.answer, hops=hops, guide=guide)
+            retrieval.timings_ms["organise"] = (time.perf_counter() - started) * 1e3
+            gathered.append(Gathered(retrieval, evidence, scores, share_ms if rated else 0.0))
+        return gathered
 
     def evidence_budget(self, question: str) -> TokenBudget:
         """The chains' token budget: ``answer.evidence_tokens``, else what the reader's context leaves.
@@ -226,7 +262,7 @@ class Asker:
             answer = self._read_extractive(retrieval, evidence, gathered.entity_scores)
         else:
             answer = self._read_llm(retrieval, evidence)
-        timings["read"] = (time.perf_counter() - started) * 1e3
+        timings["read"] = (time.perf_counter() - started) * 1e3 + gathered.scores_ms
         plans = shown_plans(retrieval, answer.answers[0].id if answer.answers else None)
         return replace(answer, timings_ms=timings, disambiguation=retrieval.disambiguation, plans=plans)
 
@@ -341,7 +377,6 @@ def open_asker(settings: Settings) -> Iterator[Asker]:
 def open_extractive_reader(settings: Settings, retriever: Retriever) -> ExtractiveReader | PlanReader:
     """The extractive reader of the configured checkpoint, over ``retriever``'s tables, or the
     plans' ends where the name match ranks the plans (``Retriever.plans_by_name``)."""
-    from kgqa.reasoning.extractive import ExtractiveReader
     from kgqa.reasoning.plan_reader import PlanReader
 
     if retriever.plans_by_name:

@@ -49,6 +49,7 @@ from kgqa.retrieval.models.plans import (
     PlanScorer,
     enumerate_plans,
     gold_plans,
+    plan_batch,
     rank_plans,
 )
 from kgqa.retrieval.models.scorer import ScorerBatch, ScorerConfig, TripleScorer
@@ -618,18 +619,13 @@ def _plans_scored_together(
     kept = [c for c in choices if c is not None]
     if not kept:
         return [None] * len(choices)
-    widest = max(c.relation_emb.shape[0] for c in kept)
-    longest = max(c.steps.shape[1] for c in kept)
     counts = [c.steps.shape[0] for c in kept]
-    views = torch.stack([c.views for c in kept]).to(device)
-    relation_emb = torch.stack(
-        [nn.functional.pad(c.relation_emb, (0, 0, 0, widest - c.relation_emb.shape[0])) for c in kept]
-    ).to(device)
-    steps = torch.cat([nn.functional.pad(c.steps, (0, longest - c.steps.shape[1]), value=-1) for c in kept])
-    plan_question = torch.repeat_interleave(torch.arange(len(kept)), torch.tensor(counts))
-    offsets = torch.tensor([0, *counts[:-1]]).cumsum(0)
-    cells = (plan_question.to(device), (torch.arange(steps.shape[0]) - offsets[plan_question]).to(device))
-    logits = model.forward_batch(views, relation_emb, steps.to(device), cells[0])
+    views, relation_emb, steps, plan_question = plan_batch(
+        [c.views.to(device) for c in kept], [c.relation_emb for c in kept], [c.steps for c in kept]
+    )
+    offsets = torch.tensor([0, *counts[:-1]], device=steps.device).cumsum(0)
+    cells = (plan_question, torch.arange(steps.shape[0], device=steps.device) - offsets[plan_question])
+    logits = model.forward_batch(views, relation_emb, steps, plan_question)
     # Per question: logsumexp over its plans minus over its gold plans, as padded [B, P] tables.
     gold = torch.cat([c.gold for c in kept]).to(device)
     empty = logits.new_full((len(kept), max(counts)), float("-inf"))

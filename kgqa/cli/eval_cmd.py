@@ -74,8 +74,9 @@ def evaluate(
 ) -> None:
     """Answer QUESTIONS_FILE with the configured reader and score retrieval and answers.
 
-    The reader, how the file is read and how many processes answer are config keys:
+    The reader, how the file is read and how the work is spread are config keys:
     reader.*, eval.strip_brackets (free text, as people type), eval.lines_file, eval.workers
+    (processes), eval.batch_size (questions retrieved together, default 32; 1 = one at a time)
     ('kgqa config show' lists them all).
 
     \b

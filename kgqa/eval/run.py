@@ -23,6 +23,7 @@ from typing import Any
 import torch
 
 from kgqa.answer import Answer
+from kgqa.config import EVAL_DEFAULTS
 from kgqa.errors import KgqaError, LLMUnavailableError
 from kgqa.eval.log import answer_and_log
 from kgqa.eval.metrics import (
@@ -40,7 +41,7 @@ from kgqa.pipeline import Asker, Gathered
 from kgqa.retrieval.graph.subgraph import Subgraph
 from kgqa.retrieval.labels import answer_mask, relation_path_labels, shortest_path_labels
 from kgqa.retrieval.models.plans import gold_plans
-from kgqa.retrieval.retriever import SHOWN_PLANS
+from kgqa.retrieval.retriever import SHOWN_PLANS, RetrievalRequest
 from kgqa.store import queries
 from kgqa.types import QAExample
 
@@ -331,33 +332,68 @@ def _pending(
     pool: ThreadPoolExecutor | None,
     window: int,
     free_text: bool,
+    batch: int,
+    threads: int,
 ) -> Iterator[tuple[QAExample, Future[dict[str, Any]] | KgqaError]]:
-    """Gather each question on this thread and read it in ``pool`` (inline when ``None``).
+    """Gather ``batch`` questions at a time on this thread (:meth:`Asker.gather_many`, on
+    ``threads`` threads) and read each in ``pool`` (inline when ``None``).
 
     At most ``window`` reads are in flight; results come back in question order.
     """
     in_flight: list[tuple[QAExample, Future[dict[str, Any]]]] = []
-    for example in examples:
-        topic_ids = () if free_text else example.topic_ids
-        try:
-            gathered = asker.gather(example.question, topic_ids=topic_ids, hops=hops_of(example))
-            in_kg = answer_in_kg(asker, example)
-        except KgqaError as exc:
-            yield example, exc
-            continue
-        linked = not topic_ids
-        if pool is None:
-            future: Future[dict[str, Any]] = Future()
+    for chunk in _chunks(examples, batch):
+        for example, gathered in zip(chunk, _gather(asker, chunk, hops_of, free_text, threads), strict=True):
+            if isinstance(gathered, KgqaError):
+                yield example, gathered
+                continue
             try:
-                future.set_result(_read_one(asker, gathered, example, in_kg, linked))
+                in_kg = answer_in_kg(asker, example)
             except KgqaError as exc:
-                future.set_exception(exc)
-        else:
-            future = pool.submit(_read_one, asker, gathered, example, in_kg, linked)
-        in_flight.append((example, future))
-        while len(in_flight) >= window or (in_flight and in_flight[0][1].done()):
-            yield in_flight.pop(0)
+                yield example, exc
+                continue
+            linked = free_text or not example.topic_ids
+            if pool is None:
+                future: Future[dict[str, Any]] = Future()
+                try:
+                    future.set_result(_read_one(asker, gathered, example, in_kg, linked))
+                except KgqaError as exc:
+                    future.set_exception(exc)
+            else:
+                future = pool.submit(_read_one, asker, gathered, example, in_kg, linked)
+            in_flight.append((example, future))
+            while len(in_flight) >= window or (in_flight and in_flight[0][1].done()):
+                yield in_flight.pop(0)
     yield from in_flight
+
+
+def _chunks(examples: Iterable[QAExample], size: int) -> Iterator[list[QAExample]]:
+    """``examples`` in lists of ``size`` (the last may be shorter), read lazily."""
+    chunk: list[QAExample] = []
+    for example in examples:
+        chunk.append(example)
+        if len(chunk) == size:
+            yield chunk
+            chunk = []
+    if chunk:
+        yield chunk
+
+
+def _gather(
+    asker: Asker,
+    chunk: list[QAExample],
+    hops_of: Callable[[QAExample], int | None],
+    free_text: bool,
+    threads: int,
+) -> list[Gathered | KgqaError]:
+    """Each question's gathered evidence or its error: the chunk together, and where that fails
+    as a whole, each question alone (one question's error is then its own)."""
+    requests = [RetrievalRequest(e.question, () if free_text else e.topic_ids, hops_of(e)) for e in chunk]
+    try:
+        return asker.gather_many(requests, threads=threads)
+    except KgqaError as exc:
+        if len(chunk) == 1:
+            return [exc]
+    return [g for example in chunk for g in _gather(asker, [example], hops_of, free_text, threads)]
 
 
 def _read_one(
@@ -377,6 +413,8 @@ def answer_records(
     *,
     concurrency: int = 1,
     free_text: bool = False,
+    batch: int = EVAL_DEFAULTS.batch_size,
+    threads: int = 1,
 ) -> Iterator[dict[str, Any]]:
     """Each example's log record, in order: retrieval and answer halves, or, for a question whose
     topic cannot be found or whose reader fails for good, ``{"qid", "question", "error"}``.
@@ -392,7 +430,14 @@ def answer_records(
     pool = ThreadPoolExecutor(max_workers=concurrency) if asker.llm is not None else None
     try:
         for example, outcome in _pending(
-            asker, examples, hops_of, pool, window=2 * concurrency, free_text=free_text
+            asker,
+            examples,
+            hops_of,
+            pool,
+            window=2 * concurrency,
+            free_text=free_text,
+            batch=batch,
+            threads=threads,
         ):
             try:
                 if isinstance(outcome, KgqaError):
@@ -444,12 +489,16 @@ def evaluate(
     restart: bool = False,
     free_text: bool = False,
     on_progress: Callable[[int], None] | None = None,
+    batch: int = EVAL_DEFAULTS.batch_size,
+    threads: int = 1,
 ) -> EvalSummary:
     """Evaluate every example with ``asker`` in this process (:func:`answer_records`,
-    :func:`evaluate_records`)."""
+    :func:`evaluate_records`), ``batch`` questions retrieved together on ``threads`` threads."""
 
     def answer(todo: list[QAExample]) -> Iterator[dict[str, Any]]:
-        return answer_records(asker, todo, hops_of, concurrency=concurrency, free_text=free_text)
+        return answer_records(
+            asker, todo, hops_of, concurrency=concurrency, free_text=free_text, batch=batch, threads=threads
+        )
 
     return evaluate_records(
         examples, answer, log_path=log_path, fingerprint=fingerprint, restart=restart, on_progress=on_progress

@@ -16,6 +16,7 @@ from kgqa.eval.log import checkpoint_identity, fingerprint
 from kgqa.eval.run import EvalSummary, evaluate, evaluate_records
 from kgqa.eval.splits import SplitSettings, hops_reader
 from kgqa.pipeline import open_asker, train_free
+from kgqa.threads import resolve_threads
 from kgqa.types import QAExample
 
 
@@ -143,4 +144,6 @@ def run_eval(
             restart=restart,
             free_text=free_text,
             on_progress=bar.update,
+            batch=settings.eval.batch_size,
+            threads=resolve_threads(settings.runtime.threads),
         )

@@ -28,8 +28,9 @@ from kgqa.pipeline import Asker, open_asker
 from kgqa.threads import configure_threads, resolve_threads
 from kgqa.types import QAExample
 
-#: Questions per task handed to a worker: small enough that the workers finish together, large
-#: enough that passing records between processes stays a small share of a question.
+#: Questions per task handed to a worker (retrieved together there, as a batch of at most
+#: ``eval.batch_size``): small enough that the workers finish together, large enough that passing
+#: records between processes stays a small share of a question.
 CHUNK = 4
 
 # The worker process's asker, opened once by its initializer and kept until the process ends.
@@ -54,7 +55,7 @@ def _start(settings: Settings, threads: int, parent: int) -> None:
 
 
 def _answer(
-    chunk: Sequence[tuple[QAExample, int | None]], free_text: bool, concurrency: int
+    chunk: Sequence[tuple[QAExample, int | None]], free_text: bool, concurrency: int, batch: int, threads: int
 ) -> list[dict[str, Any]]:
     """Records of one chunk of (question, hops), in order, by this worker's asker."""
     from kgqa.eval.run import answer_records
@@ -68,6 +69,8 @@ def _answer(
             lambda example: hops[example.qid],
             concurrency=concurrency,
             free_text=free_text,
+            batch=batch,
+            threads=threads,
         )
     )
 
@@ -88,13 +91,19 @@ def worker_records(
     chunks = [list(examples[i : i + CHUNK]) for i in range(0, len(examples), CHUNK)]
     if not chunks:
         return
+    threads = worker_threads(settings, workers)
     with ProcessPoolExecutor(
         max_workers=min(workers, len(chunks)),
         mp_context=multiprocessing.get_context("spawn"),
         initializer=_start,
-        initargs=(settings, worker_threads(settings, workers), os.getpid()),
+        initargs=(settings, threads, os.getpid()),
     ) as pool:
-        futures = [pool.submit(_answer, chunk, free_text, settings.reader.concurrency) for chunk in chunks]
+        futures = [
+            pool.submit(
+                _answer, chunk, free_text, settings.reader.concurrency, settings.eval.batch_size, threads
+            )
+            for chunk in chunks
+        ]
         try:
             for future in futures:
                 yield from future.result()

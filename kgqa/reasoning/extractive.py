@@ -214,10 +214,15 @@ class EntityReader(Checkpointable):
             topic: LongTensor [T] local ids of the topic entities.
             plans: [N, plan_dim] plan columns, required exactly when ``config.plan_dim > 0``.
         """
+        self.check_plan_columns(plans)
+        return self.from_features(batch, triple_scores, reader_features(triple_scores, batch, topic, plans))
+
+    def check_plan_columns(self, plans: Tensor | None) -> None:
+        """Raise ValueError unless ``plans`` has the ``config.plan_dim`` columns this reader reads
+        (``None`` for none)."""
         width = 0 if plans is None else plans.shape[1]
         if width != self.config.plan_dim:
             raise ValueError(f"this reader takes {self.config.plan_dim} plan columns, got {width}")
-        return self.from_features(batch, triple_scores, reader_features(triple_scores, batch, topic, plans))
 
     def from_features(self, batch: ScorerBatch, triple_scores: Tensor, features: ReaderFeatures) -> Tensor:
         """Logits [N] from the question's :func:`reader_features` (what :meth:`forward` computes
@@ -303,14 +308,34 @@ class ExtractiveReader:
         """FloatTensor [N] in [0, 1]: the reader's probability that each local entity answers the
         question, 0 for entities that may not answer (``Retrieval.answerable``: the topics, unless
         the walk rule lets them answer, and nameless nodes)."""
-        sub = retrieval.prepared.subgraph
+        return self.entity_probabilities_many([retrieval])[0]
+
+    def entity_probabilities_many(self, retrievals: Sequence[Retrieval]) -> list[Tensor]:
+        """:meth:`entity_probabilities` of each retrieval, the reader's layers run once over all
+        of them (their subgraphs as one disjoint graph, :meth:`ScorerBatch.concat`); each
+        question's features are its own, as in training."""
         device = model_device(self.model)
         with torch.inference_mode():
-            batch = to_batch(retrieval.prepared, self.tables).to(device)
-            plans = None if retrieval.plans is None else retrieval.plans.reach(sub.num_entities).to(device)
-            probabilities = retrieval.probabilities.to(device)
-            logits = self.model(batch, probabilities, sub.topic.to(device), plans).cpu()
-            return torch.sigmoid(logits).masked_fill(~retrieval.answerable(), 0.0)
+            batches, scores, features = [], [], []
+            for retrieval in retrievals:
+                sub = retrieval.prepared.subgraph
+                batch = to_batch(retrieval.prepared, self.tables).to(device)
+                plans = (
+                    None if retrieval.plans is None else retrieval.plans.reach(sub.num_entities).to(device)
+                )
+                self.model.check_plan_columns(plans)
+                probabilities = retrieval.probabilities.to(device)
+                batches.append(batch)
+                scores.append(probabilities)
+                features.append(reader_features(probabilities, batch, sub.topic.to(device), plans))
+            logits = self.model.from_features(
+                ScorerBatch.concat(batches), torch.cat(scores), ReaderFeatures.concat(features)
+            ).cpu()
+        counts = [r.prepared.subgraph.num_entities for r in retrievals]
+        return [
+            torch.sigmoid(question_logits).masked_fill(~retrieval.answerable(), 0.0)
+            for question_logits, retrieval in zip(logits.split(counts), retrievals, strict=True)
+        ]
 
     def extract_answers(
         self,

@@ -22,13 +22,14 @@ import torch
 from kgqa.checkpoint_file import load_checkpoint
 from kgqa.embed import known_words
 from kgqa.embed.protocol import Embedder
-from kgqa.errors import CheckpointError, ConfigError
+from kgqa.errors import CheckpointError, ConfigError, KgqaError
 from kgqa.link import link
 from kgqa.linking_words import RelationWords
 from kgqa.retrieval.disambiguation import Disambiguation, rank_topics
 from kgqa.retrieval.evidence.nameless import nameless_names
 from kgqa.retrieval.evidence.path_pooling import path_rescore
-from kgqa.retrieval.features import PreparedQuestion, SubgraphSettings, prepare
+from kgqa.retrieval.features import PreparedQuestion, SubgraphSettings, prepare, subgraph_around
+from kgqa.retrieval.graph.subgraph import Subgraph
 from kgqa.retrieval.graph.tables import EntityTable, RelationTable
 from kgqa.retrieval.models.name_match import (
     NameMatchPlanner,
@@ -37,7 +38,7 @@ from kgqa.retrieval.models.name_match import (
     relation_name_words,
     relation_phrases,
 )
-from kgqa.retrieval.models.path_context import triple_probabilities
+from kgqa.retrieval.models.path_context import triple_probabilities_many
 from kgqa.retrieval.models.plan_attention import AttentionPlanScorer
 from kgqa.retrieval.models.plans import (
     Planner,
@@ -45,10 +46,11 @@ from kgqa.retrieval.models.plans import (
     plan_guided_scores,
     planner_from_checkpoint,
     question_views,
-    rank_plans,
+    rank_plans_many,
 )
 from kgqa.retrieval.models.scorer import TripleScorer
 from kgqa.store.protocol import GraphStore
+from kgqa.threads import batch_threads, map_on_threads
 from kgqa.types import LinkedEntity, ParsedQuestion
 
 #: ``kind`` and ``format_version`` of the checkpoint file ``kgqa train`` writes (:func:`load_bundle`).
@@ -312,75 +314,168 @@ class Retriever:
         return isinstance(self.planner, NameMatchPlanner)
 
     def retrieve(self, question: str, *, topic_ids: Sequence[str] = (), hops: int | None = None) -> Retrieval:
-        """Score every candidate triple of ``question`` (topics linked unless given).
+        """Score every candidate triple of ``question`` (topics linked unless given):
+        :meth:`retrieve_many` of this one question.
 
-        When the linker leaves several close candidates for the first topic
+        Raises:
+            KgqaError: the question's topics could not be found (``EntityNotFoundError``).
+        """
+        (result,) = self.retrieve_many([RetrievalRequest(question, tuple(topic_ids), hops)])
+        if isinstance(result, KgqaError):
+            raise result
+        return result
+
+    def retrieve_many(
+        self, requests: Sequence[RetrievalRequest], *, threads: int = 1
+    ) -> list[Retrieval | KgqaError]:
+        """Each request's retrieval, or the error that stopped it (its topics not found), in order.
+
+        The questions are linked one by one, then retrieved together: their texts embedded in one
+        call, their subgraphs queried on ``threads`` threads (the store's queries release the
+        GIL), the scorers run once over all of them (:func:`triple_probabilities_many`); plans and
+        ranking stay per question. A stage done for all of them is timed once and each question
+        is given an equal share. Each question's scores are those it gets alone, within float
+        error (the embedder's batches: ~1e-7 in float32; in bfloat16 a text's vector can move in
+        the third decimal with the texts it is encoded beside).
+
+        When the linker leaves several close candidates for a question's first topic
         (:meth:`LinkResult.contenders`), each is retrieved as the topic and the best fit to the
         question wins (:mod:`kgqa.retrieval.disambiguation`); the ``disambiguate`` timing is the
-        extra work that took. The question is parsed once (:class:`ParsedQuestion`): the linker
+        work the others took. A question is parsed once (:class:`ParsedQuestion`): the linker
         reads its brackets, the models its text without them.
         """
-        started = time.perf_counter()
-        parsed = ParsedQuestion.parse(question)
         if self._relation_words is None:  # read once: every question without capitals needs them
             self._relation_words = RelationWords.from_store(self.store).embedded(self.embedder)
-        linked = link(
-            self.store,
-            self.embedder,  # loaded: lower-case questions read acronyms and relation words with it
-            parsed,
-            topic_ids=topic_ids,
-            relation_words=self._relation_words,
-        )
-        link_ms = (time.perf_counter() - started) * 1e3
-        settings = self.subgraph if hops is None else replace(self.subgraph, hops=hops)
-        contenders = linked.contenders()
-        topics = linked.topics
-        if len(contenders) < 2:
-            retrieval = self._score(parsed, topics, settings, {})
+        results: list[Retrieval | KgqaError | None] = []  # None: to score below
+        trials: list[_Trial] = []  # every (question, topics) to score, contenders included
+        for request in requests:
+            started = time.perf_counter()
+            parsed = ParsedQuestion.parse(request.question)
+            try:
+                linked = link(
+                    self.store,
+                    self.embedder,  # loaded: lower-case questions read acronyms and relation words
+                    parsed,
+                    topic_ids=request.topic_ids,
+                    relation_words=self._relation_words,
+                )
+            except KgqaError as exc:
+                results.append(exc)
+                continue
+            link_ms = (time.perf_counter() - started) * 1e3
+            settings = self.subgraph if request.hops is None else replace(self.subgraph, hops=request.hops)
+            topics = linked.topics
+            contenders = linked.contenders()
+            choices = (
+                [(c, *[t for t in topics[1:] if t.id != c.id]) for c in contenders]
+                if len(contenders) >= 2
+                else [topics]
+            )
+            question = len(results)
+            results.append(None)
+            trials += [
+                _Trial(question, parsed, tuple(choice), settings, link_ms, len(choices) > 1)
+                for choice in choices
+            ]
+        for question, runs in self._score_trials(trials, threads).items():
+            results[question] = self._choose(runs)
+        return [r for r in results if r is not None]
+
+    def _choose(self, runs: list[tuple[_Trial, Retrieval]]) -> Retrieval:
+        """The retrieval of a question's topics, or of the contender that fits it best."""
+        link_ms = runs[0][0].link_ms
+        if not runs[0][0].contended:
+            retrieval = runs[0][1]
             retrieval.timings_ms["link"] = link_ms
             return retrieval
-        views_cache: dict[tuple[str, ...], torch.Tensor] = {}
-        runs = [
-            self._score(parsed, (c, *[t for t in topics[1:] if t.id != c.id]), settings, views_cache)
-            for c in contenders
-        ]
+        retrievals = [r for _, r in runs]
+        contenders = [r.topics[0] for r in retrievals]
         logits = (
             None
             if self.planner is None
-            else [r.plans.best_logit() if r.plans else float("-inf") for r in runs]
+            else [r.plans.best_logit() if r.plans else float("-inf") for r in retrievals]
         )
-        disambiguation, order = rank_topics(contenders, logits, [_best_topic_triple(r) for r in runs])
-        chosen = runs[order[0]]
+        disambiguation, order = rank_topics(contenders, logits, [_best_topic_triple(r) for r in retrievals])
+        chosen = retrievals[order[0]]
         chosen.timings_ms["link"] = link_ms
         chosen.timings_ms["disambiguate"] = sum(
-            sum(r.timings_ms.values()) for i, r in enumerate(runs) if i != order[0]
+            sum(r.timings_ms.values()) for i, r in enumerate(retrievals) if i != order[0]
         )
         return replace(chosen, disambiguation=disambiguation)
 
-    def _score(
-        self,
-        question: ParsedQuestion,
-        topics: tuple[LinkedEntity, ...],
-        settings: SubgraphSettings,
-        views_cache: dict[tuple[str, ...], torch.Tensor],
-    ) -> Retrieval:
-        """Embed, extract, score, plan and rank for fixed topics."""
+    def _score_trials(self, trials: list[_Trial], threads: int) -> dict[int, list[tuple[_Trial, Retrieval]]]:
+        """Embed, extract, score, plan and rank every trial; by question, in trial order. One
+        trial's work is small, and runs on the process's threads (:mod:`kgqa.threads`)."""
+        if not trials:
+            return {}
+        threads = threads if len(trials) > 1 else 1
         started = time.perf_counter()
-        text = question.text
-        mentions = [t.mention or t.name for t in topics]
         # A trained planner also reads the text around the topic mention; otherwise the question only.
         trained_planner = self.planner is not None and not isinstance(self.planner, NameMatchPlanner)
-        texts = tuple(question_views(text, mentions) if trained_planner else [text])
-        if texts not in views_cache:
-            views_cache[texts] = embed_distinct(self.embedder, texts)
-        views = views_cache[texts]
+        texts = [
+            question_views(t.parsed.text, [c.mention or c.name for c in t.topics])
+            if trained_planner
+            else [t.parsed.text]
+            for t in trials
+        ]
+        with batch_threads(threads, len(trials)):
+            vectors = embed_distinct(self.embedder, [text for views in texts for text in views]).split(
+                [len(views) for views in texts]
+            )
+        embedded = time.perf_counter()
+        subgraphs = map_on_threads(
+            lambda t: subgraph_around(self.store, [c.id for c in t.topics], t.settings),
+            trials,
+            threads,
+            name="kgqa-subgraph",
+        )
+        self.tables[0].rows([e for sub in subgraphs for e in sub.entity_ids])  # one fetch for all
+        extracted = time.perf_counter()
+        prepared = [
+            self._prepare(trial, views, sub)
+            for trial, views, sub in zip(trials, vectors, subgraphs, strict=True)
+        ]
+        prepared_at = time.perf_counter()
+        with torch.inference_mode(), batch_threads(threads, len(trials)):
+            if self.scorer is None:
+                probabilities = [torch.zeros(p.subgraph.num_triples) for p in prepared]
+            else:
+                probabilities = triple_probabilities_many(
+                    prepared, self.tables, self.scorer, self.path_scorer
+                )
+        scored = time.perf_counter()
+        plans: list[RankedPlans | None] = [None] * len(trials)
+        if self.planner is not None:
+            with torch.inference_mode():
+                plans = list(rank_plans_many(self.planner, prepared, self.tables, name_prior=self.name_prior))
+        planned = time.perf_counter()
+        share = 1e3 / len(trials)
+        by_question: dict[int, list[tuple[_Trial, Retrieval]]] = {}
+        for trial, ready, scores, ranked in zip(trials, prepared, probabilities, plans, strict=True):
+            timings = {
+                "embed_question": (embedded - started) * share,
+                **ready.timings_ms,
+                "extract": (extracted - embedded) * share + ready.timings_ms["extract"],
+                "score": (scored - prepared_at) * share,
+            }
+            if ranked is not None:
+                timings["plan"] = (planned - scored) * share
+            retrieval = self._rank(trial, ready, scores, ranked, timings)
+            by_question.setdefault(trial.question, []).append((trial, retrieval))
+        return by_question
+
+    def _prepare(self, trial: _Trial, views: torch.Tensor, sub: Subgraph) -> PreparedQuestion:
+        """A trial's scorer and planner inputs around its subgraph ``sub``."""
+        text = trial.parsed.text
         tokens = words = cues = chains = kinds = None
         if isinstance(self.planner, AttentionPlanScorer):
             tokens = question_token_states(self.embedder, text)
+        trained_planner = self.planner is not None and not isinstance(self.planner, NameMatchPlanner)
         if self.plans_by_name or (trained_planner and self.name_prior):
             if self._word_vectors is None:
                 self._word_vectors = WordVectors(self.embedder)
                 self._known_words = known_words(self.embedder)
+            mentions = [t.mention or t.name for t in trial.topics]
             runs = question_runs(
                 text, mentions, self._relation_phrases, self._relation_name_words, self._known_words
             )
@@ -388,9 +483,14 @@ class Retriever:
             cues = NameMatchPlanner.sharing_cues(runs.words, runs.shares)
             chains = torch.tensor(runs.chained, dtype=torch.bool)
             kinds = torch.tensor(runs.kinds, dtype=torch.bool)
-        embedded = time.perf_counter()
         prepared = prepare(
-            self.store, views, [t.id for t in topics], self.tables, settings, question_tokens=tokens
+            self.store,
+            views,
+            [t.id for t in trial.topics],
+            self.tables,
+            trial.settings,
+            question_tokens=tokens,
+            subgraph=sub,
         )
         if words is not None:
             prepared = replace(
@@ -400,24 +500,18 @@ class Retriever:
             # "the wife of X 's husband" may come home; "X 's co-stars" and "the films of X" may not
             sub = replace(prepared.subgraph, topic_walks_if_needed=bool(chains.any()))
             prepared = replace(prepared, subgraph=sub)
-        scored_at = time.perf_counter()
-        with torch.inference_mode():
-            if self.scorer is None:
-                probabilities = torch.zeros(prepared.subgraph.num_triples)
-            else:
-                probabilities = triple_probabilities(prepared, self.tables, self.scorer, self.path_scorer)
-        scored = time.perf_counter()
-        timings = {
-            "embed_question": (embedded - started) * 1e3,
-            **prepared.timings_ms,
-            "score": (scored - scored_at) * 1e3,
-        }
+        return prepared
+
+    def _rank(
+        self,
+        trial: _Trial,
+        prepared: PreparedQuestion,
+        probabilities: torch.Tensor,
+        plans: RankedPlans | None,
+        timings: dict[str, float],
+    ) -> Retrieval:
+        """Rank one trial's scored triples, lifting the walks of its likeliest plans."""
         sub = prepared.subgraph
-        plans = None
-        if self.planner is not None:
-            with torch.inference_mode():
-                plans = rank_plans(self.planner, prepared, self.tables, name_prior=self.name_prior)
-            timings["plan"] = (time.perf_counter() - scored) * 1e3
         rescored_at = time.perf_counter()
         scores = probabilities
         if self.rescoring == "path":
@@ -432,8 +526,38 @@ class Retriever:
         # A ChainMap's lookups cost ~5x a dict's, and evidence reads a name per triple shown.
         names = ChainMap(nameless, entities.names) if nameless else entities.names
         return Retrieval(
-            question.asked, topics, prepared, scores, probabilities, names, timings, plans, named=named
+            trial.parsed.asked,
+            trial.topics,
+            prepared,
+            scores,
+            probabilities,
+            names,
+            timings,
+            plans,
+            named=named,
         )
+
+
+@dataclass(frozen=True, slots=True)
+class RetrievalRequest:
+    """One question for :meth:`Retriever.retrieve_many`: its text, the topic ids given (else
+    linked) and how far to walk (``None``: the retriever's ``subgraph.hops``)."""
+
+    question: str
+    topic_ids: tuple[str, ...] = ()
+    hops: int | None = None
+
+
+@dataclass(frozen=True, slots=True)
+class _Trial:
+    """One question with one choice of topics, to score (a contended question has several)."""
+
+    question: int  # index into the requests
+    parsed: ParsedQuestion
+    topics: tuple[LinkedEntity, ...]
+    settings: SubgraphSettings
+    link_ms: float
+    contended: bool
 
 
 def question_token_states(embedder: Embedder, text: str) -> torch.Tensor:

@@ -12,7 +12,7 @@ import torch
 from conftest import QUESTIONS, toy_examples
 
 from kgqa.config import AnswerSettings
-from kgqa.eval.run import evaluate
+from kgqa.eval.run import answer_records, evaluate
 from kgqa.pipeline import Asker
 from kgqa.reasoning.extractive import ExtractiveReader
 from kgqa.retrieval.features import SubgraphSettings
@@ -261,3 +261,106 @@ def test_a_trained_planner_takes_the_relation_name_match_as_a_prior(trained: Ret
     named = NameMatchPlanner().plan_logits(primed.prepared, relation_emb, primed.plans.plans.steps)
     torch.testing.assert_close(primed.plans.logits, plain.plans.logits + 0.5 * named)
     assert not torch.allclose(primed.plans.probabilities, plain.plans.probabilities)
+
+
+@pytest.mark.parametrize("name_prior", [0.0, 0.3])
+def test_questions_retrieved_together_score_as_each_alone(trained: Retriever, name_prior: float) -> None:
+    """``retrieve_many`` embeds, queries and scores the questions together; each question's
+    scores, plans and topics are those it gets alone, and a question whose topic is not in the
+    store gets its own error without stopping the others."""
+    from kgqa.errors import EntityNotFoundError
+    from kgqa.retrieval.retriever import RetrievalRequest
+
+    retriever = copy.copy(trained)
+    retriever.name_prior = name_prior
+    questions = [q for q, _, _ in QUESTIONS]
+    requests = [RetrievalRequest(q) for q in questions[:3]]
+    requests += [RetrievalRequest("who directed [No Such Film]"), RetrievalRequest(questions[3], hops=1)]
+    requests += [RetrievalRequest(q) for q in questions[4:]]
+    together = retriever.retrieve_many(requests, threads=2)
+    assert isinstance(together[3], EntityNotFoundError)
+    for request, result in zip(requests, together, strict=True):
+        if request.question.startswith("who directed [No Such"):
+            continue
+        alone = retriever.retrieve(request.question, hops=request.hops)
+        assert not isinstance(result, Exception)
+        assert [t.id for t in result.topics] == [t.id for t in alone.topics]
+        assert result.prepared.hops == alone.prepared.hops
+        torch.testing.assert_close(result.probabilities, alone.probabilities, rtol=0, atol=1e-6)
+        torch.testing.assert_close(result.scores, alone.scores, rtol=0, atol=1e-6)
+        assert result.plans is not None and alone.plans is not None
+        assert torch.equal(result.plans.plans.steps, alone.plans.plans.steps)
+        torch.testing.assert_close(result.plans.probabilities, alone.plans.probabilities, rtol=0, atol=1e-6)
+        assert set(result.timings_ms) >= {"link", "embed_question", "extract", "dde", "score", "plan"}
+
+
+def test_evaluate_in_batches_logs_what_one_at_a_time_logs(
+    trained: Retriever, extractive: ExtractiveReader, tmp_path: Path
+) -> None:
+    """``eval.batch_size`` changes how questions are retrieved, not what is answered; a question
+    that cannot be answered fails alone inside its batch."""
+    asker = Asker(trained, AnswerSettings(), extractive=extractive)
+    examples = [
+        *toy_examples(),
+        QAExample("toy:missing", "who directed No Such Film", ("No Such Film",), ("x",), line=99),
+    ]
+    logs = {}
+    for batch in (1, 3):
+        log = tmp_path / f"eval-{batch}.jsonl"
+        summary = evaluate(asker, examples, log_path=log, hops_of=lambda e: 2, batch=batch, threads=2)
+        assert (summary.n, summary.failed) == (len(examples) - 1, 1)
+        logs[batch] = [json.loads(line) for line in log.read_text().splitlines()]
+    for one, batched in zip(logs[1], logs[3], strict=True):
+        assert one["qid"] == batched["qid"]
+        assert one.get("predicted") == batched.get("predicted")
+        assert one.get("error") == batched.get("error")
+        assert [t["tail_id"] for t in one.get("top_triples", [])] == [
+            t["tail_id"] for t in batched.get("top_triples", [])
+        ]
+
+
+def test_a_batch_whose_store_query_fails_for_one_question_answers_the_others(
+    trained: Retriever, extractive: ExtractiveReader, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A query that fails for one topic (a database's transaction timeout on a hub, say) fails
+    the batch's shared subgraph step; the batch is then retried one question at a time, so only
+    that question logs the error."""
+    import kgqa.retrieval.retriever as retriever_module
+    from kgqa.errors import QueryError
+
+    real = retriever_module.subgraph_around
+
+    def timing_out(store, topic_ids, settings):  # type: ignore[no-untyped-def]
+        if "Jaws" in topic_ids:
+            raise QueryError("transaction timed out", query="subgraph")
+        return real(store, topic_ids, settings)
+
+    monkeypatch.setattr(retriever_module, "subgraph_around", timing_out)
+    asker = Asker(trained, AnswerSettings(), extractive=extractive)
+    records = list(answer_records(asker, toy_examples(), lambda e: 2, batch=4, threads=1))
+    failed = [r["qid"] for r in records if "error" in r]
+    assert failed == ["toy:1"] and "timed out" in records[1]["error"]
+    assert [r["qid"] for r in records] == [e.qid for e in toy_examples()]
+
+
+def test_the_reader_rates_several_questions_as_it_rates_each_alone(
+    trained: Retriever, extractive: ExtractiveReader
+) -> None:
+    """One reader pass over several questions' subgraphs gives each question the probabilities
+    of its own forward pass."""
+    from kgqa.retrieval.features import to_batch
+
+    retrievals = [trained.retrieve(q) for q, _, _ in QUESTIONS]
+    together = extractive.entity_probabilities_many(retrievals)
+    for retrieval, probabilities in zip(retrievals, together, strict=True):
+        sub = retrieval.prepared.subgraph
+        assert retrieval.plans is not None
+        with torch.inference_mode():
+            logits = extractive.model(
+                to_batch(retrieval.prepared, trained.tables),
+                retrieval.probabilities,
+                sub.topic,
+                retrieval.plans.reach(sub.num_entities),
+            )
+        alone = torch.sigmoid(logits).masked_fill(~retrieval.answerable(), 0.0)
+        torch.testing.assert_close(probabilities, alone, rtol=0, atol=1e-6)

@@ -12,6 +12,7 @@ factorised scorer needs no change.
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import replace
 
 import torch
@@ -21,7 +22,7 @@ from kgqa.device import model_device
 from kgqa.retrieval.evidence.path_pooling import path_reach
 from kgqa.retrieval.features import PreparedQuestion, to_batch
 from kgqa.retrieval.graph.tables import EntityTable, RelationTable
-from kgqa.retrieval.models.scorer import TripleScorer
+from kgqa.retrieval.models.scorer import ScorerBatch, TripleScorer
 
 #: Columns :func:`with_path_context` appends to the DDE.
 PATH_CONTEXT_DIM = 2
@@ -51,9 +52,23 @@ def triple_probabilities(
 ) -> torch.Tensor:
     """FloatTensor [E] on the CPU: the scorer's triple probabilities, refined by ``path_scorer``
     when given; each scorer runs on its own device (one copy there and back per pass)."""
-    first = to_batch(prepared, tables).to(model_device(scorer))
-    probabilities = torch.sigmoid(scorer(first)).cpu()
+    return triple_probabilities_many([prepared], tables, scorer, path_scorer)[0]
+
+
+def triple_probabilities_many(
+    prepared: Sequence[PreparedQuestion],
+    tables: tuple[EntityTable, RelationTable],
+    scorer: TripleScorer,
+    path_scorer: TripleScorer | None = None,
+) -> list[torch.Tensor]:
+    """:func:`triple_probabilities` of each question, every pass over all of them at once
+    (:meth:`ScorerBatch.concat`: the same arithmetic per question as alone, each operation's
+    fixed cost and each copy to the device paid once for the lot)."""
+    counts = [p.subgraph.num_triples for p in prepared]
+    first = ScorerBatch.concat([to_batch(p, tables) for p in prepared]).to(model_device(scorer))
+    probabilities = torch.sigmoid(scorer(first)).cpu().split(counts)
     if path_scorer is None:
-        return probabilities
-    second = to_batch(with_path_context(prepared, probabilities), tables).to(model_device(path_scorer))
-    return torch.sigmoid(path_scorer(second)).cpu()
+        return list(probabilities)
+    with_context = [with_path_context(p, q) for p, q in zip(prepared, probabilities, strict=True)]
+    second = ScorerBatch.concat([to_batch(p, tables) for p in with_context]).to(model_device(path_scorer))
+    return list(torch.sigmoid(path_scorer(second)).cpu().split(counts))

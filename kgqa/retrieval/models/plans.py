@@ -467,6 +467,14 @@ class PlanScorer(Checkpointable):
         """Logits [P] for ``prepared``'s plans, from its question views."""
         return self(prepared.question_views, relation_emb, steps)
 
+    def logits_many(
+        self, views: Sequence[Tensor], relation_emb: Sequence[Tensor], steps: Sequence[Tensor]
+    ) -> list[Tensor]:
+        """Each question's plan logits ([P_b], as :meth:`forward` gives them) from one
+        :meth:`forward_batch` over all of them (:func:`plan_batch` lays them out)."""
+        batch = plan_batch(views, relation_emb, steps)
+        return list(self.forward_batch(*batch).split([s.shape[0] for s in steps]))
+
     def forward_concat(self, views: Tensor, relation_emb: Tensor, steps: Tensor) -> Tensor:
         """Logits [P] from the explicit per-plan input (the reference :meth:`forward` equals)."""
         p, length = steps.shape
@@ -490,6 +498,28 @@ class PlanScorer(Checkpointable):
     def _match_width(self) -> int:
         """Inputs of the name-match cosines: :data:`SENTENCE_VIEWS` + 1 per step, or none."""
         return self.config.max_steps * (SENTENCE_VIEWS + 1) if self.config.name_match else 0
+
+
+def plan_batch(
+    views: Sequence[Tensor], relation_emb: Sequence[Tensor], steps: Sequence[Tensor]
+) -> tuple[Tensor, Tensor, Tensor, Tensor]:
+    """Several questions' planner inputs as :meth:`PlanScorer.forward_batch` reads them: views
+    stacked [B, V, d], relation embeddings stacked and zero-padded to the widest [B, R, d], plans
+    concatenated [P, L] (-1 past each plan's end) and the question of each plan [P]; on the
+    device of ``views[0]``."""
+    device = views[0].device
+    widest = max(r.shape[0] for r in relation_emb)
+    longest = max(s.shape[1] for s in steps)
+    padded = [nn.functional.pad(r, (0, 0, 0, widest - r.shape[0])) for r in relation_emb]
+    plans = torch.cat([nn.functional.pad(s, (0, longest - s.shape[1]), value=-1) for s in steps])
+    counts = torch.tensor([s.shape[0] for s in steps])
+    plan_question = torch.repeat_interleave(torch.arange(len(steps)), counts)
+    return (
+        torch.stack(list(views)),
+        torch.stack(padded).to(device),
+        plans.to(device),
+        plan_question.to(device),
+    )
 
 
 def name_match_features(views: Tensor, relation_emb: Tensor, steps: int, mentions: int) -> Tensor:
@@ -612,6 +642,39 @@ def plan_guided_scores(probabilities: Tensor, ranked: RankedPlans, sub: Subgraph
     return (probabilities + ranked.triple_support(sub)) / 2
 
 
+def rank_plans_many(
+    planner: Planner | NameMatchPlanner,
+    prepared: Sequence[PreparedQuestion],
+    tables: tuple[EntityTable, RelationTable],
+    *,
+    name_prior: float = 0.0,
+) -> list[RankedPlans]:
+    """:func:`rank_plans` of each question; the MLP planner rates all their plans in one pass
+    (:meth:`PlanScorer.logits_many`: the same arithmetic per question, each operation's fixed
+    cost paid once), the other planners one question at a time."""
+    if not isinstance(planner, PlanScorer):
+        return [rank_plans(planner, p, tables, name_prior=name_prior) for p in prepared]
+    plans = [enumerate_plans(p.subgraph, min(p.hops, planner.config.max_steps)) for p in prepared]
+    rated = [i for i, ps in enumerate(plans) if ps.num_plans]
+    device = model_device(planner)
+    relation_emb = [tables[1].matrix[p.relation_rows] for p in prepared]
+    logits = (
+        planner.logits_many(
+            [prepared[i].question_views.to(device) for i in rated],
+            [relation_emb[i].to(device) for i in rated],
+            [plans[i].steps.to(device) for i in rated],
+        )
+        if rated
+        else []
+    )
+    ranked = [RankedPlans(ps, p.question_views.new_zeros(0)) for p, ps in zip(prepared, plans, strict=True)]
+    for i, question_logits in zip(rated, logits, strict=True):
+        ranked[i] = _ranked(
+            planner, prepared[i], relation_emb[i], plans[i], question_logits.cpu(), name_prior
+        )
+    return ranked
+
+
 def rank_plans(
     planner: Planner | NameMatchPlanner,
     prepared: PreparedQuestion,
@@ -649,6 +712,18 @@ def rank_plans(
         question_tokens=None if tokens is None else tokens.to(device),
     )
     logits = planner.plan_logits(on_device, relation_emb.to(device), plans.steps.to(device)).cpu()
+    return _ranked(planner, prepared, relation_emb, plans, logits, name_prior)
+
+
+def _ranked(
+    planner: Planner | NameMatchPlanner,
+    prepared: PreparedQuestion,
+    relation_emb: Tensor,
+    plans: Plans,
+    logits: Tensor,
+    name_prior: float,
+) -> RankedPlans:
+    """``plans`` ranked by ``planner``'s ``logits`` (on the CPU) plus the name prior."""
     if name_prior and prepared.run_words is not None and not isinstance(planner, NameMatchPlanner):
         logits = logits + name_prior * NameMatchPlanner().plan_logits(prepared, relation_emb, plans.steps)
     return RankedPlans(plans, torch.softmax(logits, dim=0), logits)

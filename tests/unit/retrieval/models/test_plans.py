@@ -11,7 +11,6 @@ from types import SimpleNamespace
 import pytest
 import torch
 from subgraphs import make_subgraph, random_case
-from torch import nn
 
 from kgqa.errors import ConfigError
 from kgqa.retrieval.features import PreparedQuestion
@@ -292,22 +291,13 @@ def test_plan_scorer_scores_a_batch_of_questions_as_each_alone(name_match: bool)
     torch.manual_seed(2)
     model = PlanScorer(PlannerConfig(emb_dim=8, hidden=16, max_steps=3, name_match=name_match)).eval()
     questions = []
-    for relations, plans in ((4, 20), (7, 35), (1, 3)):
-        steps = torch.randint(0, 2 * relations, (plans, 3))
+    for relations, plans, length in ((4, 20, 3), (7, 35, 3), (1, 3, 1)):  # the last not padded to 3 steps
+        steps = torch.randint(0, 2 * relations, (plans, length))
         steps[: plans // 3, 1:] = -1
         questions.append((torch.randn(QUESTION_VIEWS, 8), torch.randn(relations, 8), steps))
-    widest = max(r.shape[0] for _, r, _ in questions)
-    views = torch.stack([q for q, _, _ in questions])
-    relation_emb = torch.stack(
-        [nn.functional.pad(r, (0, 0, 0, widest - r.shape[0])) for _, r, _ in questions]
-    )
-    steps = torch.cat([s for _, _, s in questions])
-    plan_question = torch.repeat_interleave(
-        torch.arange(3), torch.tensor([s.shape[0] for _, _, s in questions])
-    )
-    together = model.forward_batch(views, relation_emb, steps, plan_question)
-    alone = torch.cat([model(q, r, s) for q, r, s in questions])
-    torch.testing.assert_close(together, alone)
+    together = model.logits_many(*zip(*questions, strict=True))  # plan_batch pads and concatenates
+    for logits, (q, r, s) in zip(together, questions, strict=True):
+        torch.testing.assert_close(logits, model(q, r, s))
 
 
 def test_question_views_split_the_question_at_the_first_topic_mention_found() -> None:
