@@ -313,6 +313,11 @@ class Retriever:
         (:class:`~kgqa.reasoning.plan_reader.PlanReader`)."""
         return isinstance(self.planner, NameMatchPlanner)
 
+    @property
+    def _trained_planner(self) -> bool:
+        """Whether a trained planner (not the name match) rates the plans."""
+        return self.planner is not None and not isinstance(self.planner, NameMatchPlanner)
+
     def retrieve(self, question: str, *, topic_ids: Sequence[str] = (), hops: int | None = None) -> Retrieval:
         """Score every candidate triple of ``question`` (topics linked unless given):
         :meth:`retrieve_many` of this one question.
@@ -332,9 +337,10 @@ class Retriever:
 
         The questions are linked one by one, then retrieved together: their texts embedded in one
         call, their subgraphs queried on ``threads`` threads (the store's queries release the
-        GIL), the scorers run once over all of them (:func:`triple_probabilities_many`); plans and
-        ranking stay per question. A stage done for all of them is timed once and each question
-        is given an equal share. Each question's scores are those it gets alone, within float
+        GIL), the scorers run once over all of them (:func:`triple_probabilities_many`), and so
+        does the MLP planner (:func:`rank_plans_many`); plan enumeration and ranking stay per
+        question. A stage done for all of them is timed once and each question is given an equal
+        share. Each question's scores are those it gets alone, within float
         error (the embedder's batches: ~1e-7 in float32; in bfloat16 a text's vector can move in
         the third decimal with the texts it is encoded beside).
 
@@ -411,10 +417,9 @@ class Retriever:
         threads = threads if len(trials) > 1 else 1
         started = time.perf_counter()
         # A trained planner also reads the text around the topic mention; otherwise the question only.
-        trained_planner = self.planner is not None and not isinstance(self.planner, NameMatchPlanner)
         texts = [
             question_views(t.parsed.text, [c.mention or c.name for c in t.topics])
-            if trained_planner
+            if self._trained_planner
             else [t.parsed.text]
             for t in trials
         ]
@@ -470,8 +475,7 @@ class Retriever:
         tokens = words = cues = chains = kinds = None
         if isinstance(self.planner, AttentionPlanScorer):
             tokens = question_token_states(self.embedder, text)
-        trained_planner = self.planner is not None and not isinstance(self.planner, NameMatchPlanner)
-        if self.plans_by_name or (trained_planner and self.name_prior):
+        if self.plans_by_name or (self._trained_planner and self.name_prior):
             if self._word_vectors is None:
                 self._word_vectors = WordVectors(self.embedder)
                 self._known_words = known_words(self.embedder)
