@@ -53,7 +53,11 @@ def test_retriever_ranks_the_answer_path_first_and_reads_the_answer(
 def test_models_on_cuda_retrieve_and_read_what_they_do_on_the_cpu(
     trained: Retriever, extractive: ExtractiveReader
 ) -> None:
-    """``runtime.device`` moves the scorers, planner and reader; the store and Cypher stay put."""
+    """``runtime.device`` moves the scorers, planner and reader; the store and Cypher stay put.
+    On CUDA the questions go as one batch (``retrieve_many``, the reader's batched pass), on the
+    CPU one at a time."""
+    from kgqa.retrieval.retriever import RetrievalRequest
+
     if not torch.cuda.is_available():
         pytest.skip("needs CUDA")
 
@@ -69,13 +73,18 @@ def test_models_on_cuda_retrieve_and_read_what_they_do_on_the_cpu(
         subgraph=trained.subgraph,
     )
     reader = ExtractiveReader(on_cuda(extractive.model), retriever.tables)  # type: ignore[arg-type]
-    for question, _, _ in QUESTIONS:
-        cpu, cuda = trained.retrieve(question), retriever.retrieve(question)
+    together = retriever.retrieve_many([RetrievalRequest(q) for q, _, _ in QUESTIONS], threads=2)
+    batch = [r for r in together if not isinstance(r, Exception)]
+    assert len(batch) == len(QUESTIONS)
+    for (question, _, _), cuda, rated in zip(
+        QUESTIONS, batch, reader.entity_probabilities_many(batch), strict=True
+    ):
+        cpu = trained.retrieve(question)
         # by key, not by rank: ties may break the other way with CUDA's sums
         cpu_scores = {t.key: t.score for t in cpu.top(10_000)}
         assert {t.key: t.score for t in cuda.top(10_000)} == pytest.approx(cpu_scores, abs=1e-4), question
         cpu_answers = {a.id: a.score for a in extractive.extract_answers(cpu)}
-        cuda_answers = {a.id: a.score for a in reader.extract_answers(cuda)}
+        cuda_answers = {a.id: a.score for a in reader.extract_answers(cuda, probabilities=rated)}
         assert cuda_answers == pytest.approx(cpu_answers, abs=1e-4), question
 
 
