@@ -42,7 +42,7 @@ log = logging.getLogger(__name__)
 #: Bumped whenever how an example is prepared changes meaning (2: subgraphs carry their walk
 #: rule; 3: question views include the walk-order relation mentions; 4-6: new slots, before the
 #: key held the field names). A new or renamed field changes the key by itself (:func:`_fields`):
-#: ``PreparedQuestion.kind_runs`` came without a bump, and a cache of before it then failed to load.
+#: a word-run field (now in ``WordRuns``) came without a bump, and a cache of before it then failed to load.
 CACHE_FORMAT = 7
 
 

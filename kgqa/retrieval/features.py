@@ -39,6 +39,29 @@ class SubgraphSettings:
 
 
 @dataclass(frozen=True, slots=True)
+class WordRuns:
+    """A question's word runs (``name_match.QuestionRuns``) as the relation-name match reads them.
+
+    Attributes:
+        vectors: FloatTensor [U, K, d], the embeddings of each run's words
+            (``name_match.WordVectors``).
+        sharing_cues: LongTensor [U], per run, whether it says that the answers share something
+            with the topic, alone ("also") or bound to its other words ("same director"):
+            ``NameMatchPlanner.sharing_cues``; ``None``: none does.
+        chained: BoolTensor [U], per run, whether it is a noun of a possessive chain of two or
+            more ("the nation of X 's parent"): ``QuestionRuns.chained``; ``None``: none is.
+        kinds: BoolTensor [U], per run, whether it names a class ("what kind of N is X", "...
+            also directed which movies"), which words a step only where it names the step's
+            relation beyond the step cost: ``QuestionRuns.kinds``; ``None``: none does.
+    """
+
+    vectors: torch.Tensor
+    sharing_cues: torch.Tensor | None = None
+    chained: torch.Tensor | None = None
+    kinds: torch.Tensor | None = None
+
+
+@dataclass(frozen=True, slots=True)
 class PreparedQuestion:
     """Everything the scorer needs about one question, by reference into the tables.
 
@@ -56,20 +79,8 @@ class PreparedQuestion:
         question_tokens: FloatTensor [T, d], the encoder's token states of the question in order,
             for the word-order planner (:mod:`kgqa.retrieval.models.plan_attention`); ``None`` when no
             model reads them.
-        run_words: FloatTensor [U, K, d], for the relation-name match (the train-free planner, and
-            the name prior of a trained one): the embeddings of the question's word runs
-            (``name_match.WordVectors``); ``None`` elsewhere.
-        sharing_cues: LongTensor [U], for the relation-name match: per word run of the question
-            (``name_match.QuestionRuns``), whether it says that the answers share something with
-            the topic, alone ("also") or bound to its other words ("same director"):
-            ``NameMatchPlanner.sharing_cues``; ``None`` elsewhere.
-        chained_runs: BoolTensor [U], for the relation-name match: per word run, whether it is a
-            noun of a possessive chain of two or more ("the nation of X 's parent"):
-            ``name_match.QuestionRuns.chained``; ``None`` elsewhere.
-        kind_runs: BoolTensor [U], for the relation-name match: per word run, whether it names a
-            class ("what kind of N is X", "... also directed which movies"), which words a step
-            only where it names the step's relation beyond the step cost
-            (``name_match.QuestionRuns.kinds``); ``None`` elsewhere.
+        run_words: the question's word runs as the relation-name match reads them (the
+            train-free planner, and the name prior of a trained one); ``None`` elsewhere.
     """
 
     question_views: torch.Tensor
@@ -80,10 +91,7 @@ class PreparedQuestion:
     hops: int
     timings_ms: dict[str, float] = field(default_factory=dict)
     question_tokens: torch.Tensor | None = None
-    run_words: torch.Tensor | None = None
-    sharing_cues: torch.Tensor | None = None
-    chained_runs: torch.Tensor | None = None
-    kind_runs: torch.Tensor | None = None
+    run_words: WordRuns | None = None
 
     @property
     def question_emb(self) -> torch.Tensor:

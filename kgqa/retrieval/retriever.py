@@ -28,7 +28,7 @@ from kgqa.linking_words import RelationWords
 from kgqa.retrieval.disambiguation import Disambiguation, rank_topics
 from kgqa.retrieval.evidence.nameless import nameless_names
 from kgqa.retrieval.evidence.path_pooling import path_rescore
-from kgqa.retrieval.features import PreparedQuestion, SubgraphSettings, prepare, subgraph_around
+from kgqa.retrieval.features import PreparedQuestion, SubgraphSettings, WordRuns, prepare, subgraph_around
 from kgqa.retrieval.graph.subgraph import Subgraph
 from kgqa.retrieval.graph.tables import EntityTable, RelationTable
 from kgqa.retrieval.models.name_match import (
@@ -497,9 +497,7 @@ class Retriever:
             subgraph=sub,
         )
         if words is not None:
-            prepared = replace(
-                prepared, run_words=words, sharing_cues=cues, chained_runs=chains, kind_runs=kinds
-            )
+            prepared = replace(prepared, run_words=WordRuns(words, cues, chains, kinds))
         if self.plans_by_name and chains is not None:
             # "the wife of X 's husband" may come home; "X 's co-stars" and "the films of X" may not
             sub = replace(prepared.subgraph, topic_walks_if_needed=bool(chains.any()))

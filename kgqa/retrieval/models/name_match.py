@@ -586,7 +586,7 @@ class NameMatchConfig:
 class NameMatchPlanner:
     """A planner with nothing to train: :meth:`plan_logits` as the trained planners have, from
     :func:`word_matches` of ``prepared.run_words``, the embeddings of the question's
-    ``QuestionRuns.words`` (:class:`WordVectors`).
+    ``QuestionRuns.words`` (:class:`WordVectors`) with what else it says of them (``WordRuns``).
     """
 
     KIND: ClassVar[str] = "name_match"
@@ -621,22 +621,22 @@ class NameMatchPlanner:
         """Logits [P]: :data:`SHARPNESS` x the best sum over a plan's steps of (its relation's
         match with a distinct question word - :data:`STEP_COST`); a step left without a word
         matches 0, a walk back that ends the plan takes no word, and one cued by the question's
-        sharing words (``prepared.sharing_cues``) earns :data:`SHARING_BONUS`, and with one topic
+        sharing words (``WordRuns.sharing_cues``) earns :data:`SHARING_BONUS`, and with one topic
         a plan earns :data:`ORDER_BONUS` per pair of steps whose words stand outward from it in
         the order walked (:func:`best_assignment`); plus :data:`PLAN_FIT_WEIGHT` x the whole
         question's fit with the plan's relation names together (:func:`plan_fit`). A word of a
-        possessive chain (``prepared.chained_runs``) matches :data:`CHAIN_BONUS` higher; a class noun
-        (``prepared.kind_runs``, ``QuestionRuns.kinds``) matches 0 where below :data:`STEP_COST`."""
-        words = prepared.run_words
-        if words is None:
+        possessive chain (``WordRuns.chained``) matches :data:`CHAIN_BONUS` higher; a class noun
+        (``WordRuns.kinds``) matches 0 where below :data:`STEP_COST`."""
+        runs = prepared.run_words
+        if runs is None:
             raise ValueError("NameMatchPlanner needs prepared.run_words (its word vectors)")
-        matches = word_matches(relation_emb, words)
-        if prepared.chained_runs is not None:
-            matches = matches + CHAIN_BONUS * prepared.chained_runs.to(matches.dtype)
-        if prepared.kind_runs is not None:
-            matches = matches.masked_fill(prepared.kind_runs & (matches < STEP_COST), 0.0)
+        matches = word_matches(relation_emb, runs.vectors)
+        if runs.chained is not None:
+            matches = matches + CHAIN_BONUS * runs.chained.to(matches.dtype)
+        if runs.kinds is not None:
+            matches = matches.masked_fill(runs.kinds & (matches < STEP_COST), 0.0)
         ordered = prepared.subgraph.num_topics == 1
-        assigned = best_assignment(matches, steps, STEP_COST, prepared.sharing_cues, ordered=ordered)
+        assigned = best_assignment(matches, steps, STEP_COST, runs.sharing_cues, ordered=ordered)
         return SHARPNESS * (assigned + PLAN_FIT_WEIGHT * plan_fit(prepared.question_emb, relation_emb, steps))
 
 

@@ -13,7 +13,7 @@ import torch
 from subgraphs import make_subgraph, random_case
 
 from kgqa.errors import ConfigError
-from kgqa.retrieval.features import PreparedQuestion
+from kgqa.retrieval.features import PreparedQuestion, WordRuns
 from kgqa.retrieval.graph.subgraph import Subgraph
 from kgqa.retrieval.models.plans import (
     QUESTION_VIEWS,
@@ -416,7 +416,7 @@ def test_the_name_prior_lifts_the_plan_whose_relations_the_question_names() -> N
         torch.arange(2),
         torch.zeros(5, 1),
         2,
-        run_words=relations[directed].reshape(1, 1, 4),  # the question's one word names DIRECTED_BY
+        run_words=WordRuns(relations[directed].reshape(1, 1, 4)),  # its one word names DIRECTED_BY
     )
     with torch.inference_mode():
         alone = rank_plans(model, prepared, tables)  # type: ignore[arg-type]
