@@ -93,12 +93,14 @@ def torch_threads(threads: int) -> Iterator[None]:
 
 
 def map_on_threads(fn: Callable[[_In], _Out], items: Iterable[_In], threads: int, *, name: str) -> list[_Out]:
-    """``[fn(item) for item in items]``, on ``threads`` threads where more than one is given.
+    """``[fn(item) for item in items]``, on ``threads`` threads where more than one is given and
+    there are two items or more (one item runs here: no pool to start for it).
 
     For work that releases the GIL, such as the store's subgraph queries (1.55x on 2 cores for
     MetaQA 2-hop subgraphs, docs/decisions.md); ``name`` prefixes the threads' names.
     """
-    if threads < 2:
+    items = list(items)
+    if threads < 2 or len(items) < 2:
         return [fn(item) for item in items]
     with ThreadPoolExecutor(threads, thread_name_prefix=name) as pool:
         return list(pool.map(fn, items))

@@ -411,10 +411,10 @@ class Retriever:
 
     def _score_trials(self, trials: list[_Trial], threads: int) -> dict[int, list[tuple[_Trial, Retrieval]]]:
         """Embed, extract, score, plan and rank every trial; by question, in trial order. One
-        trial's work is small, and runs on the process's threads (:mod:`kgqa.threads`)."""
+        trial's work is small, and runs on the process's threads (:func:`batch_threads`,
+        :func:`map_on_threads`)."""
         if not trials:
             return {}
-        threads = threads if len(trials) > 1 else 1
         started = time.perf_counter()
         # A trained planner also reads the text around the topic mention; otherwise the question only.
         texts = [

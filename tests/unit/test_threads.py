@@ -138,3 +138,5 @@ def test_map_on_threads_keeps_the_items_order_and_uses_the_threads_given() -> No
     pooled = map_on_threads(named, range(6), 2, name="kgqa-test")
     assert [r for r, _ in pooled] == [0, 1, 4, 9, 16, 25]
     assert all(n.startswith("kgqa-test") for _, n in pooled)
+    # one item starts no pool
+    assert map_on_threads(named, [3], 2, name="kgqa-test") == [(9, threading.current_thread().name)]
