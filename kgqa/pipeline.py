@@ -193,16 +193,18 @@ class Asker:
         return gathered
 
     def gather_many(
-        self, requests: Sequence[RetrievalRequest], *, threads: int = 1
+        self, requests: Sequence[RetrievalRequest], *, threads: int = 1, to_read: bool = False
     ) -> list[Gathered | KgqaError]:
         """:meth:`gather` of each request, retrieved together (:meth:`Retriever.retrieve_many`, on
-        ``threads`` threads), or the error that stopped it, in order. Where the trained
-        extractive reader answers, it rates their entities in one pass here (``entity_scores``)."""
+        ``threads`` threads), or the error that stopped it, in order. ``to_read``: the caller
+        reads every one (eval), so where the trained extractive reader answers it rates their
+        entities in one pass here (``entity_scores``) instead of one question at a time in
+        :meth:`read`; a caller that stops before the reader (:meth:`gather`) pays nothing for it."""
         retrievals = self.retriever.retrieve_many(requests, threads=threads)
         retrieved = [r for r in retrievals if not isinstance(r, KgqaError)]
         started = time.perf_counter()
         rated: list[torch.Tensor] = []
-        if self.llm is None and isinstance(self.extractive, ExtractiveReader) and retrieved:
+        if to_read and self.llm is None and isinstance(self.extractive, ExtractiveReader) and retrieved:
             with batch_threads(threads, len(retrieved)):
                 rated = self.extractive.entity_probabilities_many(retrieved)
         share_ms = (time.perf_counter() - started) * 1e3 / max(1, len(retrieved))

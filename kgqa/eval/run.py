@@ -389,7 +389,7 @@ def _gather(
     as a whole, each question alone (one question's error is then its own)."""
     requests = [RetrievalRequest(e.question, () if free_text else e.topic_ids, hops_of(e)) for e in chunk]
     try:
-        return asker.gather_many(requests, threads=threads)
+        return asker.gather_many(requests, threads=threads, to_read=True)
     except KgqaError as exc:
         if len(chunk) == 1:
             return [exc]

@@ -373,3 +373,23 @@ def test_the_reader_rates_several_questions_as_it_rates_each_alone(
             )
         alone = torch.sigmoid(logits).masked_fill(~retrieval.answerable(), 0.0)
         torch.testing.assert_close(probabilities, alone, rtol=0, atol=1e-6)
+
+
+def test_the_reader_rates_a_batch_at_gather_only_for_a_caller_that_reads_it(
+    trained: Retriever, extractive: ExtractiveReader
+) -> None:
+    """``gather`` (``Graph.retrieve`` stops there) runs no reader; ``gather_many(to_read=True)``
+    (eval) rates the batch in one pass, and reading it answers as ``ask`` does."""
+    from kgqa.retrieval.retriever import RetrievalRequest
+
+    asker = Asker(trained, AnswerSettings(), extractive=extractive)
+    assert asker.gather("who directed [Jaws]").entity_scores is None
+    questions = [q for q, _, _ in QUESTIONS[:4]]
+    for question, gathered in zip(
+        questions, asker.gather_many([RetrievalRequest(q) for q in questions], to_read=True), strict=True
+    ):
+        assert not isinstance(gathered, Exception) and gathered.entity_scores is not None
+        torch.testing.assert_close(
+            gathered.entity_scores, extractive.entity_probabilities(gathered.retrieval), rtol=0, atol=1e-6
+        )
+        assert [a.id for a in asker.read(gathered).answers] == [a.id for a in asker.ask(question).answers]
