@@ -51,7 +51,7 @@ from kgqa.embed.protocol import Embedder
 from kgqa.errors import LLMUnavailableError
 from kgqa.reasoning.path_judge import PathJudge, format_chain
 from kgqa.retrieval.graph.tables import EntityTable, RelationTable
-from kgqa.retrieval.models.plans import SENTENCE_VIEWS, Planner, enumerate_plans, question_views
+from kgqa.retrieval.models.plans import SENTENCE_VIEWS, Planner, question_plans, question_views
 from kgqa.store import queries
 from kgqa.store.protocol import GraphStore
 from kgqa.types import QAExample
@@ -325,7 +325,7 @@ def _candidate_logits(
     """Per candidate, the planner's best logit over the signed plans that follow its relations and
     end at an answer."""
     sub = ex.prepared.subgraph
-    plans = enumerate_plans(sub, min(ex.prepared.hops, planner.config.max_steps))
+    plans = question_plans(planner, ex.prepared)
     relation_emb = tables[1].matrix[ex.prepared.relation_rows]
     with torch.inference_mode():
         logits = planner.plan_logits(ex.prepared, relation_emb, plans.steps)

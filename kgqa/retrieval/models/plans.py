@@ -642,6 +642,12 @@ def plan_guided_scores(probabilities: Tensor, ranked: RankedPlans, sub: Subgraph
     return (probabilities + ranked.triple_support(sub)) / 2
 
 
+def question_plans(planner: Planner | NameMatchPlanner, prepared: PreparedQuestion) -> Plans:
+    """The plans ``prepared``'s subgraph can walk, at most as long as its hops and ``planner``'s
+    ``max_steps`` (:func:`rank_plans` says why not exactly as long)."""
+    return enumerate_plans(prepared.subgraph, min(prepared.hops, planner.config.max_steps))
+
+
 def rank_plans_many(
     planner: Planner | NameMatchPlanner,
     prepared: Sequence[PreparedQuestion],
@@ -654,7 +660,7 @@ def rank_plans_many(
     cost paid once), the other planners one question at a time."""
     if not isinstance(planner, PlanScorer):
         return [rank_plans(planner, p, tables, name_prior=name_prior) for p in prepared]
-    plans = [enumerate_plans(p.subgraph, min(p.hops, planner.config.max_steps)) for p in prepared]
+    plans = [question_plans(planner, p) for p in prepared]
     rated = [i for i, ps in enumerate(plans) if ps.num_plans]
     device = model_device(planner)
     relation_emb = [tables[1].matrix[p.relation_rows] for p in prepared]
@@ -667,12 +673,13 @@ def rank_plans_many(
         if rated
         else []
     )
-    ranked = [RankedPlans(ps, p.question_views.new_zeros(0)) for p, ps in zip(prepared, plans, strict=True)]
-    for i, question_logits in zip(rated, logits, strict=True):
-        ranked[i] = _ranked(
-            planner, prepared[i], relation_emb[i], plans[i], question_logits.cpu(), name_prior
-        )
-    return ranked
+    by_question = dict(zip(rated, logits, strict=True))
+    return [
+        _ranked(planner, p, relation_emb[i], plans[i], by_question[i].cpu(), name_prior)
+        if i in by_question
+        else rank_plans(planner, p, tables, plans[i])  # no plans: nothing to rate
+        for i, p in enumerate(prepared)
+    ]
 
 
 def rank_plans(
@@ -698,7 +705,7 @@ def rank_plans(
     the name match itself and where ``prepared`` has no word runs.
     """
     if plans is None:
-        plans = enumerate_plans(prepared.subgraph, min(prepared.hops, planner.config.max_steps))
+        plans = question_plans(planner, prepared)
     views = prepared.question_views
     if plans.num_plans == 0:
         return RankedPlans(plans, views.new_zeros(0))
