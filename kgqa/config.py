@@ -121,6 +121,9 @@ class RetrievalSettings(_Section):
     # Weight of the relation names' match with the question's words, added to a trained planner's
     # plan scores: a planner trained on few labels has not met every relation (0 turns it off).
     name_prior: float = Field(0.3, ge=0)
+    # Weight of the answers' kind a question names ("what country") against each plan's walk ends'
+    # names, beside any planner's scores (kgqa.retrieval.models.answer_type; 0 turns it off).
+    answer_type: float = Field(0.1, ge=0)
 
 
 #: The retrieval defaults, for library code that takes the caps as plain arguments

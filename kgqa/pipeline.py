@@ -69,7 +69,12 @@ def open_retriever(settings: Settings) -> Iterator[Retriever]:
     embedder = make_embedder(settings.embedder)
     with open_query_store(settings, embedder) as store:
         if train_free(settings):
-            yield Retriever.train_free(store, embedder, subgraph=subgraph_settings(settings))
+            yield Retriever.train_free(
+                store,
+                embedder,
+                subgraph=subgraph_settings(settings),
+                answer_type=settings.retrieval.answer_type,
+            )
             return
         yield Retriever.from_checkpoint(
             store,
@@ -78,6 +83,7 @@ def open_retriever(settings: Settings) -> Iterator[Retriever]:
             subgraph=subgraph_settings(settings),
             rescoring=settings.retrieval.rescoring,
             name_prior=settings.retrieval.name_prior,
+            answer_type=settings.retrieval.answer_type,
             device=resolve_device(settings.runtime.device),
         )
 

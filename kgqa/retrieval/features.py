@@ -81,6 +81,9 @@ class PreparedQuestion:
             model reads them.
         run_words: the question's word runs as the relation-name match reads them (the
             train-free planner, and the name prior of a trained one); ``None`` elsewhere.
+        answer_noun: FloatTensor [d], the embedding of the noun naming the answers' kind ("what
+            country": :func:`kgqa.retrieval.models.answer_type.answer_noun`); ``None`` where the
+            question has none or nothing reads it.
     """
 
     question_views: torch.Tensor
@@ -92,6 +95,7 @@ class PreparedQuestion:
     timings_ms: dict[str, float] = field(default_factory=dict)
     question_tokens: torch.Tensor | None = None
     run_words: WordRuns | None = None
+    answer_noun: torch.Tensor | None = None
 
     @property
     def question_emb(self) -> torch.Tensor:

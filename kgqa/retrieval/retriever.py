@@ -31,6 +31,7 @@ from kgqa.retrieval.evidence.path_pooling import path_rescore
 from kgqa.retrieval.features import PreparedQuestion, SubgraphSettings, WordRuns, prepare, subgraph_around
 from kgqa.retrieval.graph.subgraph import Subgraph
 from kgqa.retrieval.graph.tables import EntityTable, RelationTable
+from kgqa.retrieval.models.answer_type import answer_noun
 from kgqa.retrieval.models.name_match import (
     NameMatchPlanner,
     WordVectors,
@@ -216,6 +217,8 @@ class Retriever:
             without a planner), ``path`` with :func:`path_rescore`, ``none`` by the scorer alone.
         name_prior: weight of the relation-name match added to a trained planner's plan logits
             (:func:`rank_plans`); 0 leaves the planner alone.
+        answer_type: weight of the answers' kind a question names ("what country") against each
+            plan's walk ends (:mod:`kgqa.retrieval.models.answer_type`), for any planner; 0: none.
     """
 
     def __init__(
@@ -229,10 +232,12 @@ class Retriever:
         subgraph: SubgraphSettings | None = None,
         rescoring: Rescoring = "plan",
         name_prior: float = 0.0,
+        answer_type: float = 0.0,
     ) -> None:
         self.store = store
         self.rescoring = rescoring
         self.name_prior = name_prior
+        self.answer_type = answer_type
         self._embedder = embedder
         self.scorer = scorer.eval() if scorer is not None else None
         self.path_scorer = path_scorer.eval() if path_scorer is not None else None
@@ -262,6 +267,7 @@ class Retriever:
         subgraph: SubgraphSettings | None = None,
         rescoring: Rescoring = "plan",
         name_prior: float = 0.0,
+        answer_type: float = 0.0,
         device: torch.device | str = "cpu",
     ) -> Retriever:
         """Load the scorers and planner written by ``kgqa train`` onto ``device`` (``subgraph``
@@ -288,18 +294,26 @@ class Retriever:
             subgraph=subgraph,
             rescoring=rescoring,
             name_prior=name_prior,
+            answer_type=answer_type,
         )
 
     @classmethod
     def train_free(
-        cls, store: GraphStore, embedder: Embedder, *, subgraph: SubgraphSettings | None = None
+        cls,
+        store: GraphStore,
+        embedder: Embedder,
+        *,
+        subgraph: SubgraphSettings | None = None,
+        answer_type: float = 0.0,
     ) -> Retriever:
         """A retriever with nothing trained: plans ranked by their relation names' match with the
         question's words (:class:`~kgqa.retrieval.models.name_match.NameMatchPlanner`), triples by the
         likeliest plans' walks through them (walks come back through a topic only where the
         question chains relation nouns and a plan reaches nothing otherwise:
         ``Subgraph.topic_walks_if_needed``)."""
-        return cls(store, embedder, None, planner=NameMatchPlanner(), subgraph=subgraph)
+        return cls(
+            store, embedder, None, planner=NameMatchPlanner(), subgraph=subgraph, answer_type=answer_type
+        )
 
     @property
     def trained(self) -> bool:
@@ -452,7 +466,15 @@ class Retriever:
         plans: list[RankedPlans | None] = [None] * len(trials)
         if self.planner is not None:
             with torch.inference_mode():
-                plans = list(rank_plans_many(self.planner, prepared, self.tables, name_prior=self.name_prior))
+                plans = list(
+                    rank_plans_many(
+                        self.planner,
+                        prepared,
+                        self.tables,
+                        name_prior=self.name_prior,
+                        answer_type=self.answer_type,
+                    )
+                )
         planned = time.perf_counter()
         share = 1e3 / len(trials)
         by_question: dict[int, list[tuple[_Trial, Retrieval]]] = {}
@@ -472,18 +494,19 @@ class Retriever:
     def _prepare(self, trial: _Trial, views: torch.Tensor, sub: Subgraph) -> PreparedQuestion:
         """A trial's scorer and planner inputs around its subgraph ``sub``."""
         text = trial.parsed.text
-        tokens = words = cues = chains = kinds = None
+        tokens = words = cues = chains = kinds = noun = None
+        mentions = [t.mention or t.name for t in trial.topics]
         if isinstance(self.planner, AttentionPlanScorer):
             tokens = question_token_states(self.embedder, text)
+        if self.planner is not None and self.answer_type:
+            asked = answer_noun(text, mentions)
+            noun = None if asked is None else self._words()([[asked]])[0, 0]
         if self.plans_by_name or (self._trained_planner and self.name_prior):
-            if self._word_vectors is None:
-                self._word_vectors = WordVectors(self.embedder)
-                self._known_words = known_words(self.embedder)
-            mentions = [t.mention or t.name for t in trial.topics]
+            vectors = self._words()  # first: it also reads the model's words for question_runs
             runs = question_runs(
                 text, mentions, self._relation_phrases, self._relation_name_words, self._known_words
             )
-            words = self._word_vectors(runs.words)
+            words = vectors(runs.words)
             cues = NameMatchPlanner.sharing_cues(runs.words, runs.shares)
             chains = torch.tensor(runs.chained, dtype=torch.bool)
             kinds = torch.tensor(runs.kinds, dtype=torch.bool)
@@ -496,13 +519,20 @@ class Retriever:
             question_tokens=tokens,
             subgraph=sub,
         )
-        if words is not None:
-            prepared = replace(prepared, run_words=WordRuns(words, cues, chains, kinds))
+        runs_read = None if words is None else WordRuns(words, cues, chains, kinds)
+        prepared = replace(prepared, run_words=runs_read, answer_noun=noun)
         if self.plans_by_name and chains is not None:
             # "the wife of X 's husband" may come home; "X 's co-stars" and "the films of X" may not
             sub = replace(prepared.subgraph, topic_walks_if_needed=bool(chains.any()))
             prepared = replace(prepared, subgraph=sub)
         return prepared
+
+    def _words(self) -> WordVectors:
+        """The kept word vectors, made with the embedder on first use (it loads lazily)."""
+        if self._word_vectors is None:
+            self._word_vectors = WordVectors(self.embedder)
+            self._known_words = known_words(self.embedder)
+        return self._word_vectors
 
     def _rank(
         self,

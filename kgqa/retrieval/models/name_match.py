@@ -255,7 +255,7 @@ def relation_name_words(relation_names: Iterable[str]) -> frozenset[str]:
     case: ``written_by`` gives "written", ``people.person.place_of_birth`` "person", "place",
     "birth"."""
     words = (w for name in relation_names for w in relation_text(name).lower().split())
-    return frozenset(w for w in words if _is_content(w))
+    return frozenset(w for w in words if is_content_word(w))
 
 
 def _with_heads(
@@ -271,7 +271,8 @@ def _inside(words: Sequence[str], longer: Sequence[str]) -> bool:
     return len(longer) > n and any(tuple(longer[i : i + n]) == key for i in range(len(longer) - n + 1))
 
 
-def _is_content(word: str) -> bool:
+def is_content_word(word: str) -> bool:
+    """Whether ``word`` (lower case) can name a relation: three letters or more, no function word."""
     return len(word) > 2 and word not in _FUNCTION_WORDS
 
 
@@ -301,13 +302,13 @@ def _runs(question: str, mentions: Sequence[str], phrases: Collection[str] = ())
             subject = mention_after and _subject_before_mention(words)
             before_ends_in_of = bool(chain_ends) and _before_the_noun_of(words) is not None
         # "what films did the director of X make": the verb alone after the mention
-        verb_at = 0 if i == 1 and subject and words and all(map(_is_content, words)) else None
+        verb_at = 0 if i == 1 and subject and words and all(map(is_content_word, words)) else None
         # The possessive's "s" stands between nothing: "X's wife" is as near as "wife of X".
         counted = [int(w != "s") for w in words]
         start = None
         shared_next = False  # the run before ended in "share" + an article: this one is what is shared
         for k, word in enumerate([*words, ""]):
-            if _is_content(word):
+            if is_content_word(word):
                 start = k if start is None else start
                 continue
             if start is None:
@@ -355,7 +356,7 @@ def _shares_the_next(words: Sequence[str], start: int, end: int) -> bool:
         and words[end - 1] in _SHARE_VERBS
         and end + 1 < len(words)
         and words[end] in _ARTICLES
-        and _is_content(words[end + 1])
+        and is_content_word(words[end + 1])
     )
 
 
@@ -394,7 +395,7 @@ def _participle_noun(words: Sequence[str]) -> bool:
     """Whether the words after a mention are a participle and its noun ("starred movies", "written
     films"), the end of "the N of X V-ed M": X's M; not a verb ("where did the wife of X die") nor
     other words ("the capital of spain wiki answers")."""
-    return len(words) == 2 and all(map(_is_content, words)) and _is_participle(words[0])
+    return len(words) == 2 and all(map(is_content_word, words)) and _is_participle(words[0])
 
 
 def _kind_noun(words: Sequence[str], start: int, end: int) -> bool:
@@ -423,12 +424,18 @@ def _participle_chain(words: Sequence[str]) -> set[int]:
     if j < 1 or words[j] != "by":
         return set()
     start = j
-    while start > 0 and _is_content(words[start - 1]):
+    while start > 0 and is_content_word(words[start - 1]):
         start -= 1
     t = start
     while t > 0 and words[t - 1] in _ARTICLES:
         t -= 1
-    if start == j or t == start or t < 2 or _is_content(words[t - 1]) or not _is_content(words[t - 2]):
+    if (
+        start == j
+        or t == start
+        or t < 2
+        or is_content_word(words[t - 1])
+        or not is_content_word(words[t - 2])
+    ):
         return set()
     return {j, t - 1}
 
@@ -450,18 +457,18 @@ def _chain_before_mention(words: Sequence[str]) -> set[int]:
         while k > 0 and words[k - 1] in _ARTICLES:
             k -= 1
         end = k
-        while k > 0 and _is_content(words[k - 1]):
+        while k > 0 and is_content_word(words[k - 1]):
             k -= 1
         if k == end:
             break
         ends.add(end)
     if k > 2 and words[k - 1] in _COPULAS and words[0] in _ASKING_WHAT:
-        if all(_is_content(w) for w in words[1 : k - 1]):
+        if all(is_content_word(w) for w in words[1 : k - 1]):
             ends.add(k - 1)
-    if k > 0 and words[0] in _PLACE_AND_TIME and not any(_is_content(w) for w in words[1:k]):
+    if k > 0 and words[0] in _PLACE_AND_TIME and not any(is_content_word(w) for w in words[1:k]):
         ends.add(1)  # "where did X 's son die" asks for "the place of X 's son's death"
     if not ends and k > 1 and words[0] in _ASKING_WHAT | {"who"}:
-        if all(_is_content(w) for w in words[1:k]):
+        if all(is_content_word(w) for w in words[1:k]):
             ends.add(k)  # "who directed X 's films": the films' directors
     return ends
 
@@ -473,7 +480,7 @@ def _names_the_answer(before: Sequence[str]) -> bool:
     rest = list(before)
     if rest and rest[0] in _ASKING_WHAT:
         rest = rest[1:]
-        while rest and _is_content(rest[0]):
+        while rest and is_content_word(rest[0]):
             rest = rest[1:]
         if rest and rest[0] in _COPULAS:
             rest = rest[1:]
@@ -492,7 +499,7 @@ def _before_the_noun_of(words: Sequence[str]) -> int | None:
     if k == 0 or words[k - 1] != "of":
         return None
     k -= 1
-    while k > 0 and _is_content(words[k - 1]):
+    while k > 0 and is_content_word(words[k - 1]):
         k -= 1
     while k > 0 and words[k - 1] in _ARTICLES:
         k -= 1
@@ -505,14 +512,14 @@ def _subject_before_mention(words: Sequence[str]) -> bool:
     k = _before_the_noun_of(words)
     if k is None or k < 3 or words[k - 1] not in _AUXILIARIES or words[0] not in _ASKING_WHAT:
         return False
-    return all(_is_content(w) for w in words[1 : k - 1])
+    return all(is_content_word(w) for w in words[1 : k - 1])
 
 
 def _partner_before_mention(words: Sequence[str]) -> int | None:
     """Where the verb of "who V with" ends, when the words before a mention are that ("who acted
     with": the people who acted beside the topic, not the topic's films)."""
     k = len(words)
-    if k > 2 and words[0] == "who" and words[-1] == "with" and all(_is_content(w) for w in words[1:-1]):
+    if k > 2 and words[0] == "who" and words[-1] == "with" and all(is_content_word(w) for w in words[1:-1]):
         return k - 1
     return None
 
@@ -521,7 +528,13 @@ def _agent_before_mention(words: Sequence[str]) -> int | None:
     """Where the run before "by the N of" ends, when the words before a mention end so ("movies
     directed by the director of"): the run's participle has the chain's noun as its agent."""
     k = _before_the_noun_of(words)
-    if k is not None and k > 1 and words[k - 1] == "by" and _is_content(words[k - 2]) and k < len(words) - 1:
+    if (
+        k is not None
+        and k > 1
+        and words[k - 1] == "by"
+        and is_content_word(words[k - 2])
+        and k < len(words) - 1
+    ):
         return k - 1
     return None
 
@@ -533,7 +546,7 @@ def _chain_after_mention(words: Sequence[str]) -> set[int]:
     while k < len(words) and words[k] == "s":
         k += 1
         start = k
-        while k < len(words) and _is_content(words[k]):
+        while k < len(words) and is_content_word(words[k]):
             k += 1
         if k == start:
             break

@@ -42,7 +42,8 @@ from kgqa.names import relationship_type
 from kgqa.retrieval.features import PreparedQuestion
 from kgqa.retrieval.graph.subgraph import Subgraph
 from kgqa.retrieval.graph.tables import EntityTable, RelationTable
-from kgqa.retrieval.models.name_match import NameMatchPlanner, find_mention
+from kgqa.retrieval.models.answer_type import answer_type_fit
+from kgqa.retrieval.models.name_match import SHARPNESS, NameMatchPlanner, find_mention
 from kgqa.retrieval.models.nn import Checkpointable, MlpConfig, mlp_tail, scatter_max
 from kgqa.retrieval.models.plan_attention import AttentionPlanScorer
 
@@ -654,12 +655,15 @@ def rank_plans_many(
     tables: tuple[EntityTable, RelationTable],
     *,
     name_prior: float = 0.0,
+    answer_type: float = 0.0,
 ) -> list[RankedPlans]:
     """:func:`rank_plans` of each question; the MLP planner rates all their plans in one pass
     (:meth:`PlanScorer.logits_many`: the same arithmetic per question, each operation's fixed
     cost paid once), the other planners one question at a time."""
     if not isinstance(planner, PlanScorer):
-        return [rank_plans(planner, p, tables, name_prior=name_prior) for p in prepared]
+        return [
+            rank_plans(planner, p, tables, name_prior=name_prior, answer_type=answer_type) for p in prepared
+        ]
     plans = [question_plans(planner, p) for p in prepared]
     rated = [i for i, ps in enumerate(plans) if ps.num_plans]
     device = model_device(planner)
@@ -675,7 +679,7 @@ def rank_plans_many(
     )
     by_question = dict(zip(rated, logits, strict=True))
     return [
-        _ranked(planner, p, relation_emb[i], plans[i], by_question[i].cpu(), name_prior)
+        _ranked(planner, p, tables, plans[i], by_question[i].cpu(), name_prior, answer_type)
         if i in by_question
         else rank_plans(planner, p, tables, plans[i])  # no plans: nothing to rate
         for i, p in enumerate(prepared)
@@ -689,6 +693,7 @@ def rank_plans(
     plans: Plans | None = None,
     *,
     name_prior: float = 0.0,
+    answer_type: float = 0.0,
 ) -> RankedPlans:
     """Enumerate the plans ``prepared``'s subgraph can walk and rate them with ``planner``.
 
@@ -703,6 +708,10 @@ def rank_plans(
     still tell which relation a word asks for (docs/decisions.md: 50 labelled questions, Hit@1
     0.86 -> 0.88 on held-out MetaQA 2-hop, 0.86 -> 0.91 on PQ-2H, none lost with 1,000). Ignored for
     the name match itself and where ``prepared`` has no word runs.
+
+    ``answer_type``: the weight of the answers' kind (:func:`answer_type_fit` of
+    ``prepared.answer_noun`` with each plan's walk ends, in cosine units scaled as the name
+    match's are), for any planner; ignored where ``prepared`` has no answer noun.
     """
     if plans is None:
         plans = question_plans(planner, prepared)
@@ -719,18 +728,27 @@ def rank_plans(
         question_tokens=None if tokens is None else tokens.to(device),
     )
     logits = planner.plan_logits(on_device, relation_emb.to(device), plans.steps.to(device)).cpu()
-    return _ranked(planner, prepared, relation_emb, plans, logits, name_prior)
+    return _ranked(planner, prepared, tables, plans, logits, name_prior, answer_type)
 
 
 def _ranked(
     planner: Planner | NameMatchPlanner,
     prepared: PreparedQuestion,
-    relation_emb: Tensor,
+    tables: tuple[EntityTable, RelationTable],
     plans: Plans,
     logits: Tensor,
     name_prior: float,
+    answer_type: float,
 ) -> RankedPlans:
-    """``plans`` ranked by ``planner``'s ``logits`` (on the CPU) plus the name prior."""
+    """``plans`` ranked by ``planner``'s ``logits`` (on the CPU) plus the name prior and the
+    answers' kind."""
     if name_prior and prepared.run_words is not None and not isinstance(planner, NameMatchPlanner):
+        relation_emb = tables[1].matrix[prepared.relation_rows]
         logits = logits + name_prior * NameMatchPlanner().plan_logits(prepared, relation_emb, plans.steps)
+    if answer_type and prepared.answer_noun is not None:
+        entities = tables[0].matrix[prepared.entity_rows]
+        fit = answer_type_fit(
+            plans.end_plan, plans.end_entity, plans.num_plans, prepared.answer_noun, entities
+        )
+        logits = logits + answer_type * SHARPNESS * fit
     return RankedPlans(plans, torch.softmax(logits, dim=0), logits)

@@ -427,3 +427,28 @@ def test_the_name_prior_lifts_the_plan_whose_relations_the_question_names() -> N
     best = named.plans.steps[int(named.probabilities.argmax())].tolist()
     assert directed * 2 in best  # the walk on to the director
     assert float(named.probabilities.max()) > 1 / 3
+
+
+def test_the_answers_kind_lifts_the_plan_whose_walk_ends_it_names() -> None:
+    model = PlanScorer(PlannerConfig(emb_dim=4, hidden=8, max_steps=2)).eval()
+    for parameter in model.parameters():  # a planner that learned nothing: every plan alike
+        torch.nn.init.zeros_(parameter)
+    entities = torch.eye(5, 4)  # each entity's name its own direction; e4 has none (a nameless node)
+    entities[4] = 0
+    tables = (SimpleNamespace(matrix=entities), SimpleNamespace(matrix=torch.eye(4)[:2]))
+    prepared = PreparedQuestion(
+        torch.randn(3, 4),
+        WRITER,
+        torch.arange(5),
+        torch.arange(2),
+        torch.zeros(5, 1),
+        2,
+        answer_noun=entities[2],
+    )  # "which director ...": the noun is e2's kind
+    with torch.inference_mode():
+        alone = rank_plans(model, prepared, tables)  # type: ignore[arg-type]
+        kinded = rank_plans(model, prepared, tables, answer_type=1.0)  # type: ignore[arg-type]
+        no_noun = rank_plans(model, replace(prepared, answer_noun=None), tables, answer_type=1.0)  # type: ignore[arg-type]
+    assert torch.allclose(alone.probabilities, torch.full_like(alone.probabilities, 1 / 3))
+    assert torch.equal(no_noun.probabilities, alone.probabilities)
+    assert _names(kinded.plans, WRITER)[int(kinded.probabilities.argmax())] == ("<-WRITTEN_BY", "DIRECTED_BY")
