@@ -272,8 +272,31 @@ def test_a_trained_planner_takes_the_relation_name_match_as_a_prior(trained: Ret
     assert not torch.allclose(primed.plans.probabilities, plain.plans.probabilities)
 
 
-@pytest.mark.parametrize("name_prior", [0.0, 0.3])
-def test_questions_retrieved_together_score_as_each_alone(trained: Retriever, name_prior: float) -> None:
+def test_plans_are_weighed_by_the_answers_kind_the_question_names(trained: Retriever) -> None:
+    from kgqa.retrieval.models.answer_type import answer_type_fit
+    from kgqa.retrieval.models.name_match import SHARPNESS
+
+    question = "which films did [Tom Hanks] star in"
+    plain = trained.retrieve(question)
+    kinded = copy.copy(trained)
+    kinded.answer_type = 0.5
+    weighed = kinded.retrieve(question)
+    assert plain.plans is not None and weighed.plans is not None
+    assert plain.prepared.answer_noun is None and weighed.prepared.answer_noun is not None
+    plans = weighed.plans.plans
+    entities = trained.tables[0].matrix[weighed.prepared.entity_rows]
+    fit = answer_type_fit(
+        plans.end_plan, plans.end_entity, plans.num_plans, weighed.prepared.answer_noun, entities
+    )
+    assert bool(fit.abs().max() > 0)
+    torch.testing.assert_close(weighed.plans.logits, plain.plans.logits + 0.5 * SHARPNESS * fit)
+    assert kinded.retrieve("who directed [Cast Away]").prepared.answer_noun is None  # no noun named
+
+
+@pytest.mark.parametrize(("name_prior", "answer_type"), [(0.0, 0.0), (0.3, 0.1)])
+def test_questions_retrieved_together_score_as_each_alone(
+    trained: Retriever, name_prior: float, answer_type: float
+) -> None:
     """``retrieve_many`` embeds, queries and scores the questions together; each question's
     scores, plans and topics are those it gets alone, and a question whose topic is not in the
     store gets its own error without stopping the others."""
@@ -282,6 +305,7 @@ def test_questions_retrieved_together_score_as_each_alone(trained: Retriever, na
 
     retriever = copy.copy(trained)
     retriever.name_prior = name_prior
+    retriever.answer_type = answer_type
     questions = [q for q, _, _ in QUESTIONS]
     requests = [RetrievalRequest(q) for q in questions[:3]]
     requests += [RetrievalRequest("who directed [No Such Film]"), RetrievalRequest(questions[3], hops=1)]
