@@ -402,22 +402,28 @@ def test_rank_plans_is_a_softmax_over_every_plan_and_describes_the_likeliest() -
     assert ranked.reach(WRITER.num_entities)[0].tolist() == [0.0, 0.0]  # a topic is never a plan's end
 
 
-def test_the_name_prior_lifts_the_plan_whose_relations_the_question_names() -> None:
+def _untrained_planner() -> PlanScorer:
+    """A planner that learned nothing: every plan alike."""
     model = PlanScorer(PlannerConfig(emb_dim=4, hidden=8, max_steps=2)).eval()
-    for parameter in model.parameters():  # a planner that learned nothing: every plan alike
+    for parameter in model.parameters():
         torch.nn.init.zeros_(parameter)
+    return model
+
+
+def _writer_question(**inputs: torch.Tensor | WordRuns) -> PreparedQuestion:
+    """A 2-hop question about WRITER's e0 with 4-d vectors, plus ``inputs``."""
+    return PreparedQuestion(
+        torch.randn(3, 4), WRITER, torch.arange(5), torch.arange(2), torch.zeros(5, 1), 2, **inputs
+    )  # type: ignore[arg-type]
+
+
+def test_the_name_prior_lifts_the_plan_whose_relations_the_question_names() -> None:
+    model = _untrained_planner()
     relations = torch.eye(4)[:2]  # WRITTEN_BY, DIRECTED_BY
     tables = (None, SimpleNamespace(matrix=relations))
     directed = WRITER.relation_types.index("DIRECTED_BY")
-    prepared = PreparedQuestion(
-        torch.randn(3, 4),
-        WRITER,
-        torch.arange(5),
-        torch.arange(2),
-        torch.zeros(5, 1),
-        2,
-        run_words=WordRuns(relations[directed].reshape(1, 1, 4)),  # its one word names DIRECTED_BY
-    )
+    # its one word names DIRECTED_BY
+    prepared = _writer_question(run_words=WordRuns(relations[directed].reshape(1, 1, 4)))
     with torch.inference_mode():
         alone = rank_plans(model, prepared, tables)  # type: ignore[arg-type]
         named = rank_plans(model, prepared, tables, name_prior=1.0)  # type: ignore[arg-type]
@@ -430,21 +436,11 @@ def test_the_name_prior_lifts_the_plan_whose_relations_the_question_names() -> N
 
 
 def test_the_answers_kind_lifts_the_plan_whose_walk_ends_it_names() -> None:
-    model = PlanScorer(PlannerConfig(emb_dim=4, hidden=8, max_steps=2)).eval()
-    for parameter in model.parameters():  # a planner that learned nothing: every plan alike
-        torch.nn.init.zeros_(parameter)
+    model = _untrained_planner()
     entities = torch.eye(5, 4)  # each entity's name its own direction; e4 has none (a nameless node)
     entities[4] = 0
     tables = (SimpleNamespace(matrix=entities), SimpleNamespace(matrix=torch.eye(4)[:2]))
-    prepared = PreparedQuestion(
-        torch.randn(3, 4),
-        WRITER,
-        torch.arange(5),
-        torch.arange(2),
-        torch.zeros(5, 1),
-        2,
-        answer_noun=entities[2],
-    )  # "which director ...": the noun is e2's kind
+    prepared = _writer_question(answer_noun=entities[2])  # "which director ...": the noun is e2's kind
     with torch.inference_mode():
         alone = rank_plans(model, prepared, tables)  # type: ignore[arg-type]
         kinded = rank_plans(model, prepared, tables, answer_type=1.0)  # type: ignore[arg-type]
