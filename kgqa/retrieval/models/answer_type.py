@@ -10,10 +10,10 @@ logits, weighed by ``retrieval.answer_type``.
 Only a question that opens with "what" or "which" and a noun has one; the noun is read by English
 grammar alone (the content word right after the question word, past "kind of" and a number, and
 past a topic's mention standing before the noun: "which England footballer"). One word: the
-next is as often a verb ("what countries border X") as the noun's head ("political party"). Names say little
-about people ("footballer" sits nearer "Forward" than a player's name), so the weight stays
-small: chosen on the tuning parts of WebQSP-evidence, MetaQA, PathQuestion and WorldCup2014
-(docs/decisions.md), where larger weights cost WorldCup2014's two-topic questions.
+next is as often a verb ("what countries border X") as the noun's head ("political party").
+Names say little about people ("footballer" sits nearer "Forward" than a player's name), so the
+weight stays small: chosen on the tuning parts of WebQSP-evidence, MetaQA, PathQuestion and
+WorldCup2014 (docs/decisions.md), where larger weights cost WorldCup2014's two-topic questions.
 """
 
 from __future__ import annotations
