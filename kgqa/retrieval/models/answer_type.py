@@ -24,7 +24,7 @@ from collections.abc import Sequence
 import torch
 from torch import Tensor
 
-from kgqa.retrieval.models.name_match import find_mention, is_content_word
+from kgqa.retrieval.models.name_match import around_mentions, is_content_word
 
 #: Question words whose noun names the answers' kind ("what country", "which films").
 _ASKING = frozenset({"what", "which"})
@@ -45,12 +45,8 @@ def answer_noun(question: str, mentions: Sequence[str]) -> str | None:
     >>> answer_noun("who directed cast away", ["cast away"]) is None
     True
     """
-    text = question.replace("_", " ")
-    for mention in mentions:  # a mention before the noun qualifies it: "which England footballer"
-        found = find_mention(text, [mention.replace("_", " ")])
-        if found is not None:
-            text = f"{text[: found.start()]} {text[found.end() :]}"
-    words = _TOKEN.findall(text.lower())
+    # a mention before the noun qualifies it: "which England footballer"
+    words = [w for piece in around_mentions(question, mentions) for w in _TOKEN.findall(piece.lower())]
     if len(words) < 2 or words[0] not in _ASKING:
         return None
     start = 1

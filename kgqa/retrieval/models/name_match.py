@@ -276,16 +276,24 @@ def is_content_word(word: str) -> bool:
     return len(word) > 2 and word not in _FUNCTION_WORDS
 
 
-def _runs(question: str, mentions: Sequence[str], phrases: Collection[str] = ()) -> list[_Run]:
-    """:func:`content_words`' runs in order, each with its distance and chain mark; a word
-    phrase "A of B" among ``phrases`` is one word ("place of birth")."""
-    pieces = [question.replace("_", " ")]  # ids such as Alan_PULIDO are mentioned either way
-    for mention in mentions:  # every topic's mention: "for country Germany" names no relation
+def around_mentions(question: str, mentions: Sequence[str]) -> list[str]:
+    """The text of ``question`` between its topics' ``mentions``, in order: each mention's first
+    occurrence cut out (:func:`find_mention`; "_" read as a space, so ids such as Alan_PULIDO are
+    mentioned either way), one piece more than the mentions found."""
+    pieces = [question.replace("_", " ")]
+    for mention in mentions:
         for i, piece in enumerate(pieces):
             found = find_mention(piece, [mention.replace("_", " ")])
             if found is not None:
                 pieces[i : i + 1] = [piece[: found.start()], piece[found.end() :]]
                 break
+    return pieces
+
+
+def _runs(question: str, mentions: Sequence[str], phrases: Collection[str] = ()) -> list[_Run]:
+    """:func:`content_words`' runs in order, each with its distance and chain mark; a word
+    phrase "A of B" among ``phrases`` is one word ("place of birth")."""
+    pieces = around_mentions(question, mentions)  # every topic's: "for country Germany" names no relation
     runs: list[_Run] = []
     subject = before_ends_in_of = False
     for i, piece in enumerate(pieces):
