@@ -679,7 +679,9 @@ def rank_plans_many(
     )
     by_question = dict(zip(rated, logits, strict=True))
     return [
-        _ranked(planner, p, tables, plans[i], by_question[i].cpu(), name_prior, answer_type)
+        _ranked(
+            planner, p, tables[0], relation_emb[i], plans[i], by_question[i].cpu(), name_prior, answer_type
+        )
         if i in by_question
         else rank_plans(planner, p, tables, plans[i])  # no plans: nothing to rate
         for i, p in enumerate(prepared)
@@ -728,13 +730,14 @@ def rank_plans(
         question_tokens=None if tokens is None else tokens.to(device),
     )
     logits = planner.plan_logits(on_device, relation_emb.to(device), plans.steps.to(device)).cpu()
-    return _ranked(planner, prepared, tables, plans, logits, name_prior, answer_type)
+    return _ranked(planner, prepared, tables[0], relation_emb, plans, logits, name_prior, answer_type)
 
 
 def _ranked(
     planner: Planner | NameMatchPlanner,
     prepared: PreparedQuestion,
-    tables: tuple[EntityTable, RelationTable],
+    entity_table: EntityTable,
+    relation_emb: Tensor,
     plans: Plans,
     logits: Tensor,
     name_prior: float,
@@ -743,10 +746,9 @@ def _ranked(
     """``plans`` ranked by ``planner``'s ``logits`` (on the CPU) plus the name prior and the
     answers' kind."""
     if name_prior and prepared.run_words is not None and not isinstance(planner, NameMatchPlanner):
-        relation_emb = tables[1].matrix[prepared.relation_rows]
         logits = logits + name_prior * NameMatchPlanner().plan_logits(prepared, relation_emb, plans.steps)
     if answer_type and prepared.answer_noun is not None:
-        entities = tables[0].matrix[prepared.entity_rows]
+        entities = entity_table.matrix[prepared.entity_rows]
         fit = answer_type_fit(
             plans.end_plan, plans.end_entity, plans.num_plans, prepared.answer_noun, entities
         )
