@@ -84,6 +84,10 @@ class PreparedQuestion:
         answer_noun: FloatTensor [d], the embedding of the noun naming the answers' kind ("what
             country": :func:`kgqa.retrieval.models.answer_type.answer_noun`); ``None`` where the
             question has none or nothing reads it.
+        mediators: BoolTensor [2R], the signed steps into nameless nodes
+            (:meth:`~kgqa.retrieval.graph.subgraph.Subgraph.mediator_steps`), which the
+            relation-name match reads with the step after as one relation; ``None`` where
+            nothing reads them.
     """
 
     question_views: torch.Tensor
@@ -96,6 +100,7 @@ class PreparedQuestion:
     question_tokens: torch.Tensor | None = None
     run_words: WordRuns | None = None
     answer_noun: torch.Tensor | None = None
+    mediators: torch.Tensor | None = None
 
     @property
     def question_emb(self) -> torch.Tensor:

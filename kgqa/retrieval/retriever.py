@@ -519,8 +519,12 @@ class Retriever:
             question_tokens=tokens,
             subgraph=sub,
         )
-        runs_read = None if words is None else WordRuns(words, cues, chains, kinds)
-        prepared = replace(prepared, run_words=runs_read, answer_noun=noun)
+        runs_read = mediators = None
+        if words is not None:
+            runs_read = WordRuns(words, cues, chains, kinds)
+            named = self.tables[0].has_text[prepared.entity_rows]
+            mediators = prepared.subgraph.mediator_steps(named)
+        prepared = replace(prepared, run_words=runs_read, answer_noun=noun, mediators=mediators)
         if self.plans_by_name and chains is not None:
             # "the wife of X 's husband" may come home; "X 's co-stars" and "the films of X" may not
             sub = replace(prepared.subgraph, topic_walks_if_needed=bool(chains.any()))

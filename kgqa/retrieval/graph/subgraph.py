@@ -99,6 +99,22 @@ class Subgraph:
             return replace(self, topic_walks=True)
         return None
 
+    def mediator_steps(self, named: torch.Tensor) -> torch.Tensor:
+        """BoolTensor [2R]: per signed step (``2 * rel + backward``, as plans spell them), whether
+        every triple it crosses here leads to a nameless node (``named`` [N] False there: a
+        Freebase CVT such as a film performance, named by its mid); False for a step that crosses
+        none.
+
+        Why: such a node stands for one fact of several parts ("X starred in Y as Z"), so a step
+        into it and the step out of it name one relation between named things ("film starring",
+        then "performance actor": who played in Y)."""
+        steps = 2 * len(self.relation_types)
+        signed = torch.cat([2 * self.rel, 2 * self.rel + 1])
+        reached = torch.cat([self.tail, self.head])
+        crossed = torch.zeros(steps, dtype=torch.long).index_add_(0, signed, torch.ones_like(signed))
+        to_named = torch.zeros(steps, dtype=torch.long).index_add_(0, signed, named[reached].long())
+        return (crossed > 0) & (to_named == 0)
+
     def triple(self, i: int) -> tuple[str, str, str]:
         """Triple ``i`` as (head id, relationship type, tail id)."""
         return (

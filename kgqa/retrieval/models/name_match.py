@@ -26,7 +26,10 @@ through "of" and "'s" to the topic ("the nation of X's parent", "X's parent's se
 is a step, so in a chain of two or more each earns :data:`CHAIN_BONUS` (``QuestionRuns.chained``);
 a phrase the graph's relation names hold ("place of birth", :func:`relation_phrases`) is one,
 and a compound is read as its head where that begins as a relation name's word does
-("screenwriter" as "writer", :func:`compound_head`).
+("screenwriter" as "writer", :func:`compound_head`). Freebase spells a fact of several parts
+as two steps through a nameless mediator ("film starring" to a performance, then "performance
+actor"): a step into one is free where the question has no word of its own for it, so "who
+played Z in Y" walks through the performance to its actor instead of stopping at it.
 :data:`STEP_COST` was chosen on the training parts of MetaQA 1-hop and WorldCup2014 WC-P2
 (docs/decisions.md); nothing here reads a benchmark.
 """
@@ -647,7 +650,9 @@ class NameMatchPlanner:
         the order walked (:func:`best_assignment`); plus :data:`PLAN_FIT_WEIGHT` x the whole
         question's fit with the plan's relation names together (:func:`plan_fit`). A word of a
         possessive chain (``WordRuns.chained``) matches :data:`CHAIN_BONUS` higher; a class noun
-        (``WordRuns.kinds``) matches 0 where below :data:`STEP_COST`."""
+        (``WordRuns.kinds``) matches 0 where below :data:`STEP_COST`. A step into a nameless
+        mediator (``prepared.mediators``) and the step out of it are named as one relation
+        where one word names them."""
         runs = prepared.run_words
         if runs is None:
             raise ValueError("NameMatchPlanner needs prepared.run_words (its word vectors)")
@@ -657,7 +662,10 @@ class NameMatchPlanner:
         if runs.kinds is not None:
             matches = matches.masked_fill(runs.kinds & (matches < STEP_COST), 0.0)
         ordered = prepared.subgraph.num_topics == 1
-        assigned = best_assignment(matches, steps, STEP_COST, runs.sharing_cues, ordered=ordered)
+        through = None if prepared.mediators is None else steps_through_mediators(prepared.mediators, steps)
+        assigned = best_assignment(
+            matches, steps, STEP_COST, runs.sharing_cues, ordered=ordered, through=through
+        )
         return SHARPNESS * (assigned + PLAN_FIT_WEIGHT * plan_fit(prepared.question_emb, relation_emb, steps))
 
 
@@ -689,8 +697,24 @@ def word_matches(relation_emb: Tensor, word_emb: Tensor) -> Tensor:
     return (cosines - cosines.mean(dim=0, keepdim=True)).max(dim=2).values
 
 
+def steps_through_mediators(mediators: Tensor, steps: Tensor) -> Tensor:
+    """BoolTensor [P, L]: per plan step (``steps`` as in :func:`best_assignment`), whether it
+    walks into a nameless node (``mediators`` [2R], ``PreparedQuestion.mediators``) and the plan
+    walks on out of it."""
+    into = mediators[steps.clamp(min=0)] & (steps >= 0)
+    into[:, :-1] &= steps[:, 1:] >= 0
+    into[:, -1] = False
+    return into
+
+
 def best_assignment(
-    matches: Tensor, steps: Tensor, cost: float, cues: Tensor | None = None, *, ordered: bool = False
+    matches: Tensor,
+    steps: Tensor,
+    cost: float,
+    cues: Tensor | None = None,
+    *,
+    ordered: bool = False,
+    through: Tensor | None = None,
 ) -> Tensor:
     """FloatTensor [P]: per plan, the largest sum over its steps of (match - ``cost``) where each
     step takes a distinct word or none (match 0).
@@ -706,6 +730,13 @@ def best_assignment(
     indexed outward from the one topic, ``QuestionRuns.words``) a plan earns :data:`ORDER_BONUS` per
     pair of its worded steps whose words' indices rise in walk order.
 
+    ``through`` (BoolTensor [P, L], :func:`steps_through_mediators`) marks the steps into a
+    nameless mediator that the plan walks on out of: such a step without a word costs nothing,
+    and the step out takes a word for either relation (:func:`_mediated_matches`). So the pair
+    named by one word ("who played Z in Y": film starring, then performance actor) pays one
+    step's cost, as one relation would, and named by two ("where did X live": places lived,
+    then location) pays two.
+
     With L steps a step's word in the best choice is among its relation's L best words (the other
     steps take at most L - 1 of them), so only those and "none" are tried: (L + 1)^L choices a
     plan, whatever the question's length.
@@ -716,13 +747,17 @@ def best_assignment(
     """
     num_plans, length = steps.shape
     num_words = matches.shape[1]
-    top = torch.topk(matches, min(length, num_words), dim=1) if num_words else None
     relation = steps.clamp(min=0) // 2  # [P, L]
     # Per step: its relation's best words, then "none" (match 0, an index no other step uses).
     none_index = num_words + torch.arange(length).expand(num_plans, -1).unsqueeze(-1)  # [P, L, 1]
     values = [matches.new_zeros(num_plans, length, 1)]
     indices = [none_index]
-    if top is not None:
+    if num_words and through is not None and bool(through.any()):
+        top = torch.topk(_mediated_matches(matches, relation, through), min(length, num_words), dim=2)
+        values.insert(0, top.values)
+        indices.insert(0, top.indices)
+    elif num_words:
+        top = torch.topk(matches, min(length, num_words), dim=1)
         values.insert(0, top.values[relation])
         indices.insert(0, top.indices[relation])
     value, index = torch.cat(values, dim=2), torch.cat(indices, dim=2)  # [P, L, K]
@@ -733,6 +768,8 @@ def best_assignment(
     allowed = _all_distinct(picked_index)  # [P, C]
     present = (steps >= 0).to(matches.dtype).unsqueeze(1)
     gains = picked_value - cost
+    if through is not None:  # a step into a mediator without a word of its own is free
+        gains += cost * (through.unsqueeze(1) & (picked_index >= num_words)).to(gains.dtype)
     if length > 1:
         back = (steps[:, 1:] >= 0) & (steps[:, 1:] == (steps[:, :-1] ^ 1))  # [P, L-1]
         # A walk back that ends the plan names nothing new ("released in which years" is one
@@ -759,6 +796,17 @@ def best_assignment(
         gains[:, :, 0] += ORDER_BONUS * (worded[:, :, earlier] & worded[:, :, later] & outward).sum(dim=2)
     totals = (gains * present).sum(dim=2).masked_fill(~allowed, float("-inf"))
     return totals.max(dim=1).values if num_plans else totals.new_zeros(0)
+
+
+def _mediated_matches(matches: Tensor, relation: Tensor, through: Tensor) -> Tensor:
+    """FloatTensor [P, L, W]: per plan step, its relation's matches (``matches`` [R, W],
+    ``relation`` [P, L]), and for the step out of a mediator (the step after a ``through`` one)
+    the better of its own and the step into it's, word by word."""
+    own = matches[relation]
+    out_of = torch.zeros_like(through)
+    out_of[:, 1:] = through[:, :-1]
+    into = matches[relation.roll(1, dims=1)]
+    return torch.where(out_of.unsqueeze(-1), torch.maximum(own, into), own)
 
 
 def _all_distinct(index: Tensor) -> Tensor:

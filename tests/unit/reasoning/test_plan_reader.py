@@ -10,6 +10,7 @@ from conftest import FakeEmbedder
 from subgraphs import make_subgraph
 
 from kgqa.reasoning.plan_reader import PlanReader, answerable
+from kgqa.retrieval.models.name_match import SHARPNESS, STEP_COST, NameMatchPlanner, steps_through_mediators
 from kgqa.retrieval.models.plans import RankedPlans, enumerate_plans
 from kgqa.retrieval.retriever import Retrieval, Retriever
 from kgqa.store.kglite_store import KgliteStore
@@ -84,6 +85,40 @@ def test_answers_never_stop_at_a_nameless_node(
     assert "m.02nqgpk" not in {a.id for a in PlanReader().extract_answers(retrieval)}
     assert retrieval.names["m.02nqgpk"].startswith("m.02nqgpk [")  # named by its neighbours
     assert "Harvard Law School" in retrieval.names["m.02nqgpk"]
+
+
+def test_a_step_into_a_nameless_mediator_costs_nothing_and_the_walk_goes_on_through_it(
+    kglite_store: KgliteStore, fake_embedder: FakeEmbedder
+) -> None:
+    # Freebase's "X starred in Y as Z": Y -starring-> a performance named by its mid -actor-> X.
+    triples = [
+        ("Ghost Rider", "film.film.starring", "m.0k3nk1"),
+        ("m.0k3nk1", "film.performance.actor", "Eva Mendes"),
+        ("m.0k3nk1", "film.performance.character", "Roxanne Simpson"),
+        ("Ghost Rider", "film.film.produced_by", "Avi Arad"),
+    ]
+    question = "which actor did [Ghost Rider] have"
+    retrieval = _train_free_retrieval(kglite_store, fake_embedder, triples, question)
+    prepared, ranked = retrieval.prepared, retrieval.plans
+    sub = prepared.subgraph
+    assert prepared.mediators is not None and ranked is not None
+    signed = {name: 2 * i for i, name in enumerate(sub.relation_types)}
+    into_performance = signed["FILM.FILM.STARRING"]  # and back from its actor or character
+    back_in = [signed["FILM.PERFORMANCE.ACTOR"] + 1, signed["FILM.PERFORMANCE.CHARACTER"] + 1]
+    assert prepared.mediators.nonzero().flatten().tolist() == sorted([into_performance, *back_in])
+    assert ranked.describe(sub, 1)[0]["steps"] == ["FILM.FILM.STARRING->", "FILM.PERFORMANCE.ACTOR->"]
+    assert [a.name for a in PlanReader().extract_answers(retrieval)] == ["Eva Mendes"]
+    # Against the same plans read without mediators: a plan earns back exactly the cost of each
+    # wordless step into the performance it walks on out of; no other plan moves.
+    relation_emb = Retriever.train_free(kglite_store, fake_embedder).tables[1].matrix[prepared.relation_rows]
+    planner = NameMatchPlanner()
+    steps = ranked.plans.steps
+    gained = planner.plan_logits(prepared, relation_emb, steps) - planner.plan_logits(
+        replace(prepared, mediators=None), relation_emb, steps
+    )
+    through = steps_through_mediators(prepared.mediators, steps).sum(dim=1)
+    assert int(through.max()) >= 1 and int((through == 0).sum()) >= 1
+    torch.testing.assert_close(gained, SHARPNESS * STEP_COST * through.to(gained.dtype))
 
 
 def _train_free_retrieval(

@@ -19,38 +19,74 @@ from kgqa.retrieval.models.name_match import (
     question_runs,
     relation_name_words,
     relation_phrases,
+    steps_through_mediators,
     word_matches,
 )
 
 
-def _brute_force(matches: torch.Tensor, steps: torch.Tensor, cost: float) -> torch.Tensor:
+def _brute_force(
+    matches: torch.Tensor, steps: torch.Tensor, cost: float, through: torch.Tensor | None = None
+) -> torch.Tensor:
     out = []
-    for row in steps.tolist():
+    for p, row in enumerate(steps.tolist()):
         present = [s for s in row if s >= 0]
         relations = [s // 2 for s in present]
+        into = [bool(through[p, i]) if through is not None else False for i in range(len(present))]
         words = list(range(matches.shape[1])) + [None] * len(relations)  # None: no word, match 0
         ends_back = len(present) > 1 and present[-1] == present[-2] ^ 1
         best = float("-inf")
         for choice in itertools.permutations(range(len(words)), len(relations)):
             if ends_back and words[choice[-1]] is not None:
                 continue  # a walk back that ends the plan takes no word
-            total = sum(
-                (0.0 if words[w] is None else float(matches[r, words[w]])) - cost
-                for r, w in zip(relations, choice, strict=True)
-            )
+            total = 0.0
+            for i, (r, w) in enumerate(zip(relations, choice, strict=True)):
+                if words[w] is None:
+                    total += 0.0 if into[i] else -cost  # a step into a mediator is free without a word
+                    continue
+                match = float(matches[r, words[w]])
+                if i and into[i - 1]:  # out of a mediator: a word for either relation
+                    match = max(match, float(matches[relations[i - 1], words[w]]))
+                total += match - cost
             best = max(best, total)
         out.append(best)
     return torch.tensor(out)
 
 
 @pytest.mark.parametrize("num_words", [0, 1, 2, 5])
-def test_best_assignment_equals_brute_force_over_distinct_words(num_words: int) -> None:
+@pytest.mark.parametrize("mediators", [False, True])
+def test_best_assignment_equals_brute_force_over_distinct_words(num_words: int, mediators: bool) -> None:
     generator = torch.Generator().manual_seed(num_words)
     matches = torch.rand(4, num_words, generator=generator) - 0.3
     steps = torch.randint(0, 8, (40, 3), generator=generator)
     steps[:10, 1:] = -1
     steps[10:20, 2] = -1
-    torch.testing.assert_close(best_assignment(matches, steps, 0.25), _brute_force(matches, steps, 0.25))
+    through = None
+    if mediators:
+        mediator_steps = torch.tensor([True, False, False, True, False, True, False, False])
+        through = steps_through_mediators(mediator_steps, steps)
+        assert bool(through.any()) and not bool(through[:10].any())  # a 1-step plan walks on out of none
+    torch.testing.assert_close(
+        best_assignment(matches, steps, 0.25, through=through), _brute_force(matches, steps, 0.25, through)
+    )
+
+
+def test_a_step_into_a_mediator_and_out_named_by_one_word_cost_one_step() -> None:
+    # "who played Roxanne in Ghost Rider": "played" (the one word) matches relation 2 (actor of a
+    # film performance) best, relation 0 (a film's starring: film -> performance) a little.
+    # Relation 1 (producer) is one step to a person.
+    matches = torch.tensor([[0.2], [0.45], [0.6]])
+    plans = torch.tensor([[0, 4], [2, -1]])  # starring then actor; producer
+    mediators = torch.tensor([True, False, False, False, False, False])  # starring -> a performance
+    through = steps_through_mediators(mediators, plans)
+    assert through.tolist() == [[True, False], [False, False]]
+    pair, producer = best_assignment(matches, plans, 0.25, through=through).tolist()
+    assert pair == pytest.approx(0.35) and producer == pytest.approx(0.2)
+    # Read as two steps, the pair paid a second cost and lost to the producer.
+    pair, producer = best_assignment(matches, plans, 0.25).tolist()
+    assert pair == pytest.approx(0.1) and pair < producer
+    # Named by a word for the step in only ("starring"), the pair still pays one cost.
+    starring = torch.tensor([[0.6], [0.0], [0.0]])
+    assert float(best_assignment(starring, plans[:1], 0.25, through=through[:1])) == pytest.approx(0.35)
 
 
 def test_a_step_pays_for_itself_only_with_a_word_of_its_own() -> None:
