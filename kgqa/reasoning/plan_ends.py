@@ -10,6 +10,7 @@ from __future__ import annotations
 import torch
 from torch import Tensor
 
+from kgqa.retrieval.graph.subgraph import Subgraph
 from kgqa.retrieval.models.plans import plan_ends_from
 from kgqa.retrieval.retriever import Retrieval
 
@@ -46,21 +47,25 @@ def confident_plan_ends(retrieval: Retrieval, allowed: Tensor) -> Tensor:
 def ends_tied_to_every_topic(retrieval: Retrieval) -> Tensor | None:
     """FloatTensor [N]: per entity, the probability of the likeliest of the :data:`TIED_PLANS`
     likeliest plans with a walk from one topic that ends there and a triple from there to each
-    other topic (0 where none); None with fewer than two topics or no plans.
+    other topic, or to a nameless node (``Retrieval.named``) with a triple to it (0 where none);
+    None with fewer than two topics or no plans.
 
     Why: a question naming two ("who plays Forward for Germany", "which movies did tom hanks and
     meg ryan star in together") asks for an answer tied to both. The plans walk from every topic
     at once, so an end walked from Meg Ryan is tied to her by its own walk: only an end walked
-    from one topic and tied to the others answers both.
+    from one topic and tied to the others answers both. Freebase ties the parts of one fact
+    through a nameless mediator ("who played Caesar Flickerman in The Hunger Games": the actor
+    and the character meet only at a performance node), so such a node ties them too.
     """
     sub, ranked = retrieval.prepared.subgraph, retrieval.plans
     if sub.num_topics < 2 or ranked is None or not ranked.probabilities.numel():
         return None
     near = []
     for topic in range(sub.num_topics):
-        touching = torch.zeros(sub.num_entities, dtype=torch.bool)
-        touching[sub.head[sub.tail == topic]] = True
-        touching[sub.tail[sub.head == topic]] = True
+        touching = _neighbours(sub, sub.topic[topic : topic + 1])
+        if retrieval.named is not None:  # and through the nameless facts it is a part of
+            mediators = (touching & ~retrieval.named).nonzero().flatten()
+            touching |= _neighbours(sub, mediators)
         near.append(touching)
     tied = torch.zeros(sub.num_entities)
     for plan in torch.argsort(ranked.probabilities, descending=True)[:TIED_PLANS].tolist():
@@ -73,6 +78,14 @@ def ends_tied_to_every_topic(retrieval: Retrieval) -> Tensor | None:
                     ends &= near[other]
             tied[ends] = tied[ends].clamp(min=probability)
     return tied
+
+
+def _neighbours(sub: Subgraph, entities: Tensor) -> Tensor:
+    """BoolTensor [N]: the entities one triple away from any of ``entities`` (local ids)."""
+    near = torch.zeros(sub.num_entities, dtype=torch.bool)
+    near[sub.head[torch.isin(sub.tail, entities)]] = True
+    near[sub.tail[torch.isin(sub.head, entities)]] = True
+    return near
 
 
 def tied_ends(retrieval: Retrieval, allowed: Tensor) -> Tensor | None:

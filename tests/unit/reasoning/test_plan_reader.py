@@ -9,6 +9,7 @@ import torch
 from conftest import FakeEmbedder
 from subgraphs import make_subgraph
 
+from kgqa.reasoning.plan_ends import ends_tied_to_every_topic
 from kgqa.reasoning.plan_reader import PlanReader, answerable
 from kgqa.retrieval.models.name_match import SHARPNESS, STEP_COST, NameMatchPlanner, steps_through_mediators
 from kgqa.retrieval.models.plans import RankedPlans, enumerate_plans
@@ -63,6 +64,29 @@ def test_answers_of_two_topics_of_one_kind_are_tied_to_both(
     assert retrieval.plans is not None
     assert retrieval.plans.describe(retrieval.prepared.subgraph, 1)[0]["steps"] == ["<-STARRED_ACTORS"]
     assert [a.name for a in PlanReader().extract_answers(retrieval)] == ["Sleepless in Seattle"]
+
+
+def test_an_end_tied_to_the_other_topic_through_a_nameless_fact_answers_both(
+    kglite_store: KgliteStore, fake_embedder: FakeEmbedder
+) -> None:
+    # Freebase ties an actor to the character played only through the performance node.
+    triples = [
+        ("The Hunger Games", "film.film.starring", "m.0gwlg3"),
+        ("m.0gwlg3", "film.performance.actor", "Stanley Tucci"),
+        ("m.0gwlg3", "film.performance.character", "Caesar Flickerman"),
+        ("The Hunger Games", "film.film.starring", "m.0gwlfq"),
+        ("m.0gwlfq", "film.performance.actor", "Jennifer Lawrence"),
+        ("m.0gwlfq", "film.performance.character", "Katniss Everdeen"),
+    ]
+    question = "who played [Caesar Flickerman] in [The Hunger Games]"
+    retrieval = _train_free_retrieval(kglite_store, fake_embedder, triples, question)
+    sub = retrieval.prepared.subgraph
+    tied = ends_tied_to_every_topic(retrieval)
+    assert tied is not None
+    tied_names = {sub.entity_ids[i] for i in tied.nonzero().flatten().tolist()}
+    assert "Stanley Tucci" in tied_names
+    assert not tied_names & {"Jennifer Lawrence", "Katniss Everdeen"}
+    assert [a.name for a in PlanReader().extract_answers(retrieval)] == ["Stanley Tucci"]
 
 
 def test_answers_never_stop_at_a_nameless_node(
