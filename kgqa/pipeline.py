@@ -388,7 +388,7 @@ def open_extractive_reader(settings: Settings, retriever: Retriever) -> Extracti
     from kgqa.reasoning.plan_reader import PlanReader
 
     if retriever.plans_by_name:
-        return PlanReader()
+        return PlanReader(retriever.tables[0])
     return ExtractiveReader.from_checkpoint(
         settings.checkpoint_path,
         retriever.tables,

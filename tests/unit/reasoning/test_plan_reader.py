@@ -10,7 +10,7 @@ from conftest import FakeEmbedder
 from subgraphs import make_subgraph
 
 from kgqa.reasoning.plan_ends import ends_tied_to_every_topic
-from kgqa.reasoning.plan_reader import PlanReader, answerable
+from kgqa.reasoning.plan_reader import PlanReader, answerable, question_fit
 from kgqa.retrieval.models.name_match import SHARPNESS, STEP_COST, NameMatchPlanner, steps_through_mediators
 from kgqa.retrieval.models.plans import RankedPlans, enumerate_plans
 from kgqa.retrieval.retriever import Retrieval, Retriever
@@ -89,6 +89,29 @@ def test_an_end_tied_to_the_other_topic_through_a_nameless_fact_answers_both(
     assert [a.name for a in PlanReader().extract_answers(retrieval)] == ["Stanley Tucci"]
 
 
+def test_the_answer_set_comes_nearest_name_to_the_question_first(
+    kglite_store: KgliteStore, fake_embedder: FakeEmbedder
+) -> None:
+    triples = [
+        ("China", "location.country.languages_spoken", "Standard Tibetan"),
+        ("China", "location.country.languages_spoken", "Uyghur Language"),
+        ("China", "location.country.languages_spoken", "Standard Chinese"),
+    ]
+    retriever = _train_free_retriever(kglite_store, fake_embedder, triples)
+    retrieval = retriever.retrieve("which chinese language does [China] speak")
+    unordered = PlanReader().extract_answers(retrieval)
+    assert {a.name for a in unordered} == {"Standard Tibetan", "Uyghur Language", "Standard Chinese"}
+    assert unordered[0].name != "Standard Chinese"  # the subgraph's order
+    entities = retriever.tables[0]
+    ordered = PlanReader(entities).extract_answers(retrieval)
+    assert ordered[0].name == "Standard Chinese"  # shares "chinese" with the question
+    assert {a.name for a in ordered} == {a.name for a in unordered}
+    fit = question_fit(retrieval, entities)
+    local = retrieval.prepared.subgraph.local_ids()
+    fits = [float(fit[local[a.id]]) for a in ordered]
+    assert fits == sorted(fits, reverse=True)
+
+
 def test_answers_never_stop_at_a_nameless_node(
     kglite_store: KgliteStore, fake_embedder: FakeEmbedder
 ) -> None:
@@ -121,8 +144,8 @@ def test_a_step_into_a_nameless_mediator_costs_nothing_and_the_walk_goes_on_thro
         ("m.0k3nk1", "film.performance.character", "Roxanne Simpson"),
         ("Ghost Rider", "film.film.produced_by", "Avi Arad"),
     ]
-    question = "which actor did [Ghost Rider] have"
-    retrieval = _train_free_retrieval(kglite_store, fake_embedder, triples, question)
+    retriever = _train_free_retriever(kglite_store, fake_embedder, triples)
+    retrieval = retriever.retrieve("which actor did [Ghost Rider] have")
     prepared, ranked = retrieval.prepared, retrieval.plans
     sub = prepared.subgraph
     assert prepared.mediators is not None and ranked is not None
@@ -134,7 +157,7 @@ def test_a_step_into_a_nameless_mediator_costs_nothing_and_the_walk_goes_on_thro
     assert [a.name for a in PlanReader().extract_answers(retrieval)] == ["Eva Mendes"]
     # Against the same plans read without mediators: a plan earns back exactly the cost of each
     # wordless step into the performance it walks on out of; no other plan moves.
-    relation_emb = Retriever.train_free(kglite_store, fake_embedder).tables[1].matrix[prepared.relation_rows]
+    relation_emb = retriever.tables[1].matrix[prepared.relation_rows]
     planner = NameMatchPlanner()
     steps = ranked.plans.steps
     gained = planner.plan_logits(prepared, relation_emb, steps) - planner.plan_logits(
@@ -149,13 +172,20 @@ def _train_free_retrieval(
     store: KgliteStore, embedder: FakeEmbedder, triples: list[tuple[str, str, str]], question: str
 ) -> Retrieval:
     """``question`` retrieved train-free from ``store`` loaded with ``triples``."""
+    return _train_free_retriever(store, embedder, triples).retrieve(question)
+
+
+def _train_free_retriever(
+    store: KgliteStore, embedder: FakeEmbedder, triples: list[tuple[str, str, str]]
+) -> Retriever:
+    """A train-free retriever over ``store`` loaded with ``triples``."""
     from ingest.embedding import embed_store
     from ingest.loader import load
 
     records = [TripleRecord(*t, line=i + 1) for i, t in enumerate(triples)]
     load(store, records, source="t", fmt="test", source_key="t")
     embed_store(store, embedder)
-    return Retriever.train_free(store, embedder).retrieve(question)
+    return Retriever.train_free(store, embedder)
 
 
 def test_the_topic_answers_only_where_the_likeliest_plan_comes_home() -> None:
