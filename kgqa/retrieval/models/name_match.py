@@ -752,14 +752,11 @@ def best_assignment(
     none_index = num_words + torch.arange(length).expand(num_plans, -1).unsqueeze(-1)  # [P, L, 1]
     values = [matches.new_zeros(num_plans, length, 1)]
     indices = [none_index]
-    if num_words and through is not None and bool(through.any()):
-        top = torch.topk(_mediated_matches(matches, relation, through), min(length, num_words), dim=2)
+    if num_words:
+        per_step = matches[relation] if through is None else _mediated_matches(matches, relation, through)
+        top = torch.topk(per_step, min(length, num_words), dim=2)  # [P, L, K]
         values.insert(0, top.values)
         indices.insert(0, top.indices)
-    elif num_words:
-        top = torch.topk(matches, min(length, num_words), dim=1)
-        values.insert(0, top.values[relation])
-        indices.insert(0, top.indices[relation])
     value, index = torch.cat(values, dim=2), torch.cat(indices, dim=2)  # [P, L, K]
     choices = _choices(value.shape[2], length)  # [C, L]
     position = torch.arange(length)
