@@ -107,7 +107,7 @@ class PlanReader:
 
 def question_fit(retrieval: Retrieval, entities: EntityTable) -> Tensor:
     """FloatTensor [N]: the cosine of each local entity's name vector with the question's (0 for
-    a nameless one).
+    one without a vector; only answerable, named entities are ever ordered by it).
 
     Why: the best plan's ends are all its answers, but a person reads the first one first, and
     where the question says more than the plan ("what airport do you fly into in paris": Paris

@@ -284,9 +284,10 @@ def test_plans_are_weighed_by_the_answers_kind_the_question_names(trained: Retri
     assert plain.plans is not None and weighed.plans is not None
     assert plain.prepared.answer_noun is None and weighed.prepared.answer_noun is not None
     plans = weighed.plans.plans
-    entities = trained.tables[0].matrix[weighed.prepared.entity_rows]
+    rows = weighed.prepared.entity_rows
+    entities, named = trained.tables[0].matrix[rows], trained.tables[0].has_text[rows]
     fit = answer_type_fit(
-        plans.end_plan, plans.end_entity, plans.num_plans, weighed.prepared.answer_noun, entities
+        plans.end_plan, plans.end_entity, plans.num_plans, weighed.prepared.answer_noun, entities, named
     )
     assert bool(fit.abs().max() > 0)
     torch.testing.assert_close(weighed.plans.logits, plain.plans.logits + 0.5 * SHARPNESS * fit)

@@ -60,16 +60,17 @@ def answer_noun(question: str, mentions: Sequence[str]) -> str | None:
 
 
 def answer_type_fit(
-    end_plan: Tensor, end_entity: Tensor, num_plans: int, noun: Tensor, entities: Tensor
+    end_plan: Tensor, end_entity: Tensor, num_plans: int, noun: Tensor, entities: Tensor, named: Tensor
 ) -> Tensor:
     """FloatTensor [P]: per plan, the mean cosine of ``noun`` (FloatTensor [d]) with the name
-    vectors of the plan's walk ends, less the mean over the plans that have one; 0 for a plan
-    whose ends have no vector (nameless nodes: rows of zeros in ``entities``, [N, d]).
+    vectors (``entities``, [N, d]) of the plan's named walk ends (``named``, BoolTensor [N]:
+    ``EntityTable.has_text``), less the mean over the plans that have one; 0 for a plan that
+    ends only at nameless nodes (a Freebase CVT's vector embeds its mid, which says nothing of
+    its kind).
 
     ``end_plan`` / ``end_entity``: the (plan, local entity) pairs where walks end (``Plans``).
     """
     fit = torch.zeros(num_plans)
-    named = entities.abs().sum(dim=1) > 0
     keep = named[end_entity]
     if not bool(keep.any()):
         return fit

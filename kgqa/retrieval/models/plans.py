@@ -748,9 +748,14 @@ def _ranked(
     if name_prior and prepared.run_words is not None and not isinstance(planner, NameMatchPlanner):
         logits = logits + name_prior * NameMatchPlanner().plan_logits(prepared, relation_emb, plans.steps)
     if answer_type and prepared.answer_noun is not None:
-        entities = entity_table.matrix[prepared.entity_rows]
+        rows = prepared.entity_rows
         fit = answer_type_fit(
-            plans.end_plan, plans.end_entity, plans.num_plans, prepared.answer_noun, entities
+            plans.end_plan,
+            plans.end_entity,
+            plans.num_plans,
+            prepared.answer_noun,
+            entity_table.matrix[rows],
+            entity_table.has_text[rows],
         )
         logits = logits + answer_type * SHARPNESS * fit
     return RankedPlans(plans, torch.softmax(logits, dim=0), logits)

@@ -439,7 +439,8 @@ def test_the_answers_kind_lifts_the_plan_whose_walk_ends_it_names() -> None:
     model = _untrained_planner()
     entities = torch.eye(5, 4)  # each entity's name its own direction; e4 has none (a nameless node)
     entities[4] = 0
-    tables = (SimpleNamespace(matrix=entities), SimpleNamespace(matrix=torch.eye(4)[:2]))
+    named = torch.tensor([True, True, True, True, False])
+    tables = (SimpleNamespace(matrix=entities, has_text=named), SimpleNamespace(matrix=torch.eye(4)[:2]))
     prepared = _writer_question(answer_noun=entities[2])  # "which director ...": the noun is e2's kind
     with torch.inference_mode():
         alone = rank_plans(model, prepared, tables)  # type: ignore[arg-type]
