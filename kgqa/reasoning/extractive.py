@@ -21,7 +21,8 @@ import torch.nn.functional as F
 from torch import Tensor, nn
 
 from kgqa.device import model_device
-from kgqa.reasoning.plan_ends import confident_plan_ends, tied_ends
+from kgqa.reasoning.constraints import constrained
+from kgqa.reasoning.plan_ends import confident_plan_ends, ends_of_kin_plans, tied_ends
 from kgqa.retrieval.evidence.path_pooling import hop_distance
 from kgqa.retrieval.features import to_batch
 from kgqa.retrieval.graph.tables import EntityTable, RelationTable
@@ -274,14 +275,23 @@ class ExtractiveReader:
             (:func:`~kgqa.reasoning.plan_ends.confident_plan_ends`) and, with several topics,
             among the ends tied to all of them (:func:`~kgqa.reasoning.plan_ends.tied_ends`;
             ``answer.plan_answers``).
+        mediator_constraints: answer with the ends of the likeliest plan's kind that the
+            question's other words single out through a nameless mediator, where they single out
+            some (:func:`~kgqa.reasoning.constraints.constrained`; ``answer.mediator_constraints``).
     """
 
     def __init__(
-        self, model: EntityReader, tables: tuple[EntityTable, RelationTable], *, plan_answers: bool = True
+        self,
+        model: EntityReader,
+        tables: tuple[EntityTable, RelationTable],
+        *,
+        plan_answers: bool = True,
+        mediator_constraints: bool = True,
     ) -> None:
         self.model = model.eval()
         self.tables = tables
         self.plan_answers = plan_answers
+        self.mediator_constraints = mediator_constraints
 
     @classmethod
     def from_checkpoint(
@@ -292,6 +302,7 @@ class ExtractiveReader:
         embedder_model_id: str,
         device: torch.device | str = "cpu",
         plan_answers: bool = True,
+        mediator_constraints: bool = True,
     ) -> ExtractiveReader:
         """The reader in the checkpoint ``kgqa train`` wrote (the one the retriever loads), on
         ``device``.
@@ -302,7 +313,9 @@ class ExtractiveReader:
         """
         data = load_bundle(path, embedder_model_id)
         model = EntityReader.from_checkpoint(data["reader"], embedder_model_id=embedder_model_id)
-        return cls(model.to(device), tables, plan_answers=plan_answers)
+        return cls(
+            model.to(device), tables, plan_answers=plan_answers, mediator_constraints=mediator_constraints
+        )
 
     def entity_probabilities(self, retrieval: Retrieval) -> Tensor:
         """FloatTensor [N] in [0, 1]: the reader's probability that each local entity answers the
@@ -353,7 +366,9 @@ class ExtractiveReader:
         the ``top_n`` best. With ``plan_answers``: where the question has several topics and a
         plan's ends are tied to all of them (:func:`~kgqa.reasoning.plan_ends.tied_ends`), every
         end of the likeliest such plan, ranked by the reader; else among a confident plan's ends
-        only (:func:`~kgqa.reasoning.plan_ends.confident_plan_ends`).
+        only (:func:`~kgqa.reasoning.plan_ends.confident_plan_ends`). With ``mediator_constraints``,
+        first: where the question's other words single out some ends of the likeliest plan's kind
+        through a nameless mediator (:func:`~kgqa.reasoning.constraints.constrained`), those.
 
         Args:
             top_n: without a threshold, how many answers; with one, ignored.
@@ -365,15 +380,20 @@ class ExtractiveReader:
         started = time.perf_counter()
         answerable = retrieval.answerable()
         allowed = answerable if candidates is None else candidates & answerable
-        tied = None
-        if self.plan_answers:
-            tied = tied_ends(retrieval, answerable)
-            allowed = confident_plan_ends(retrieval, allowed) if tied is None else tied
         probs = self.entity_probabilities(retrieval) if probabilities is None else probabilities
         threshold = self.model.config.answer_threshold
+        narrowed = None
+        if self.mediator_constraints:
+            narrowed = constrained(retrieval, allowed & ends_of_kin_plans(retrieval))
+        tied = None
+        if narrowed is not None:
+            allowed, top_n = narrowed, int(narrowed.sum())
+        elif self.plan_answers:
+            tied = tied_ends(retrieval, answerable)
+            allowed = confident_plan_ends(retrieval, allowed) if tied is None else tied
         if tied is not None:
             top_n = int(tied.sum())
-        elif threshold is not None:
+        elif narrowed is None and threshold is not None:
             top_n = max(1, int((probs.masked_fill(~allowed, -1.0) >= threshold).sum()))
         answers = ranked_answers(retrieval, probs, allowed, top_n, support=support)
         retrieval.timings_ms["read"] = (time.perf_counter() - started) * 1e3

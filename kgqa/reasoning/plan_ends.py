@@ -44,6 +44,26 @@ def confident_plan_ends(retrieval: Retrieval, allowed: Tensor) -> Tensor:
     return allowed & ends if bool((allowed & ends).any()) else allowed
 
 
+def ends_of_kin_plans(retrieval: Retrieval) -> Tensor:
+    """BoolTensor [N]: the walk ends of every plan whose last step is the likeliest plan's (none
+    without plans).
+
+    Why: they are the same kind of answer reached another way. Freebase files a fact both ways
+    round its mediator ("<-performance actor, performance character" and "actor film,
+    performance character"), and an evidence KB holds some of an actor's performances one way
+    and some the other, so the likeliest plan alone misses roles the other reaches.
+    """
+    ends = torch.zeros(retrieval.prepared.subgraph.num_entities, dtype=torch.bool)
+    ranked = retrieval.plans
+    if ranked is None or not ranked.probabilities.numel():
+        return ends
+    plans = ranked.plans
+    last = plans.steps.gather(1, (plans.lengths() - 1).clamp(min=0).unsqueeze(1)).squeeze(1)
+    kin = last == last[int(ranked.probabilities.argmax())]
+    ends[plans.end_entity[kin[plans.end_plan]]] = True
+    return ends
+
+
 def ends_tied_to_every_topic(retrieval: Retrieval) -> Tensor | None:
     """FloatTensor [N]: per entity, the probability of the likeliest of the :data:`TIED_PLANS`
     likeliest plans with a walk from one topic that ends there and a triple from there to each

@@ -14,8 +14,9 @@ import time
 import torch
 from torch import Tensor
 
+from kgqa.reasoning.constraints import constrained
 from kgqa.reasoning.extractive import ExtractedAnswer, ranked_answers
-from kgqa.reasoning.plan_ends import TIE, ends_tied_to_every_topic
+from kgqa.reasoning.plan_ends import TIE, ends_of_kin_plans, ends_tied_to_every_topic
 from kgqa.retrieval.graph.tables import EntityTable
 from kgqa.retrieval.retriever import Retrieval
 
@@ -47,10 +48,13 @@ class PlanReader:
         entities: the retriever's entity table (``Retriever.tables[0]``). Where given, the answer
             set (every end of the best plan, tied in score) is ordered by how near each answer's
             name lies to the question (:func:`question_fit`); else in the subgraph's order.
+        mediator_constraints: narrow the answer set to the ends the question's other words single
+            out through a nameless mediator (:func:`~kgqa.reasoning.constraints.constrained`).
     """
 
-    def __init__(self, entities: EntityTable | None = None) -> None:
+    def __init__(self, entities: EntityTable | None = None, *, mediator_constraints: bool = True) -> None:
         self.entities = entities
+        self.mediator_constraints = mediator_constraints
 
     def entity_probabilities(self, retrieval: Retrieval) -> Tensor:
         """FloatTensor [N] in [0, 1]: the probability of the likeliest plan ending at each entity
@@ -82,7 +86,9 @@ class PlanReader:
         probabilities: Tensor | None = None,
     ) -> list[ExtractedAnswer]:
         """Every entity tied with the best score (the best plan's ends: the whole answer set; none
-        where no plan reaches one), each with its best incident triples; arguments as
+        where no plan reaches one), narrowed to those the question's other words single out
+        through a mediator (:func:`~kgqa.reasoning.constraints.constrained`), each with its best
+        incident triples; arguments as
         :meth:`~kgqa.reasoning.extractive.ExtractiveReader.extract_answers`, where ``top_n`` is
         for readers that return a fixed number.
 
@@ -95,8 +101,11 @@ class PlanReader:
         probs = self.entity_probabilities(retrieval) if probabilities is None else probabilities
         shown = probs.masked_fill(~allowed, -1.0)
         top = float(shown.max()) if shown.numel() else 0.0
-        count = int((shown >= top * (1 - TIE)).sum()) if top > 0 else 0
-        answers = ranked_answers(retrieval, probs, allowed & (probs > 0), count, support=support)
+        best = allowed & (probs > 0) & (shown >= top * (1 - TIE)) if top > 0 else torch.zeros_like(allowed)
+        if self.mediator_constraints:
+            narrowed = constrained(retrieval, allowed & (probs > 0) & ends_of_kin_plans(retrieval))
+            best = best if narrowed is None else narrowed
+        answers = ranked_answers(retrieval, probs, best, int(best.sum()), support=support)
         if self.entities is not None and len(answers) > 1:
             fit = question_fit(retrieval, self.entities)
             local = retrieval.prepared.subgraph.local_ids()

@@ -230,6 +230,32 @@ def test_answers_of_two_topics_are_the_ends_tied_to_both(
     assert [a.name for a in extractive.extract_answers(retrieval)] == ["The Terminal"]
 
 
+def test_a_word_naming_a_mediators_other_part_narrows_the_readers_answers(
+    trained: Retriever, extractive: ExtractiveReader
+) -> None:
+    # Read Steven Spielberg as a nameless mediator between his films: of Tom Hanks's films only
+    # The Terminal meets "jaws" through him, though the reader ranks others beside it.
+    retrieval = trained.retrieve("what films did [Tom Hanks] act in by the director of jaws", hops=3)
+    assert retrieval.plans is not None
+    plans, sub = retrieval.plans.plans, retrieval.prepared.subgraph
+    order = torch.argsort(retrieval.plans.probabilities, descending=True).tolist()
+    described = [p["steps"] for p in retrieval.plans.describe(sub, len(order))]
+    probabilities = torch.full((len(order),), 0.1 / (len(order) - 1))
+    probabilities[order[described.index(["<-STARRED_ACTORS"])]] = 0.9
+    sure = dataclasses.replace(retrieval, plans=RankedPlans(plans, probabilities))
+    off = ExtractiveReader(extractive.model, extractive.tables, plan_answers=False)
+    assert {a.name for a in off.extract_answers(sure, top_n=3)} != {"The Terminal"}
+    named = torch.ones(sub.num_entities, dtype=torch.bool)
+    named[sub.local_ids()["Steven Spielberg"]] = False
+    mediated = dataclasses.replace(sure, named=named)
+    assert [a.name for a in extractive.extract_answers(mediated)] == ["The Terminal"]
+    assert [a.name for a in off.extract_answers(mediated, top_n=3)] == ["The Terminal"]
+    unconstrained = ExtractiveReader(
+        extractive.model, extractive.tables, plan_answers=False, mediator_constraints=False
+    )
+    assert [a.name for a in unconstrained.extract_answers(mediated, top_n=3)] != ["The Terminal"]
+
+
 def test_the_plan_the_answers_follow_is_shown_first(trained: Retriever, extractive: ExtractiveReader) -> None:
     from kgqa.pipeline import shown_plans
 

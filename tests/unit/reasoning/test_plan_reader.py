@@ -9,6 +9,7 @@ import torch
 from conftest import FakeEmbedder
 from subgraphs import make_subgraph
 
+from kgqa.reasoning.constraints import constraint_counts
 from kgqa.reasoning.plan_ends import ends_tied_to_every_topic
 from kgqa.reasoning.plan_reader import PlanReader, answerable, question_fit
 from kgqa.retrieval.models.name_match import SHARPNESS, STEP_COST, NameMatchPlanner, steps_through_mediators
@@ -166,6 +167,48 @@ def test_a_step_into_a_nameless_mediator_costs_nothing_and_the_walk_goes_on_thro
     through = steps_through_mediators(prepared.mediators, steps).sum(dim=1)
     assert int(through.max()) >= 1 and int((through == 0).sum()) >= 1
     torch.testing.assert_close(gained, SHARPNESS * STEP_COST * through.to(gained.dtype))
+
+
+def test_a_word_naming_a_mediators_other_part_narrows_the_answers(
+    kglite_store: KgliteStore, fake_embedder: FakeEmbedder
+) -> None:
+    # Cut from WebQSP-evidence's KB: two of Amy Stiller's performances, one in DodgeBall, whose
+    # film the question names in lower case and short of its title, so it is no topic.
+    triples = [
+        ("Amy Stiller", "film.actor.film", "m.063wc3q"),
+        ("Amy Stiller", "film.actor.film", "m.0h5kk21"),
+        ("DodgeBall: A True Underdog Story", "film.film.starring", "m.063wc3q"),
+        ("m.063wc3q", "film.performance.character", "Keno Waitress"),
+        ("m.0h5kk21", "film.performance.actor", "Amy Stiller"),
+        ("m.0h5kk21", "film.performance.character", "Hansel's Posse Member #1"),
+    ]
+    question = "who does [Amy Stiller] play in dodgeball"
+    retrieval = _sure_of(
+        _train_free_retrieval(kglite_store, fake_embedder, triples, question),
+        ["FILM.ACTOR.FILM->", "FILM.PERFORMANCE.CHARACTER->"],
+    )
+    local = retrieval.prepared.subgraph.local_ids()
+    counts = constraint_counts(retrieval)
+    assert int(counts[local["Keno Waitress"]]) == 1
+    assert int(counts[local["Hansel's Posse Member #1"]]) == 0
+    assert [a.name for a in PlanReader().extract_answers(retrieval)] == ["Keno Waitress"]
+    both = {"Keno Waitress", "Hansel's Posse Member #1"}
+    assert {a.name for a in PlanReader(mediator_constraints=False).extract_answers(retrieval)} == both
+    # a word of the relations' names asks for a relation; a word no mediator meets chooses nothing
+    for other in ("who does Amy Stiller play in the film", "who does Amy Stiller play in zoolander"):
+        answers = PlanReader().extract_answers(replace(retrieval, question=other))
+        assert {a.name for a in answers} == both
+
+
+def _sure_of(retrieval: Retrieval, steps: list[str]) -> Retrieval:
+    """``retrieval`` with the plan of ``steps`` at probability 0.9, the others sharing the rest."""
+    assert retrieval.plans is not None
+    plans = retrieval.plans.plans
+    described = [p["steps"] for p in retrieval.plans.describe(retrieval.prepared.subgraph, plans.num_plans)]
+    order = torch.argsort(retrieval.plans.probabilities, descending=True).tolist()
+    probabilities = torch.full((plans.num_plans,), 0.1 / (plans.num_plans - 1))
+    probabilities[order[described.index(steps)]] = 0.9
+    return replace(retrieval, plans=RankedPlans(plans, probabilities))
 
 
 def _train_free_retrieval(

@@ -1,0 +1,83 @@
+"""Answers the question's other words single out through a nameless mediator.
+
+Freebase keeps a fact of several parts as a nameless node (a CVT) joined to each part: Amy
+Stiller's role in DodgeBall is a performance node tied to her, to the film and to the character.
+"who does amy stiller play in dodgeball" links Amy Stiller, and the plan she -> performance ->
+character ends at every role she played; the film is named in the question but, typed in lower
+case and short of its full title ("DodgeBall: A True Underdog Story"), is no topic. So an answer
+whose mediator also joins an entity named by one of the question's own words is the one asked
+for: STAGG's constraints on a CVT's other neighbours (Yih et al. 2015), read here from the
+question's words against the names in the subgraph, with no training.
+
+:func:`constrained` narrows a reader's candidate answers to those that meet the most such words,
+where some do and others do not; both readers apply it to the likeliest plan's ends, so a word
+can only choose among answers a plan already asks for. Graphs without nameless nodes (MetaQA,
+PathQuestion, WorldCup2014) are untouched.
+"""
+
+from __future__ import annotations
+
+import re
+from collections import Counter, defaultdict
+
+import torch
+from torch import Tensor
+
+from kgqa.retrieval.models.name_match import content_words, relation_name_words
+from kgqa.retrieval.retriever import Retrieval
+
+_NAME_WORD = re.compile(r"[^\W_]+")
+
+
+def constraint_counts(retrieval: Retrieval) -> Tensor:
+    """LongTensor [N]: per local entity, how many distinct words of the question outside its
+    topics' mentions (:func:`~kgqa.retrieval.models.name_match.content_words`) are words of the
+    name of another named entity that shares a nameless neighbour with it (topics excluded);
+    all 0 where the retrieval has no nameless entity."""
+    sub = retrieval.prepared.subgraph
+    counts = torch.zeros(sub.num_entities, dtype=torch.long)
+    named = retrieval.named
+    if named is None or bool(named.all()):
+        return counts
+    mentions = [t.mention or t.name for t in retrieval.topics]
+    # a word the relations' names hold asks for a relation ("what team", "baseball"), not a part
+    asked = {word for run in content_words(retrieval.question, mentions) for word in run.split()}
+    asked -= relation_name_words(sub.relation_types)
+    if not asked:
+        return counts
+    # the named neighbours of each nameless node
+    is_named = named.tolist()
+    around: dict[int, set[int]] = defaultdict(set)
+    for head, tail in zip(sub.head.tolist(), sub.tail.tolist(), strict=True):
+        if is_named[head] != is_named[tail]:
+            mediator, part = (tail, head) if is_named[head] else (head, tail)
+            around[mediator].add(part)
+    names = [retrieval.names.get(e, e).lower() for e in sub.entity_ids]
+    said = {
+        entity: asked.intersection(_NAME_WORD.findall(names[entity]))
+        for entity in set().union(*around.values())
+        if entity >= sub.num_topics
+    }
+    met: dict[int, set[str]] = defaultdict(set)
+    for parts in around.values():
+        saying = Counter(word for part in parts for word in said.get(part, ()))
+        for part in parts:
+            own = said.get(part, set())
+            met[part].update(word for word, n in saying.items() if n > (word in own))
+    for entity, words in met.items():
+        counts[entity] = len(words)
+    return counts
+
+
+def constrained(retrieval: Retrieval, candidates: Tensor) -> Tensor | None:
+    """BoolTensor [N]: the ``candidates`` (BoolTensor [N]) that meet the most of the question's
+    words through a mediator (:func:`constraint_counts`), where at least one meets one and not
+    every candidate meets as many; None where the words choose none."""
+    if int(candidates.sum()) < 2:
+        return None
+    counts = constraint_counts(retrieval).masked_fill(~candidates, -1)
+    most = int(counts.max())
+    chosen = counts == most
+    if most <= 0 or bool((chosen == candidates).all()):
+        return None
+    return chosen
