@@ -53,12 +53,15 @@ class WordRuns:
         kinds: BoolTensor [U], per run, whether it names a class ("what kind of N is X", "...
             also directed which movies"), which words a step only where it names the step's
             relation beyond the step cost: ``QuestionRuns.kinds``; ``None``: none does.
+        asks: BoolTensor [U], per run, whether it is "where" or "when" alone, read on a plan's
+            last step rather than paying for a step: ``QuestionRuns.asks``; ``None``: none is.
     """
 
     vectors: torch.Tensor
     sharing_cues: torch.Tensor | None = None
     chained: torch.Tensor | None = None
     kinds: torch.Tensor | None = None
+    asks: torch.Tensor | None = None
 
 
 @dataclass(frozen=True, slots=True)

@@ -494,7 +494,7 @@ class Retriever:
     def _prepare(self, trial: _Trial, views: torch.Tensor, sub: Subgraph) -> PreparedQuestion:
         """A trial's scorer and planner inputs around its subgraph ``sub``."""
         text = trial.parsed.text
-        tokens = words = cues = chains = kinds = noun = None
+        tokens = words = cues = chains = kinds = asks = noun = None
         mentions = [t.mention or t.name for t in trial.topics]
         if isinstance(self.planner, AttentionPlanScorer):
             tokens = question_token_states(self.embedder, text)
@@ -510,6 +510,8 @@ class Retriever:
             cues = NameMatchPlanner.sharing_cues(runs.words, runs.shares)
             chains = torch.tensor(runs.chained, dtype=torch.bool)
             kinds = torch.tensor(runs.kinds, dtype=torch.bool)
+            if self.plans_by_name:  # a trained planner read it worse through the name prior
+                asks = torch.tensor(runs.asks, dtype=torch.bool)
         prepared = prepare(
             self.store,
             views,
@@ -521,7 +523,7 @@ class Retriever:
         )
         runs_read = mediators = None
         if words is not None:
-            runs_read = WordRuns(words, cues, chains, kinds)
+            runs_read = WordRuns(words, cues, chains, kinds, asks)
             named = self.tables[0].has_text[prepared.entity_rows]
             mediators = prepared.subgraph.mediator_steps(named)
         prepared = replace(prepared, run_words=runs_read, answer_noun=noun, mediators=mediators)

@@ -29,7 +29,10 @@ and a compound is read as its head where that begins as a relation name's word d
 ("screenwriter" as "writer", :func:`compound_head`). Freebase spells a fact of several parts
 as two steps through a nameless mediator ("film starring" to a performance, then "performance
 actor"): a step into one is free where the question has no word of its own for it, so "who
-played Z in Y" walks through the performance to its actor instead of stopping at it.
+played Z in Y" walks through the performance to its actor instead of stopping at it. "where"
+or "when" asking of a clause about the topic ("where did X go to college") may also be read on
+the step another word names, as what that step reaches, paying for no step of its own, so the
+plan stops at the college instead of walking on to its town (``QuestionRuns.asks``).
 :data:`STEP_COST` was chosen on the training parts of MetaQA 1-hop and WorldCup2014 WC-P2
 (docs/decisions.md); nothing here reads a benchmark.
 """
@@ -173,12 +176,18 @@ class QuestionRuns:
             "film" leans to directed-by); and the noun of a "which N" ending the question after
             the mention ("the director of X also directed which movies", where "movies" would pay
             for a third step; "X's films were released in which years" still walks release year).
+        asks: per run, whether it is the question word "where" or "when" alone, outside a
+            possessive chain, opening a question that asks of a clause about the topic
+            (:func:`_asks_of_the_topic`): it says what the answers are (a place, a time) rather
+            than naming a step of its own, and is read on the plan's last step
+            (:meth:`NameMatchPlanner.plan_logits`).
     """
 
     words: list[list[str]]
     chained: list[bool]
     shares: list[int]
     kinds: list[bool]
+    asks: list[bool]
 
 
 def question_runs(
@@ -194,6 +203,7 @@ def question_runs(
     :func:`compound_head`)."""
     runs = _runs(question, mentions, phrases)
     runs = [run for run in runs if not any(_inside(run.words, other.words) for other in runs)]
+    asking = _asks_of_the_topic(question, mentions)
     words_of = {run.text: run.words for run in runs}
     shares: dict[str, int] = {}
     kinds: dict[str, bool] = {}
@@ -214,6 +224,7 @@ def question_runs(
         [chains and distance >= 0 for _, distance in keys],
         [shares[text] for text, _ in keys],
         [kinds[text] for text, _ in keys],
+        [asking and _is_wh(words_of[text]) and not (chains and distance >= 0) for text, distance in keys],
     )
 
 
@@ -484,6 +495,32 @@ def _chain_before_mention(words: Sequence[str]) -> set[int]:
     return ends
 
 
+def _is_wh(words: Sequence[str]) -> bool:
+    """Whether a run is "where" or "when" alone."""
+    return len(words) == 1 and words[0] in _PLACE_AND_TIME
+
+
+#: Auxiliaries after which "where" / "when" asks of the clause's verb ("where did X die").
+_AUXILIARIES = frozenset({"did", "does", "do"})
+
+
+def _asks_of_the_topic(question: str, mentions: Sequence[str]) -> bool:
+    """Whether ``question`` opens with "where" or "when" and then an auxiliary ("where did X go to
+    college") or a copula and, past an article, a topic's mention ("where was X born", "where is
+    the Y located"): there the word asks what the clause about the topic reaches, a place or a
+    time, and names no step of its own (``QuestionRuns.asks``). Not "where is the club that X
+    plays for", which asks where that club is: a step on from it."""
+    pieces = around_mentions(question, mentions)
+    if len(pieces) < 2:
+        return False
+    words = [w.lower() for w in _WORD.findall(pieces[0])]
+    if len(words) < 2 or words[0] not in _PLACE_AND_TIME:
+        return False
+    if words[1] in _AUXILIARIES:
+        return True
+    return words[1] in _COPULAS and all(w in _ARTICLES for w in words[2:])
+
+
 def _names_the_answer(before: Sequence[str]) -> bool:
     """Whether the words before a participle leave its noun the answer: nothing ("movies
     directed by"), or "which"/"what", a noun and a copula ("which films were directed by"), not
@@ -652,7 +689,9 @@ class NameMatchPlanner:
         possessive chain (``WordRuns.chained``) matches :data:`CHAIN_BONUS` higher; a class noun
         (``WordRuns.kinds``) matches 0 where below :data:`STEP_COST`. A step into a nameless
         mediator (``prepared.mediators``) and the step out of it are named as one relation
-        where one word names them."""
+        where one word names them. An asking "where" / "when" (``WordRuns.asks``) is read either
+        way, whichever scores the plan higher: as a word taking a step, or beside the other
+        words, adding its match with the plan's last relation and paying for no step."""
         runs = prepared.run_words
         if runs is None:
             raise ValueError("NameMatchPlanner needs prepared.run_words (its word vectors)")
@@ -661,12 +700,32 @@ class NameMatchPlanner:
             matches = matches + CHAIN_BONUS * runs.chained.to(matches.dtype)
         if runs.kinds is not None:
             matches = matches.masked_fill(runs.kinds & (matches < STEP_COST), 0.0)
+        cues = runs.sharing_cues
         ordered = prepared.subgraph.num_topics == 1
         through = None if prepared.mediators is None else steps_through_mediators(prepared.mediators, steps)
-        assigned = best_assignment(
-            matches, steps, STEP_COST, runs.sharing_cues, ordered=ordered, through=through
-        )
+        assigned = best_assignment(matches, steps, STEP_COST, cues, ordered=ordered, through=through)
+        if runs.asks is not None and bool(runs.asks.any()):
+            # "where did X die": "where" may also say that the answers are places on the step
+            # "die" names, paying for no step of its own (a place's place is a place too)
+            alongside = (
+                best_assignment(
+                    matches[:, ~runs.asks],
+                    steps,
+                    STEP_COST,
+                    None if cues is None else cues[~runs.asks],
+                    ordered=ordered,
+                    through=through,
+                )
+                + matches[:, runs.asks].sum(dim=1)[_last_relations(steps)]
+            )
+            assigned = torch.maximum(assigned, alongside)
         return SHARPNESS * (assigned + PLAN_FIT_WEIGHT * plan_fit(prepared.question_emb, relation_emb, steps))
+
+
+def _last_relations(steps: Tensor) -> Tensor:
+    """LongTensor [P]: the relation of each plan's last step (``steps`` as in :func:`best_assignment`)."""
+    last = (steps >= 0).sum(dim=1, keepdim=True).clamp(min=1) - 1
+    return steps.gather(1, last).squeeze(1).clamp(min=0) // 2
 
 
 def plan_fit(question_emb: Tensor, relation_emb: Tensor, steps: Tensor) -> Tensor:

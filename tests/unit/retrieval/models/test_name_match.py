@@ -3,10 +3,13 @@
 from __future__ import annotations
 
 import itertools
+from dataclasses import replace
 
 import pytest
 import torch
+from subgraphs import make_subgraph
 
+from kgqa.retrieval.features import PreparedQuestion, WordRuns
 from kgqa.retrieval.models.name_match import (
     BOUND_CUE,
     FREE_CUE,
@@ -439,3 +442,36 @@ def test_word_vectors_encode_each_word_alone_once_whatever_question_it_comes_in(
     again = words([["the", "director", "directed"]])
     assert torch.equal(again[0, 2], first[0, 0])
     assert ["directed"] not in calls and len(calls) == 2
+
+
+def test_where_and_when_asking_of_a_clause_about_the_topic_are_marked() -> None:
+    runs = question_runs("where did Hitler die", ["Hitler"])
+    assert (runs.words, runs.asks) == ([["die"], ["where"]], [False, True])
+    assert question_runs("when was Jaws released", ["Jaws"]).asks == [False, True]
+    assert question_runs("where is the Seychelles located", ["Seychelles"]).asks == [False, True]
+    assert question_runs("what did Hitler die of", ["Hitler"]).asks == [False]
+    # where the club is, a step on from it; and a possessive chain, whose nouns and verb are one run
+    assert not any(question_runs("where is the football club that Xabi plays for", ["Xabi"]).asks)
+    assert not any(question_runs("where did Claudius 's son die", ["Claudius"]).asks)
+
+
+def test_where_says_what_the_last_step_reaches_and_pays_for_no_step_of_its_own() -> None:
+    # Relations 0 PLACE_OF_DEATH, 1 CONTAINEDBY, 2 CAUSE_OF_DEATH. "die" names the place and the
+    # cause of death alike; "where" matches containedby better than the place of death, by less
+    # than a step's cost.
+    relation_emb = torch.eye(3)
+    die, where = torch.tensor([1.0, 0.0, 1.0]), torch.tensor([0.8, 1.0, 0.0])
+    vectors = torch.stack([die, where]).unsqueeze(1)
+    steps = torch.tensor([[0, -1], [0, 2], [4, -1]])  # the place; the place's place; the cause
+    sub = make_subgraph(2, [(0, 1)])
+    rows = (torch.arange(2), torch.arange(3))
+    question = PreparedQuestion(torch.zeros(1, 3), sub, *rows, torch.zeros(2, 1), 2)
+
+    def best(runs: WordRuns) -> list[int]:
+        logits = NameMatchPlanner().plan_logits(replace(question, run_words=runs), relation_emb, steps)
+        return steps[int(logits.argmax())].tolist()
+
+    # as a word of its own, "where" pays for a step on to the place's place
+    assert best(WordRuns(vectors)) == [0, 2]
+    # read on the last step, it tells the place of death from the cause
+    assert best(WordRuns(vectors, asks=torch.tensor([False, True]))) == [0, -1]
