@@ -10,8 +10,9 @@ for: STAGG's constraints on a CVT's other neighbours (Yih et al. 2015), read her
 question's words against the names in the subgraph, with no training.
 
 :func:`constrained` narrows a reader's candidate answers to those that meet the most such words,
-where some do and others do not; both readers apply it to the likeliest plan's ends, so a word
-can only choose among answers a plan already asks for. Graphs without nameless nodes (MetaQA,
+where some do and others do not; both readers apply it to the ends of the plans ending in the
+likeliest plan's last step (``plan_ends.ends_of_kin_plans``), so a word can only choose among
+answers of the kind a plan already asks for. Graphs without nameless nodes (MetaQA,
 PathQuestion, WorldCup2014) are untouched.
 """
 

@@ -11,6 +11,7 @@ import torch
 from torch import Tensor
 
 from kgqa.retrieval.graph.subgraph import Subgraph
+from kgqa.retrieval.models.name_match import last_steps
 from kgqa.retrieval.models.plans import plan_ends_from
 from kgqa.retrieval.retriever import Retrieval
 
@@ -58,7 +59,7 @@ def ends_of_kin_plans(retrieval: Retrieval) -> Tensor:
     if ranked is None or not ranked.probabilities.numel():
         return ends
     plans = ranked.plans
-    last = plans.steps.gather(1, (plans.lengths() - 1).clamp(min=0).unsqueeze(1)).squeeze(1)
+    last = last_steps(plans.steps)
     kin = last == last[int(ranked.probabilities.argmax())]
     ends[plans.end_entity[kin[plans.end_plan]]] = True
     return ends

@@ -716,16 +716,16 @@ class NameMatchPlanner:
                     ordered=ordered,
                     through=through,
                 )
-                + matches[:, runs.asks].sum(dim=1)[_last_relations(steps)]
+                + matches[:, runs.asks].sum(dim=1)[last_steps(steps).clamp(min=0) // 2]
             )
             assigned = torch.maximum(assigned, alongside)
         return SHARPNESS * (assigned + PLAN_FIT_WEIGHT * plan_fit(prepared.question_emb, relation_emb, steps))
 
 
-def _last_relations(steps: Tensor) -> Tensor:
-    """LongTensor [P]: the relation of each plan's last step (``steps`` as in :func:`best_assignment`)."""
+def last_steps(steps: Tensor) -> Tensor:
+    """LongTensor [P]: each plan's last signed step (``steps`` as in :func:`best_assignment`)."""
     last = (steps >= 0).sum(dim=1, keepdim=True).clamp(min=1) - 1
-    return steps.gather(1, last).squeeze(1).clamp(min=0) // 2
+    return steps.gather(1, last).squeeze(1)
 
 
 def plan_fit(question_emb: Tensor, relation_emb: Tensor, steps: Tensor) -> Tensor:
