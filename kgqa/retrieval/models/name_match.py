@@ -500,10 +500,6 @@ def _is_wh(words: Sequence[str]) -> bool:
     return len(words) == 1 and words[0] in _PLACE_AND_TIME
 
 
-#: Auxiliaries after which "where" / "when" asks of the clause's verb ("where did X die").
-_AUXILIARIES = frozenset({"did", "does", "do"})
-
-
 def _asks_of_the_topic(question: str, mentions: Sequence[str]) -> bool:
     """Whether ``question`` opens with "where" or "when" and then an auxiliary ("where did X go to
     college") or a copula and, past an article, a topic's mention ("where was X born", "where is
