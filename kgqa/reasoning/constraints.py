@@ -53,9 +53,9 @@ def constraint_counts(retrieval: Retrieval) -> Tensor:
         if is_named[head] != is_named[tail]:
             mediator, part = (tail, head) if is_named[head] else (head, tail)
             around[mediator].add(part)
-    names = [retrieval.names.get(e, e).lower() for e in sub.entity_ids]
+    ids = sub.entity_ids
     said = {
-        entity: asked.intersection(_NAME_WORD.findall(names[entity]))
+        entity: asked.intersection(_NAME_WORD.findall(retrieval.names.get(ids[entity], ids[entity]).lower()))
         for entity in set().union(*around.values())
         if entity >= sub.num_topics
     }

@@ -381,20 +381,21 @@ class ExtractiveReader:
         answerable = retrieval.answerable()
         allowed = answerable if candidates is None else candidates & answerable
         probs = self.entity_probabilities(retrieval) if probabilities is None else probabilities
-        threshold = self.model.config.answer_threshold
         narrowed = None
         if self.mediator_constraints:
             narrowed = constrained(retrieval, allowed & ends_of_kin_plans(retrieval))
-        tied = None
         if narrowed is not None:
             allowed, top_n = narrowed, int(narrowed.sum())
-        elif self.plan_answers:
-            tied = tied_ends(retrieval, answerable)
-            allowed = confident_plan_ends(retrieval, allowed) if tied is None else tied
-        if tied is not None:
-            top_n = int(tied.sum())
-        elif narrowed is None and threshold is not None:
-            top_n = max(1, int((probs.masked_fill(~allowed, -1.0) >= threshold).sum()))
+        else:
+            tied = None
+            if self.plan_answers:
+                tied = tied_ends(retrieval, answerable)
+                allowed = confident_plan_ends(retrieval, allowed) if tied is None else tied
+            threshold = self.model.config.answer_threshold
+            if tied is not None:
+                top_n = int(tied.sum())
+            elif threshold is not None:
+                top_n = max(1, int((probs.masked_fill(~allowed, -1.0) >= threshold).sum()))
         answers = ranked_answers(retrieval, probs, allowed, top_n, support=support)
         retrieval.timings_ms["read"] = (time.perf_counter() - started) * 1e3
         return answers

@@ -101,9 +101,10 @@ class PlanReader:
         probs = self.entity_probabilities(retrieval) if probabilities is None else probabilities
         shown = probs.masked_fill(~allowed, -1.0)
         top = float(shown.max()) if shown.numel() else 0.0
-        best = allowed & (probs > 0) & (shown >= top * (1 - TIE)) if top > 0 else torch.zeros_like(allowed)
+        reached = allowed & (probs > 0)
+        best = reached & (shown >= top * (1 - TIE)) if top > 0 else torch.zeros_like(allowed)
         if self.mediator_constraints:
-            narrowed = constrained(retrieval, allowed & (probs > 0) & ends_of_kin_plans(retrieval))
+            narrowed = constrained(retrieval, reached & ends_of_kin_plans(retrieval))
             best = best if narrowed is None else narrowed
         answers = ranked_answers(retrieval, probs, best, int(best.sum()), support=support)
         if self.entities is not None and len(answers) > 1:
