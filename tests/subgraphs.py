@@ -3,13 +3,16 @@ subgraphs, and random scorer batches."""
 
 from __future__ import annotations
 
+import dataclasses
 import random
 
 import torch
 
 from kgqa.retrieval.graph.subgraph import Subgraph
 from kgqa.retrieval.models.dde import dde
+from kgqa.retrieval.models.plans import RankedPlans
 from kgqa.retrieval.models.scorer import ScorerBatch
+from kgqa.retrieval.retriever import Retrieval
 
 
 def make_subgraph(
@@ -63,3 +66,15 @@ def random_batch(seed: int, *, n: int = 9, e: int = 25, r: int = 4) -> ScorerBat
         tail=tail,
         dde=dde(torch.stack([head, tail]), torch.tensor([0, 1]), n),
     )
+
+
+def sure_of(retrieval: Retrieval, steps: list[str]) -> Retrieval:
+    """``retrieval`` with the plan of ``steps`` (as ``RankedPlans.describe`` writes them) at
+    probability 0.9, the others sharing the rest."""
+    assert retrieval.plans is not None
+    plans = retrieval.plans.plans
+    described = [p["steps"] for p in retrieval.plans.describe(retrieval.prepared.subgraph, plans.num_plans)]
+    order = torch.argsort(retrieval.plans.probabilities, descending=True).tolist()
+    probabilities = torch.full((plans.num_plans,), 0.1 / (plans.num_plans - 1))
+    probabilities[order[described.index(steps)]] = 0.9
+    return dataclasses.replace(retrieval, plans=RankedPlans(plans, probabilities))

@@ -7,7 +7,7 @@ from pathlib import Path
 
 import pytest
 import torch
-from subgraphs import D, random_batch
+from subgraphs import D, random_batch, sure_of
 
 from kgqa.reasoning.extractive import (
     THRESHOLD_GRID,
@@ -236,13 +236,7 @@ def test_a_word_naming_a_mediators_other_part_narrows_the_readers_answers(
     # Read Steven Spielberg as a nameless mediator between his films: of Tom Hanks's films only
     # The Terminal meets "jaws" through him, though the reader ranks others beside it.
     retrieval = trained.retrieve("what films did [Tom Hanks] act in by the director of jaws", hops=3)
-    assert retrieval.plans is not None
-    plans, sub = retrieval.plans.plans, retrieval.prepared.subgraph
-    order = torch.argsort(retrieval.plans.probabilities, descending=True).tolist()
-    described = [p["steps"] for p in retrieval.plans.describe(sub, len(order))]
-    probabilities = torch.full((len(order),), 0.1 / (len(order) - 1))
-    probabilities[order[described.index(["<-STARRED_ACTORS"])]] = 0.9
-    sure = dataclasses.replace(retrieval, plans=RankedPlans(plans, probabilities))
+    sure, sub = sure_of(retrieval, ["<-STARRED_ACTORS"]), retrieval.prepared.subgraph
     off = ExtractiveReader(extractive.model, extractive.tables, plan_answers=False)
     assert {a.name for a in off.extract_answers(sure, top_n=3)} != {"The Terminal"}
     named = torch.ones(sub.num_entities, dtype=torch.bool)

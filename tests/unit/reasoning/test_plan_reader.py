@@ -7,7 +7,7 @@ from types import SimpleNamespace
 
 import torch
 from conftest import FakeEmbedder
-from subgraphs import make_subgraph
+from subgraphs import make_subgraph, sure_of
 
 from kgqa.reasoning.constraints import constraint_counts
 from kgqa.reasoning.plan_ends import ends_tied_to_every_topic
@@ -183,7 +183,7 @@ def test_a_word_naming_a_mediators_other_part_narrows_the_answers(
         ("m.0h5kk21", "film.performance.character", "Hansel's Posse Member #1"),
     ]
     question = "who does [Amy Stiller] play in dodgeball"
-    retrieval = _sure_of(
+    retrieval = sure_of(
         _train_free_retrieval(kglite_store, fake_embedder, triples, question),
         ["FILM.ACTOR.FILM->", "FILM.PERFORMANCE.CHARACTER->"],
     )
@@ -198,17 +198,6 @@ def test_a_word_naming_a_mediators_other_part_narrows_the_answers(
     for other in ("who does Amy Stiller play in the film", "who does Amy Stiller play in zoolander"):
         answers = PlanReader().extract_answers(replace(retrieval, question=other))
         assert {a.name for a in answers} == both
-
-
-def _sure_of(retrieval: Retrieval, steps: list[str]) -> Retrieval:
-    """``retrieval`` with the plan of ``steps`` at probability 0.9, the others sharing the rest."""
-    assert retrieval.plans is not None
-    plans = retrieval.plans.plans
-    described = [p["steps"] for p in retrieval.plans.describe(retrieval.prepared.subgraph, plans.num_plans)]
-    order = torch.argsort(retrieval.plans.probabilities, descending=True).tolist()
-    probabilities = torch.full((plans.num_plans,), 0.1 / (plans.num_plans - 1))
-    probabilities[order[described.index(steps)]] = 0.9
-    return replace(retrieval, plans=RankedPlans(plans, probabilities))
 
 
 def _train_free_retrieval(
