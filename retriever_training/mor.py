@@ -247,6 +247,7 @@ def train_mor(
     model = MorModel(schema, cues, planner, None, embedder.model_id)
     report.plans = len(model.plans)
     gold_train = _gold_index(train_examples, model.plans, schema)
+    model.described_types = frozenset(t for i in gold_train for t in model.plans[i].described())
     gold_val = _gold_index(val_examples, model.plans, schema)
     retriever = MorRetriever(store, embedder, model)
     q_train = _planner_inputs(retriever, train_examples, progress=progress, desc="linking train")

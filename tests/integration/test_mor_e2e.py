@@ -14,6 +14,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+import torch
 
 from ingest.embedding import embed_store
 from ingest.loader import load
@@ -217,6 +218,51 @@ def test_trained_planner_returns_runners_up_of_the_answer_type_within_the_margin
     assert best_only == every[:1]
     margin = TrainedPlanner(trained.model, ratio=0.5, max_plans=4).plans(QUESTION, reading)
     assert margin == [(plan, p) for plan, p in every if p >= 0.5 * probs[0]]
+
+
+def test_a_question_describes_a_node_through_a_cue_or_words_beyond_its_names(trained: MorRetriever) -> None:
+    assert trained.read(QUESTION).describes  # the learnt cue 'defined as "'
+    unquoted = "Which diseases present with seizure and a finding marked by increased volume of the earlobe?"
+    assert trained.read(unquoted).span == unquoted  # no cue opens it ...
+    assert trained.read(unquoted).describes  # ... but four words beyond the names and frame words
+    assert not trained.read("Which diseases present with seizure?").describes
+
+
+def test_the_checkpoint_keeps_the_types_training_questions_described(trained: MorRetriever) -> None:
+    assert trained.model.described_types == {"Phenotype"}
+    older = {k: v for k, v in trained.model.checkpoint().items() if k != "described_types"}
+    assert MorModel.load(older).described_types is None
+
+
+def test_the_planner_runs_a_plan_that_uses_what_the_question_gives(trained: MorRetriever) -> None:
+    """The scorer's likeliest plan describes a disease, as no training question does; of the plans
+    that describe a phenotype and name a gene, the likeliest answers phenotypes. The planner keeps
+    the likeliest plan's answer type and runs the likeliest of its plans that describe a
+    phenotype and name a gene, or, where the question describes nothing, that describe nothing."""
+    model = MorModel.load(trained.model.checkpoint())
+    bias = {
+        "answer:Disease": 3.0,
+        "answer_restriction:text": 2.8,
+        "end:Gene[name]": 2.0,
+        "chains:1": 0.5,
+        "node:Phenotype[text]": -1.0,
+    }
+    with torch.no_grad():
+        model.planner.bilinear.weight.zero_()
+        model.planner.bilinear.bias.zero_()
+        for token, value in bias.items():
+            model.planner.bilinear.bias[model.planner.index[token]] = value
+    width, types = model.planner.config.emb_dim, len(model.planner.config.types)
+    logits = model.planner(torch.zeros(1, width), torch.zeros(1, types), model.plan_matrix)[0]
+    assert str(model.plans[int(logits.argmax())]).startswith("Disease*[text]")
+    question = "Which diseases of XYZ2 show a finding marked by increased volume of the earlobe?"
+    reading = QuestionReading(question, (), ("Gene",), {}, torch.zeros(width), describes=True)
+    plan, _ = TrainedPlanner(model, ratio=1.0).plans(question, reading)[0]
+    assert plan.answer.type == "Disease" and plan.described() == ["Phenotype"]
+    assert any(n.type == "Gene" and n.restriction == "name" for c in plan.chains for n in c.nodes[1:])
+    undescribed = QuestionReading(question, (), ("Gene",), {}, reading.vector, describes=False)
+    plan, _ = TrainedPlanner(model, ratio=1.0).plans(question, undescribed)[0]
+    assert plan.answer.type == "Disease" and not plan.described()
 
 
 def test_merged_plans_recover_the_answer_the_likelier_plan_misses(trained: MorRetriever) -> None:

@@ -97,9 +97,12 @@ class Metapath:
 
     def text_nodes(self) -> int:
         """How many nodes carry a text restriction (the answer counted once)."""
-        return int(self.answer.restriction == "text") + sum(
-            n.restriction == "text" for c in self.chains for n in c.nodes[1:]
-        )
+        return len(self.described())
+
+    def described(self) -> list[str]:
+        """The types of the nodes that carry a text restriction (the answer counted once)."""
+        nodes = [self.answer, *(n for c in self.chains for n in c.nodes[1:])]
+        return [n.type for n in nodes if n.restriction == "text"]
 
 
 @dataclass(frozen=True, slots=True)

@@ -1,9 +1,9 @@
 """The MoR retriever: plan, mixed traversal, rerank; and its checkpoint.
 
 One checkpoint file (``kind: "mor"``) holds everything a question needs besides the store: the
-store schema the planner was trained on, the learnt span cues, the plan scorer and, once
-trained, the trajectory reranker. ``kgqa ask`` tells a MoR checkpoint from a KGQA one by this
-``kind``.
+store schema the planner was trained on, the learnt span cues, the plan scorer, the node types
+its training questions described (:class:`PlanFit`) and, once trained, the trajectory reranker.
+``kgqa ask`` tells a MoR checkpoint from a KGQA one by this ``kind``.
 """
 
 from __future__ import annotations
@@ -47,17 +47,25 @@ SYNONYM_K = 20
 PLAN_RATIO = 0.1
 #: ... and at most this many plans in all.
 MAX_PLANS = 3
+#: Content words (outside the linked mentions and the frame words) from which a question no cue
+#: opens a description for still describes a node: "a finding marked by upturning of the big toe".
+#: On a development sample of HPO's training questions (never trained on by a zero-label model),
+#: 3 to 8 gave the same plans.
+DESCRIPTION_WORDS = 4
 
 
 @dataclass(slots=True)
 class MorModel:
-    """The trained parts of MoR (see the module docstring)."""
+    """The trained parts of MoR (see the module docstring); ``described_types``: the node types
+    the training questions described, None in checkpoints written before it was kept (then any
+    type may be described)."""
 
     schema: Schema
     cues: Cues
     planner: MetapathScorer
     reranker: TrajectoryReranker | None
     embedder_model_id: str
+    described_types: frozenset[str] | None = None
     plans: list[Metapath] = field(init=False)
     plan_matrix: torch.Tensor = field(init=False)
 
@@ -81,6 +89,7 @@ class MorModel:
             "reranker": (
                 self.reranker.checkpoint(embedder_model_id=self.embedder_model_id) if self.reranker else None
             ),
+            "described_types": None if self.described_types is None else sorted(self.described_types),
         }
 
     @classmethod
@@ -107,6 +116,7 @@ class MorModel:
                 hint="set embedder.model to the checkpoint's embedder or re-train",
             )
         reranker = ckpt.get("reranker")
+        described = ckpt.get("described_types")
         return cls(
             schema=Schema(frozenset(tuple(t) for t in ckpt["schema"])),
             cues=Cues(
@@ -117,6 +127,7 @@ class MorModel:
             planner=MetapathScorer.from_checkpoint(ckpt["planner"]),
             reranker=TrajectoryReranker.from_checkpoint(reranker) if reranker else None,
             embedder_model_id=str(ckpt["embedder_model_id"]),
+            described_types=None if described is None else frozenset(described),
         )
 
 
@@ -164,6 +175,10 @@ class QuestionReading:
         topic_types: the type of the best candidate of each mention.
         types: entity id -> type, for ``linked``.
         vector: the question's embedding [d].
+        describes: whether the question describes a node: a cue opened ``span``, or, with no
+            cue, :data:`DESCRIPTION_WORDS` or more content words stand outside the linked
+            mentions and the frame words (a description worded as no training question worded
+            one: "a finding marked by upturning of the big toe").
     """
 
     span: str
@@ -171,6 +186,7 @@ class QuestionReading:
     topic_types: tuple[str, ...]
     types: dict[str, str]
     vector: torch.Tensor
+    describes: bool = False
 
 
 @dataclass(frozen=True, slots=True)
@@ -212,14 +228,20 @@ class Planner(Protocol):
 
 
 class TrainedPlanner:
-    """The plan scorer of a :class:`MorModel`: the likeliest of the schema's enumerated plans and
-    the runners-up within a margin of it.
+    """The plan scorer of a :class:`MorModel`: the likeliest of the schema's enumerated plans that
+    fit the question's reading (:class:`PlanFit`), and the runners-up within a margin of it.
 
     Args:
         ratio: a runner-up is kept when its probability is at least ``ratio`` times the best's
             and it asks for the same answer type (answers of one type: the type is what the
             question is surest about, "which diseases ...").
         max_plans: plans returned at most.
+
+    The answer type is chosen first, as the likeliest plan's whatever the reading, and the plans
+    that fit the reading are then ranked within it: a described answer ("the phenotype described
+    as ... of gene G") must not take the type from "which diseases of G show a feature marked by
+    ..." only because its plan is the likeliest that fits. (The probability summed over each
+    type's plans chose as well on HPO, but a type with many more plans wins it by their number.)
 
     Why several: the scorer's second plan is often the right one when it hesitates ("diseases
     of gene G with a phenotype described as ..." read as the 2-hop "diseases with a phenotype of
@@ -231,12 +253,21 @@ class TrainedPlanner:
         self.model = model
         self.ratio = ratio
         self.max_plans = max_plans
+        self.fit = PlanFit(model.plans, model.described_types)
+        types = sorted({p.answer.type for p in model.plans})
+        self.answer_type = torch.tensor([types.index(p.answer.type) for p in model.plans])
 
     def plans(self, question: str, reading: QuestionReading) -> list[tuple[Metapath, float]]:
         scorer = self.model.planner
         with torch.no_grad():
             linked = scorer.linked_types(reading.topic_types)[None]
-            probs = torch.softmax(scorer(reading.vector[None], linked, self.model.plan_matrix)[0], 0)
+            logits = scorer(reading.vector[None], linked, self.model.plan_matrix)[0]
+        fits = self.fit.mask(reading)
+        for keep in (fits & (self.answer_type == self.answer_type[int(logits.argmax())]), fits):
+            if bool(keep.any()):
+                logits = logits.masked_fill(~keep, float("-inf"))
+                break
+        probs = torch.softmax(logits, 0)
         top = torch.topk(probs, min(self.max_plans, len(self.model.plans)))
         best, answer = float(top.values[0]), self.model.plans[int(top.indices[0])].answer.type
         return [
@@ -244,6 +275,36 @@ class TrainedPlanner:
             for p, i in zip(top.values.tolist(), top.indices.tolist(), strict=True)
             if p >= self.ratio * best and self.model.plans[i].answer.type == answer
         ]
+
+
+class PlanFit:
+    """Which plans use what a question gives, as far as its reading can tell: one described node
+    where the question describes one (:attr:`QuestionReading.describes`) and none where it does
+    not, each of a type training questions described (``described_types``; any type where None),
+    and a named node where the linker found a topic.
+
+    Why: a planner trained on questions made from the graph scores real questions' plans by the
+    parts they share with the made ones, and so drops an anchor ("genes of disease D" for "genes
+    of D with a finding marked by ...") or describes a node whose type has no text worth
+    matching ("diseases described as ..." where diseases carry only their names); a plan that
+    leaves out what the question says, or asks for a description no node of its type has, is no
+    reading of it. Read once per plan here, so a question costs a few tensor comparisons.
+    """
+
+    def __init__(self, plans: Sequence[Metapath], described_types: frozenset[str] | None) -> None:
+        described = [p.described() for p in plans]
+        self.described = torch.tensor([len(d) for d in described])
+        self.describable = torch.tensor(
+            [described_types is None or set(d) <= described_types for d in described]
+        )
+        self.named = torch.tensor(
+            [any(n.restriction == "name" for c in p.chains for n in c.nodes[1:]) for p in plans]
+        )
+
+    def mask(self, reading: QuestionReading) -> torch.Tensor:
+        """BoolTensor [P]: the plans that fit ``reading``."""
+        fits = (self.described == int(reading.describes)) & self.describable
+        return fits & self.named if reading.topic_types else fits
 
 
 class MorRetriever:
@@ -302,8 +363,22 @@ class MorRetriever:
             vectors = self.embedder.embed([question, span])
         self.traverser.remember({question: vectors[0], span: vectors[1]})
         return QuestionReading(
-            span, tuple(found), tuple(types.get(t.id, "") for t in topics), types, vectors[0]
+            span,
+            tuple(found),
+            tuple(types.get(t.id, "") for t in topics),
+            types,
+            vectors[0],
+            describes=span != question or self._unnamed_words(question, found) >= DESCRIPTION_WORDS,
         )
+
+    def _unnamed_words(self, question: str, found: Sequence[LinkedEntity]) -> int:
+        """How many content words of ``question`` stand outside the mentions of ``found`` and
+        are no frame words (:attr:`Cues.frame`)."""
+        rest = question
+        for cand in found:
+            if cand.mention:
+                rest = rest.replace(cand.mention, " ")
+        return len(self.model.cues.unframed(rest).split())
 
     def anchors(self, question: str, plan: Metapath, reading: QuestionReading) -> Anchors:
         """The question's spans and the candidates for ``plan``'s named nodes.
