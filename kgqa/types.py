@@ -133,7 +133,8 @@ class LinkedEntity:
         score: confidence in [0, 1], higher is better (comparable across methods: topic and
             bracket = 1.0, exact = 0.95, full-text and vector scaled into (0, 0.9]).
         mention: the question text that matched ("" for explicit topic ids).
-        method: how it was found: ``topic``, ``bracket``, ``exact``, ``fulltext`` or ``vector``.
+        method: how it was found: ``topic``, ``bracket``, ``exact``, ``fuzzy`` (within a typo, a
+            demonym or an acronym), ``fulltext`` (a partial name) or ``vector``.
     """
 
     id: str

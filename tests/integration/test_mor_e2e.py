@@ -308,6 +308,16 @@ def test_named_anchor_alternatives_are_kept_best_alias_first(trained: MorRetriev
     assert [score for _, score in names] == sorted((score for _, score in names), reverse=True)
 
 
+def test_a_named_anchor_typed_with_a_typo_is_held_as_its_name(trained: MorRetriever) -> None:
+    # "siezure" is Seizure within one edit: the linker finds it, and the anchor counts it as named
+    question = QUESTION.replace("seizure", "siezure")
+    reading = trained.read(question)
+    assert [(e.id, e.method) for e in reading.linked][:1] == [("HP:3", "fuzzy")]
+    anchors = trained.anchors(question, parse_metapath(FULL), reading)
+    assert anchors.names[(1, 1)][0] == ("HP:3", 1.0) and anchors.named == 1.0
+    assert trained.retrieve(question).nodes[0].id == "D:2"
+
+
 def test_mor_eval_scores_stark_and_kgqa_metrics_per_kind(trained: MorRetriever, tmp_path: Path) -> None:
     from kgqa.eval.mor import evaluate_mor
     from kgqa.retrieval.mor.plan import store_metapath

@@ -391,7 +391,9 @@ class MorRetriever:
         from the first ``name_k`` of them. Questions name phenotypes by synonyms too, which a
         node keeps in its text, not its name, so the linker alone picks partial name matches
         over them; and a one-word segment of a long text ("The lactate") must lose to a whole
-        three-word synonym ("Increased lactate in body").
+        three-word synonym ("Increased lactate in body"). A name the linker found within a typo,
+        a demonym or an acronym (method ``fuzzy``) counts as held: "reeep2" names REEP2 as fully
+        as "REEP2" does.
         """
         outside = question.replace(reading.span, " ") if reading.span != question else question
         names: dict[tuple[int, int], list[tuple[str, float]]] = {}
@@ -400,14 +402,17 @@ class MorRetriever:
             end = chain.nodes[-1]
             if end.restriction != "name":
                 continue
-            linked = {e.id: e.score for e in reading.linked if reading.types.get(e.id) == end.type}
+            of_type = [e for e in reading.linked if reading.types.get(e.id) == end.type]
+            linked = {e.id: e.score for e in of_type}
+            misspelt = {e.id for e in of_type if e.method == "fuzzy"}
             searched = self.model.cues.unframed(outside)
             ids = [*linked, *(h["id"] for h in self.traverser.fulltext(searched, end.type, SYNONYM_K))]
             rows = self.traverser.node_texts(ids)
             scored = [
-                (i, *alias_match(outside, rows[i]["name"], rows[i]["text"]), linked.get(i, 0.0))
+                (i, *alias_match(said, rows[i]["name"], rows[i]["text"]), linked.get(i, 0.0))
                 for i in dict.fromkeys(ids)
                 if i in rows
+                for said in [f"{outside} {rows[i]['name']}" if i in misspelt else outside]
             ]
             scored.sort(key=lambda t: (-t[1], -t[2], -t[3], t[0]))
             names[(c, len(chain.nodes) - 1)] = [(i, score) for i, score, _, _ in scored]
