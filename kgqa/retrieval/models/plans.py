@@ -714,6 +714,9 @@ def rank_plans(
     ``answer_type``: the weight of the answers' kind (:func:`answer_type_fit` of
     ``prepared.answer_noun`` with each plan's walk ends, in cosine units scaled as the name
     match's are), for any planner; ignored where ``prepared`` has no answer noun.
+
+    A trained planner's plans that end only at nameless nodes hand their probability to the
+    steps through them (:func:`through_mediators`).
     """
     if plans is None:
         plans = question_plans(planner, prepared)
@@ -758,4 +761,44 @@ def _ranked(
             entity_table.has_text[rows],
         )
         logits = logits + answer_type * SHARPNESS * fit
-    return RankedPlans(plans, torch.softmax(logits, dim=0), logits)
+    probabilities = torch.softmax(logits, dim=0)
+    if not isinstance(planner, NameMatchPlanner):  # which prices a step through a mediator itself
+        probabilities = through_mediators(probabilities, plans, entity_table.has_text[prepared.entity_rows])
+    return RankedPlans(plans, probabilities, logits)
+
+
+def through_mediators(probabilities: Tensor, plans: Plans, named: Tensor) -> Tensor:
+    """FloatTensor [P]: ``probabilities`` where each plan whose walks all end at nameless nodes
+    (``named`` [N] False: Freebase CVTs, named by their mid) hands its probability to the plans
+    one step longer that begin with it, in proportion to theirs (equally where they all have
+    none); a plan without such a longer plan keeps its own. The sum is unchanged.
+
+    Why: a nameless node stands for one fact of several parts and answers nothing itself.
+    "What is the predominant religion in Israel" steps into Israel's religion-percentage
+    records, and a trained planner sure of that step (0.999 on WebQSP-evidence) means the step
+    through them to the religions; left there, the reader answered from the plans' leftovers.
+    Trained planners only (:func:`rank_plans`): the name match scores a step into a mediator
+    and the step out as one relation already, and handing on its leftovers moved as many of
+    its WebQSP tuning answers wrong as right (docs/decisions.md).
+    """
+    ends = torch.bincount(plans.end_plan, minlength=plans.num_plans)
+    named_ends = torch.bincount(
+        plans.end_plan, weights=named[plans.end_entity].float(), minlength=plans.num_plans
+    )
+    stuck = ((ends > 0) & (named_ends == 0) & (probabilities > 0)).nonzero().flatten().tolist()
+    if not stuck:
+        return probabilities
+    out = probabilities.clone()
+    lengths = plans.lengths()
+    for plan in stuck:
+        length = int(lengths[plan])
+        if length >= plans.steps.shape[1]:
+            continue
+        longer = (lengths == length + 1) & (plans.steps[:, :length] == plans.steps[plan, :length]).all(dim=1)
+        if not bool(longer.any()):
+            continue
+        share = probabilities[longer]
+        share = share / share.sum() if float(share.sum()) > 0 else torch.full_like(share, 1 / share.numel())
+        out[longer] += out[plan] * share
+        out[plan] = 0.0
+    return out

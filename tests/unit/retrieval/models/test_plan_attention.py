@@ -97,7 +97,10 @@ def test_checkpoints_load_as_the_planner_kind_they_hold() -> None:
 
 def test_rank_plans_runs_the_word_order_planner_on_the_token_states() -> None:
     model = _model(max_steps=2)
-    tables = (None, SimpleNamespace(matrix=torch.randn(2, 6)))
+    tables = (
+        SimpleNamespace(has_text=torch.ones(5, dtype=torch.bool)),
+        SimpleNamespace(matrix=torch.randn(2, 6)),
+    )
     views = torch.randn(3, 6)
 
     def prepared(tokens: torch.Tensor | None) -> PreparedQuestion:

@@ -31,6 +31,7 @@ from kgqa.retrieval.models.plans import (
     question_views,
     rank_plans,
     same_ends,
+    through_mediators,
     walk_mentions,
 )
 
@@ -43,6 +44,10 @@ WRITER = make_subgraph(
     [(1, 0), (1, 2), (1, 3), (4, 0), (4, 2)],
     rels=["WRITTEN_BY", "DIRECTED_BY", "WRITTEN_BY", "WRITTEN_BY", "DIRECTED_BY"],
 )
+
+
+#: WRITER's entity table as rank_plans reads it: every entity named.
+NAMED = SimpleNamespace(has_text=torch.ones(WRITER.num_entities, dtype=torch.bool))
 
 
 def _names(plans: Plans, sub: Subgraph) -> list[tuple[str, ...]]:
@@ -262,6 +267,58 @@ def test_plan_reach_takes_the_best_and_the_summed_probability_of_the_plans_endin
     assert torch.allclose(reach, torch.tensor([[0.0, 0.0], [0.5, 0.5], [0.9, 1.0], [0.0, 0.0]]))
 
 
+# A Freebase-like country: e0 -RELIGIONS-> nameless records e1, e2 -RELIGION-> e3, e4; e1 -DATE-> e5;
+# e6 -NATIONALITY-> e0; e0 -CAPITAL-> nameless e7, where no step leads on.
+COUNTRY = make_subgraph(
+    8,
+    [(0, 1), (0, 2), (1, 3), (2, 4), (1, 5), (6, 0), (0, 7)],
+    rels=["RELIGIONS", "RELIGIONS", "RELIGION", "RELIGION", "DATE", "NATIONALITY", "CAPITAL"],
+)
+COUNTRY_NAMED = torch.tensor([True, False, False, True, True, True, True, False])
+
+
+def test_a_plan_ending_at_nameless_nodes_hands_its_probability_to_the_steps_through_them() -> None:
+    plans = enumerate_plans(COUNTRY, 2)
+    names = _names(plans, COUNTRY)
+    at = {name: names.index(name) for name in names}
+    probabilities = torch.full((plans.num_plans,), 0.01)
+    probabilities[at[("RELIGIONS",)]] = 0.8
+    probabilities[at[("RELIGIONS", "RELIGION")]] = 0.03
+    probabilities[at[("RELIGIONS", "DATE")]] = 0.01
+    probabilities[at[("CAPITAL",)]] = 0.1
+    probabilities /= probabilities.sum()
+    passed = through_mediators(probabilities, plans, COUNTRY_NAMED)
+    assert float(passed[at[("RELIGIONS",)]]) == 0.0
+    # the 0.8 goes 3:1 to the two steps through the records, as the planner rated them
+    through = probabilities[at[("RELIGIONS",)]] + probabilities[at[("RELIGIONS", "RELIGION")]]
+    assert float(passed[at[("RELIGIONS", "RELIGION")]]) == pytest.approx(
+        float(through - probabilities[at[("RELIGIONS",)]] / 4)
+    )
+    assert float(passed.argmax()) == at[("RELIGIONS", "RELIGION")]
+    # no step leads on from the capital's record, and named ends keep their probability
+    for kept in [("CAPITAL",), ("<-NATIONALITY",)]:
+        assert float(passed[at[kept]]) == float(probabilities[at[kept]])
+    assert float(passed.sum()) == pytest.approx(1.0)
+    everything_named = torch.ones(COUNTRY.num_entities, dtype=torch.bool)
+    assert torch.equal(through_mediators(probabilities, plans, everything_named), probabilities)
+
+
+def test_a_trained_planner_answers_through_nameless_nodes() -> None:
+    relations = len(COUNTRY.relation_types)
+    tables = (SimpleNamespace(has_text=COUNTRY_NAMED), SimpleNamespace(matrix=torch.randn(relations, 4)))
+    prepared = PreparedQuestion(
+        torch.randn(3, 4), COUNTRY, torch.arange(8), torch.arange(relations), torch.zeros(8, 1), 2
+    )
+    with torch.inference_mode():
+        ranked = rank_plans(_untrained_planner(), prepared, tables)  # type: ignore[arg-type]
+    names = _names(ranked.plans, COUNTRY)
+    by_name = dict(zip(names, ranked.probabilities.tolist(), strict=True))
+    alike = 1 / len(names)  # an untrained planner rates every plan alike
+    assert by_name[("RELIGIONS",)] == 0.0
+    assert by_name[("RELIGIONS", "RELIGION")] == pytest.approx(1.5 * alike)
+    assert by_name[("CAPITAL",)] == pytest.approx(alike)
+
+
 @pytest.mark.parametrize(
     ("step_mentions", "name_match"), [(0, False), (2, False), (3, False), (0, True), (2, True)]
 )
@@ -382,8 +439,9 @@ def test_planner_ignores_padding_and_round_trips_through_a_checkpoint() -> None:
 def test_rank_plans_is_a_softmax_over_every_plan_and_describes_the_likeliest() -> None:
     torch.manual_seed(0)
     model = PlanScorer(PlannerConfig(emb_dim=4, hidden=8, max_steps=2)).eval()
-    # rank_plans reads only the relation table's matrix, here the rows of WRITER's two relations.
-    tables = (None, SimpleNamespace(matrix=torch.randn(2, 4)))
+    # rank_plans reads the relation table's matrix, here the rows of WRITER's two relations, and
+    # which entities are named (all of WRITER's)
+    tables = (NAMED, SimpleNamespace(matrix=torch.randn(2, 4)))
 
     def prepared(hops: int) -> PreparedQuestion:
         return PreparedQuestion(
@@ -420,7 +478,7 @@ def _writer_question(**inputs: torch.Tensor | WordRuns) -> PreparedQuestion:
 def test_the_name_prior_lifts_the_plan_whose_relations_the_question_names() -> None:
     model = _untrained_planner()
     relations = torch.eye(4)[:2]  # WRITTEN_BY, DIRECTED_BY
-    tables = (None, SimpleNamespace(matrix=relations))
+    tables = (NAMED, SimpleNamespace(matrix=relations))
     directed = WRITER.relation_types.index("DIRECTED_BY")
     # its one word names DIRECTED_BY
     prepared = _writer_question(run_words=WordRuns(relations[directed].reshape(1, 1, 4)))
