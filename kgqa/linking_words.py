@@ -14,7 +14,8 @@ each rule compares the question's words with the graph's own names:
   words ("franklin" -> Benjamin Franklin, "ben franklin" -> Benjamin Franklin);
 - possessives (:func:`strip_possessive`): "franklin's" is looked up as "franklin";
 - demonyms (:func:`demonym_stem`, :func:`is_demonym_of`): a word that extends a one-word name's
-  stem ("jamaican" -> Jamaica, "egyptian" -> Egypt, "brazilians" -> Brazil);
+  stem ("jamaican" -> Jamaica, "egyptian" -> Egypt, "brazilians" -> Brazil), or a doctrine's
+  name less its "-ism" ("buddhist" -> Buddhism, "catholic" -> Catholicism);
 - acronyms (:func:`is_acronym_of`): the initials of a name's words ("uk" -> United Kingdom).
 
 :mod:`kgqa.link` decides between the readings with the popularity prior (an entity's degree).
@@ -48,6 +49,7 @@ SHARED_STEM = 3
 MIN_PREFIX_LETTERS = 3  # "ben" stands for Benjamin; shorter is an initial, not a name
 MIN_DEMONYM_STEM = 4  # letters a demonym shares with its place at least ("egyp" in egyptian/Egypt)
 DEMONYM_SUFFIX_MAX = 4  # letters a demonym adds after the stem at most ("-ians" in brazilians)
+DOCTRINE = "ism"  # a doctrine's name, which its follower's word shares less this ("buddhist")
 _WORD = re.compile(r"[a-z0-9]+")
 _IDENTIFIER = re.compile(r"^[A-Za-z0-9_.:/-]+$")
 _POSSESSIVE = re.compile(r"(?<=\w)(?:['\u2019]s|s['\u2019])$", re.I)
@@ -253,9 +255,17 @@ def is_demonym_of(word: str, name_norm: str) -> bool:
     The name must be one word, shorter than the word, that shares its first letters up to at
     most two letters of the name: "jamaican" ~ jamaica, "egyptian" ~ egypt, "brazilians" ~
     brazil, "portuguese" ~ portugal, "maltese" ~ malta; not "jamaican" ~ jamarcus, nor "george"
-    ~ georgia.
+    ~ georgia. A doctrine's name (``-ism``) is read from its follower's word, the name less its
+    suffix and then nothing or a suffix of the ``-ist`` / ``-ic`` / ``-ian`` kind: "buddhist" ~
+    buddhism, "catholic" ~ catholicism, "communists" ~ communism; not "buddha" ~ buddhism.
     """
-    if " " in name_norm or len(name_norm) >= len(word):
+    if " " in name_norm:
+        return False
+    stem = name_norm.removesuffix(DOCTRINE)
+    if stem != name_norm and len(stem) >= MIN_DEMONYM_STEM and word.startswith(stem):
+        rest = word[len(stem) :]
+        return len(rest) <= DEMONYM_SUFFIX_MAX and (not rest or rest.startswith(DOCTRINE[0]))
+    if len(name_norm) >= len(word):
         return False
     common = len(_common_prefix(word, name_norm))
     return common >= MIN_DEMONYM_STEM and len(name_norm) - common <= 2 and len(word) - common <= 5

@@ -97,6 +97,23 @@ def test_demonym_reads_adjectives_of_one_word_places() -> None:
     assert not is_demonym_of("george", "georgia") and not is_demonym_of("jamaican", "jamaican dollar")
 
 
+def test_demonym_reads_a_doctrine_from_its_followers_word() -> None:
+    assert is_demonym_of("buddhist", "buddhism") and is_demonym_of("buddhists", "buddhism")
+    assert is_demonym_of("catholic", "catholicism") and is_demonym_of("communists", "communism")
+    assert not is_demonym_of("buddha", "buddhism") and not is_demonym_of("catholic", "catholicism and")
+
+
+def test_link_a_doctrine_from_its_followers_word(kglite_store: KgliteStore, fake_embedder: Embedder) -> None:
+    # Buddhism, Catholicism, Gautama Buddha and the Holy Roman Empire, cut from the KB
+    store = _load_lines(kglite_store, EXCERPT.with_name("webqsp_evidence_doctrines.tsv"), fake_embedder)
+    assert (
+        link(store, fake_embedder, "what is the holy book of the buddhist religion?").topics[0].id
+        == "Buddhism"
+    )
+    assert link(store, fake_embedder, "what are the catholic holy days?").topics[0].id == "Catholicism"
+    assert link(store, fake_embedder, "what country did buddha come from?").topics[0].id == "Gautama Buddha"
+
+
 def test_acronym_spells_initials_with_or_without_small_words() -> None:
     assert is_acronym_of("uk", "united kingdom")
     assert is_acronym_of("usa", "united states of america") and is_acronym_of(
