@@ -785,20 +785,40 @@ def through_mediators(probabilities: Tensor, plans: Plans, named: Tensor) -> Ten
     named_ends = torch.bincount(
         plans.end_plan, weights=named[plans.end_entity].float(), minlength=plans.num_plans
     )
-    stuck = ((ends > 0) & (named_ends == 0) & (probabilities > 0)).nonzero().flatten().tolist()
-    if not stuck:
+    stuck = (ends > 0) & (named_ends == 0)
+    if not bool(stuck.any()):
         return probabilities
+    parent = _parent_plans(plans)
+    child = parent >= 0
+    parent_of = parent.clamp(min=0)
+    children = torch.zeros_like(probabilities).index_add_(0, parent_of[child], torch.ones(int(child.sum())))
+    mass = torch.zeros_like(probabilities).index_add_(0, parent_of[child], probabilities[child])
+    # each child's part of its parent's probability: its own among its siblings', else equal
+    part = torch.where(
+        mass[parent_of] > 0,
+        probabilities / mass[parent_of].clamp(min=1e-30),
+        1 / children[parent_of].clamp(min=1),
+    )
     out = probabilities.clone()
     lengths = plans.lengths()
-    for plan in stuck:
-        length = int(lengths[plan])
-        if length >= plans.steps.shape[1]:
-            continue
-        longer = (lengths == length + 1) & (plans.steps[:, :length] == plans.steps[plan, :length]).all(dim=1)
-        if not bool(longer.any()):
-            continue
-        share = probabilities[longer]
-        share = share / share.sum() if float(share.sum()) > 0 else torch.full_like(share, 1 / share.numel())
-        out[longer] += out[plan] * share
-        out[plan] = 0.0
+    for length in range(1, plans.steps.shape[1]):  # shortest first: a handed-on share may go on
+        giving = stuck & (lengths == length) & (children > 0)
+        taking = child & giving[parent_of]
+        out[taking] += out[parent_of[taking]] * part[taking]
+        out[giving] = 0.0
     return out
+
+
+def _parent_plans(plans: Plans) -> Tensor:
+    """LongTensor [P]: per plan, the plan one step shorter that begins it (-1 for a one-step plan
+    or where no such plan was enumerated)."""
+    steps, lengths = plans.steps, plans.lengths()
+    base = int(steps.max()) + 2 if steps.numel() else 1
+    weights = base ** torch.arange(steps.shape[1], dtype=torch.long)
+    keys = ((steps + 1) * weights).sum(dim=1)  # a plan's steps as one number (padding adds 0)
+    last = steps.gather(1, (lengths - 1).clamp(min=0)[:, None]).squeeze(1)
+    parent_keys = keys - (last + 1) * weights[(lengths - 1).clamp(min=0)]
+    order = torch.argsort(keys)
+    at = torch.searchsorted(keys[order], parent_keys).clamp(max=len(keys) - 1)
+    found = (keys[order][at] == parent_keys) & (lengths > 1)
+    return torch.where(found, order[at], torch.full_like(order, -1))

@@ -303,6 +303,38 @@ def test_a_plan_ending_at_nameless_nodes_hands_its_probability_to_the_steps_thro
     assert torch.equal(through_mediators(probabilities, plans, everything_named), probabilities)
 
 
+def _handed_on_one_plan_at_a_time(
+    probabilities: torch.Tensor, plans: Plans, named: torch.Tensor
+) -> torch.Tensor:
+    """through_mediators by its contract, one stuck plan at a time, shortest first."""
+    out = probabilities.clone()
+    lengths = plans.lengths()
+    for plan in range(plans.num_plans):
+        ends = plans.end_entity[plans.end_plan == plan]
+        length = int(lengths[plan])
+        if not ends.numel() or bool(named[ends].any()) or length == plans.steps.shape[1]:
+            continue
+        longer = (lengths == length + 1) & (plans.steps[:, :length] == plans.steps[plan, :length]).all(dim=1)
+        if bool(longer.any()):
+            share = probabilities[longer]
+            out[longer] += out[plan] * (share / share.sum())
+            out[plan] = 0.0
+    return out
+
+
+def test_handing_on_through_nameless_nodes_matches_one_plan_at_a_time_on_random_graphs() -> None:
+    rng = random.Random(7)
+    for _ in range(60):
+        sub, _ = random_case(rng, max_nodes=9, max_edges=16, relations="ABC")
+        plans = enumerate_plans(sub, 3)
+        named = torch.tensor([rng.random() < 0.6 for _ in range(sub.num_entities)])
+        probabilities = torch.softmax(
+            torch.randn(plans.num_plans, generator=torch.Generator().manual_seed(1)), 0
+        )
+        expected = _handed_on_one_plan_at_a_time(probabilities, plans, named)
+        assert torch.allclose(through_mediators(probabilities, plans, named), expected, atol=1e-7)
+
+
 def test_a_trained_planner_answers_through_nameless_nodes() -> None:
     relations = len(COUNTRY.relation_types)
     tables = (SimpleNamespace(has_text=COUNTRY_NAMED), SimpleNamespace(matrix=torch.randn(relations, 4)))
