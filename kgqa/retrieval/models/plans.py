@@ -811,14 +811,13 @@ def through_mediators(probabilities: Tensor, plans: Plans, named: Tensor) -> Ten
 
 def _parent_plans(plans: Plans) -> Tensor:
     """LongTensor [P]: per plan, the plan one step shorter that begins it (-1 for a one-step plan
-    or where no such plan was enumerated)."""
+    or where no such plan was enumerated). Rows are matched whole (``torch.unique``), so no two
+    plans are confused: a number made of a plan's steps is one to one only while it fits 64 bits."""
     steps, lengths = plans.steps, plans.lengths()
-    base = int(steps.max()) + 2 if steps.numel() else 1
-    weights = base ** torch.arange(steps.shape[1], dtype=torch.long)
-    keys = ((steps + 1) * weights).sum(dim=1)  # a plan's steps as one number (padding adds 0)
-    last = steps.gather(1, (lengths - 1).clamp(min=0)[:, None]).squeeze(1)
-    parent_keys = keys - (last + 1) * weights[(lengths - 1).clamp(min=0)]
-    order = torch.argsort(keys)
-    at = torch.searchsorted(keys[order], parent_keys).clamp(max=len(keys) - 1)
-    found = (keys[order][at] == parent_keys) & (lengths > 1)
-    return torch.where(found, order[at], torch.full_like(order, -1))
+    shorter = steps.clone()
+    shorter[torch.arange(len(steps)), (lengths - 1).clamp(min=0)] = -1  # each plan less its last step
+    _, row = torch.unique(torch.cat([steps, shorter]), dim=0, return_inverse=True)
+    plan_of_row = torch.full((int(row.max()) + 1,), -1, dtype=torch.long)
+    plan_of_row[row[: len(steps)]] = torch.arange(len(steps))
+    parent = plan_of_row[row[len(steps) :]]
+    return torch.where(lengths > 1, parent, torch.full_like(parent, -1))

@@ -335,6 +335,19 @@ def test_handing_on_through_nameless_nodes_matches_one_plan_at_a_time_on_random_
         assert torch.allclose(through_mediators(probabilities, plans, named), expected, atol=1e-7)
 
 
+def test_handing_on_finds_the_parent_plans_of_long_plans_over_large_relation_ids() -> None:
+    # steps of ids near 2 million, four deep (a number made of them would pass 64 bits)
+    a, b, c, d = 1_999_999, 1_500_000, 7, 1_999_998
+    plans = Plans(
+        steps=torch.tensor([[a, -1, -1, -1], [a, b, -1, -1], [a, b, c, -1], [a, b, c, d], [b, -1, -1, -1]]),
+        end_plan=torch.tensor([0, 1, 2, 3, 4]),
+        end_entity=torch.tensor([0, 1, 2, 3, 4]),
+    )
+    named = torch.tensor([False, False, False, True, True])  # the first three plans end at mediators
+    passed = through_mediators(torch.tensor([0.4, 0.2, 0.1, 0.1, 0.2]), plans, named)
+    assert passed.tolist() == pytest.approx([0.0, 0.0, 0.0, 0.8, 0.2])
+
+
 def test_a_trained_planner_answers_through_nameless_nodes() -> None:
     relations = len(COUNTRY.relation_types)
     tables = (SimpleNamespace(has_text=COUNTRY_NAMED), SimpleNamespace(matrix=torch.randn(relations, 4)))
