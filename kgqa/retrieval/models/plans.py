@@ -747,23 +747,23 @@ def _ranked(
     answer_type: float,
 ) -> RankedPlans:
     """``plans`` ranked by ``planner``'s ``logits`` (on the CPU) plus the name prior and the
-    answers' kind."""
+    answers' kind; a trained planner's plans into nameless nodes handed on through them."""
     if name_prior and prepared.run_words is not None and not isinstance(planner, NameMatchPlanner):
         logits = logits + name_prior * NameMatchPlanner().plan_logits(prepared, relation_emb, plans.steps)
+    named = entity_table.has_text[prepared.entity_rows]
     if answer_type and prepared.answer_noun is not None:
-        rows = prepared.entity_rows
         fit = answer_type_fit(
             plans.end_plan,
             plans.end_entity,
             plans.num_plans,
             prepared.answer_noun,
-            entity_table.matrix[rows],
-            entity_table.has_text[rows],
+            entity_table.matrix[prepared.entity_rows],
+            named,
         )
         logits = logits + answer_type * SHARPNESS * fit
     probabilities = torch.softmax(logits, dim=0)
     if not isinstance(planner, NameMatchPlanner):  # which prices a step through a mediator itself
-        probabilities = through_mediators(probabilities, plans, entity_table.has_text[prepared.entity_rows])
+        probabilities = through_mediators(probabilities, plans, named)
     return RankedPlans(plans, probabilities, logits)
 
 
