@@ -46,7 +46,6 @@ from kgqa.store import queries
 from kgqa.types import QAExample
 
 SCHEMA_VERSION = 2
-ANSWER_THRESHOLD = 0.5
 #: Stages after retrieval proper; ``retrieval_total`` leaves them out.
 ANSWER_STAGES = ("organise", "read")
 
@@ -147,15 +146,10 @@ def _fmt(value: float | None, digits: int = 4) -> str:
 
 
 def predicted_answers(answer: Answer) -> list[str]:
-    """What the answer metrics score, best first.
-
-    Extractive: entities above the threshold, at least the best one. LLM: every answer, by
-    entity id when grounded, else by the name the model wrote.
-    """
-    if answer.reader != "extractive":
-        return [a.id or a.name for a in answer.answers]
-    kept = [a.id for a in answer.answers if a.score is not None and a.score >= ANSWER_THRESHOLD]
-    return [x for x in kept if x] or [a.id or a.name for a in answer.answers[:1]]
+    """What the answer metrics score, best first: every answer the reader gave (the extractive
+    reader's calibrated answer set, the plan's ends, the LLM's answers), by entity id where it
+    has one, else by the name the model wrote."""
+    return [a.id or a.name for a in answer.answers]
 
 
 def entities_in_top_triples(sub: Subgraph, order: torch.Tensor, k: int) -> set[str]:

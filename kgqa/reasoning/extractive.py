@@ -41,7 +41,8 @@ class ReaderConfig(MlpConfig):
 
     ``answer_threshold``: the probability from which an entity is an answer, chosen on the
     validation questions for the best mean F1 (:func:`calibrate_threshold`), so a question gets
-    its whole answer set; ``None`` in checkpoints written before, which return a fixed number.
+    its whole answer set; ``None`` in checkpoints written before, which return the best
+    ``top_n`` at or above :data:`UNCALIBRATED_THRESHOLD`.
     """
 
     hidden: int = 256
@@ -49,6 +50,10 @@ class ReaderConfig(MlpConfig):
     plan_dim: int = 0
     answer_threshold: float | None = None
 
+
+#: The probability from which a reader without a calibrated ``answer_threshold`` (a checkpoint
+#: written before thresholds were calibrated) answers, among its ``top_n`` best: an even chance.
+UNCALIBRATED_THRESHOLD = 0.5
 
 #: Columns of :func:`incident_score_features`.
 INCIDENT_FEATURES = ("max_incident", "mean_incident", "max_as_tail", "max_as_head")
@@ -362,16 +367,19 @@ class ExtractiveReader:
         """Rank the candidate entities with the extractive reader; each with its best incident triples.
 
         A reader with an ``answer_threshold`` returns every entity at or above it (at least the
-        best one, whatever its probability): the question's whole answer set. An older one returns
-        the ``top_n`` best. With ``plan_answers``: where the question has several topics and a
-        plan's ends are tied to all of them (:func:`~kgqa.reasoning.plan_ends.tied_ends`), every
-        end of the likeliest such plan, ranked by the reader; else among a confident plan's ends
-        only (:func:`~kgqa.reasoning.plan_ends.confident_plan_ends`). With ``mediator_constraints``,
+        best one, whatever its probability): the question's whole answer set, which ``kgqa eval``
+        scores as it is. An older one returns those of the ``top_n`` best at or above
+        :data:`UNCALIBRATED_THRESHOLD` (at least the best one).
+
+        With ``plan_answers``: where the question has several topics and a plan's ends are tied
+        to all of them (:func:`~kgqa.reasoning.plan_ends.tied_ends`), every end of the likeliest
+        such plan, ranked by the reader; else among a confident plan's ends only
+        (:func:`~kgqa.reasoning.plan_ends.confident_plan_ends`). With ``mediator_constraints``,
         first: where the question's other words single out some ends of the likeliest plan's kind
         through a nameless mediator (:func:`~kgqa.reasoning.constraints.constrained`), those.
 
         Args:
-            top_n: without a threshold, how many answers; with one, ignored.
+            top_n: without a threshold, at most how many answers; with one, ignored.
             candidates: BoolTensor [N], the entities allowed as answers (e.g. those the evidence
                 shows); every entity when ``None``. Topics answer only under the walk rule
             (``Subgraph.candidate_mask``).
@@ -394,8 +402,10 @@ class ExtractiveReader:
             threshold = self.model.config.answer_threshold
             if tied is not None:
                 top_n = int(tied.sum())
-            elif threshold is not None:
-                top_n = max(1, int((probs.masked_fill(~allowed, -1.0) >= threshold).sum()))
+            else:
+                cut = UNCALIBRATED_THRESHOLD if threshold is None else threshold
+                above = max(1, int((probs.masked_fill(~allowed, -1.0) >= cut).sum()))
+                top_n = above if threshold is not None else min(top_n, above)
         answers = ranked_answers(retrieval, probs, allowed, top_n, support=support)
         retrieval.timings_ms["read"] = (time.perf_counter() - started) * 1e3
         return answers

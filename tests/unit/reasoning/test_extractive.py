@@ -11,6 +11,7 @@ from subgraphs import D, random_batch, sure_of
 
 from kgqa.reasoning.extractive import (
     THRESHOLD_GRID,
+    UNCALIBRATED_THRESHOLD,
     EntityReader,
     ExtractiveReader,
     ReaderConfig,
@@ -182,14 +183,19 @@ def test_a_reader_with_a_threshold_returns_the_whole_answer_set(
     probabilities = extractive.entity_probabilities(retrieval)
     threshold = float(probabilities.sort(descending=True).values[2]) - 1e-6  # three at or above it
 
-    def reader(threshold: float | None) -> ExtractiveReader:
+    def reader(threshold: float | None, *, plan_answers: bool = True) -> ExtractiveReader:
         config = dataclasses.replace(extractive.model.config, answer_threshold=threshold)
         model = EntityReader(config)
         model.load_state_dict(extractive.model.state_dict())
-        return ExtractiveReader(model.eval(), extractive.tables)
+        return ExtractiveReader(model.eval(), extractive.tables, plan_answers=plan_answers)
 
     assert len(reader(threshold).extract_answers(retrieval, top_n=1)) == 3  # top_n: only without one
     assert len(reader(None).extract_answers(retrieval, top_n=1)) == 1
+    # without one, those of the top_n best at an even chance or more (the best whatever its chance)
+    uncalibrated = reader(None, plan_answers=False)  # every entity may answer
+    assert int((probabilities < UNCALIBRATED_THRESHOLD).sum()) > 0  # some below it to leave out
+    answers = uncalibrated.extract_answers(retrieval, top_n=len(probabilities))
+    assert len(answers) == max(1, int((probabilities >= UNCALIBRATED_THRESHOLD).sum()))
 
 
 def test_a_plan_the_planner_is_sure_of_holds_the_answers(
