@@ -35,6 +35,7 @@ from kgqa.reasoning.extractive import (
     calibrate_threshold,
     reader_features,
 )
+from kgqa.reasoning.plan_ends import confident_plan_ends
 from kgqa.retrieval.features import PreparedQuestion, to_batch
 from kgqa.retrieval.graph.tables import EntityTable, RelationTable
 from kgqa.retrieval.models.nn import MlpConfig, question_bce
@@ -47,6 +48,7 @@ from kgqa.retrieval.models.plans import (
     PlannerConfig,
     Plans,
     PlanScorer,
+    RankedPlans,
     enumerate_plans,
     gold_plans,
     plan_batch,
@@ -636,10 +638,6 @@ def _plans_scored_together(
     return [None if c is None else next(per_question) for c in choices]
 
 
-def _plan_columns(ex: TrainingExample, tables: Tables, planner: Planner, plans: Plans) -> torch.Tensor:
-    return rank_plans(planner, ex.prepared, tables, plans).reach(ex.prepared.subgraph.num_entities)
-
-
 def train_reader(
     train: Sequence[TrainingExample],
     val: Sequence[TrainingExample],
@@ -654,7 +652,12 @@ def train_reader(
     plans: Mapping[int, Plans] | None = None,
 ) -> tuple[EntityReader, History]:
     """Train the extractive reader's entity scorer on answer labels; early stopping on Hit@1,
-    then its answer threshold chosen for the best mean F1 on ``val`` (whole answer sets).
+    then its answer threshold chosen for the best mean F1 on ``val`` (whole answer sets) among
+    the entities it will answer from: a sure plan's ends where ``planner`` is sure of one
+    (:func:`~kgqa.reasoning.plan_ends.confident_plan_ends`, as ``answer.plan_answers`` reads).
+    Over every entity instead, the other plans' ends pushed the threshold up (0.3-0.65 on
+    WebQSP-evidence) where the reader keeps to a sure plan's, and answer sets came out short
+    (docs/decisions.md).
 
     Its triple scores come from ``scorer`` refined by ``path_scorer``, and its plan columns from
     ``planner``, as at retrieval time. ``contexts`` (:func:`path_contexts` of ``scorer``) and
@@ -680,11 +683,13 @@ def train_reader(
         else:
             probabilities = _probabilities(scorer, [ex.prepared for ex in examples], tables)
         triple_probs = {id(ex): p for ex, p in zip(examples, probabilities, strict=True)}
+        ranked: dict[int, RankedPlans] = {}
         columns: dict[int, torch.Tensor | None] = {id(ex): None for ex in examples}
         if planner is not None:
             if plans is None:
                 plans = example_plans(examples, planner.config.max_steps)
-            columns = {id(ex): _plan_columns(ex, tables, planner, plans[id(ex)]) for ex in examples}
+            ranked = {id(ex): rank_plans(planner, ex.prepared, tables, plans[id(ex)]) for ex in examples}
+            columns = {id(ex): ranked[id(ex)].reach(ex.prepared.subgraph.num_entities) for ex in examples}
         # The weight-free columns, once per question instead of once an epoch (reader_features).
         features = {
             id(ex): reader_features(
@@ -740,7 +745,9 @@ def train_reader(
             chunk = val[start : start + VAL_BATCH]
             for ex, result in zip(chunk, scored(chunk), strict=True):
                 if result is not None:
-                    entity_probs = torch.sigmoid(result[0].cpu()).masked_fill(~candidates[id(ex)], -1.0)
+                    # where the reader will answer: among a plan the planner is sure of (answer.plan_answers)
+                    allowed = confident_plan_ends(ranked.get(id(ex)), candidates[id(ex)])
+                    entity_probs = torch.sigmoid(result[0].cpu()).masked_fill(~allowed, -1.0)
                     answer_sets.append((entity_probs, ex.answers))
     model.config = replace(model.config, answer_threshold=calibrate_threshold(answer_sets))
     return model, history

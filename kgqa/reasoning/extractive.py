@@ -40,8 +40,9 @@ class ReaderConfig(MlpConfig):
     (:func:`kgqa.retrieval.models.plans.plan_reach`, 2), 0 for a reader trained without a planner.
 
     ``answer_threshold``: the probability from which an entity is an answer, chosen on the
-    validation questions for the best mean F1 (:func:`calibrate_threshold`), so a question gets
-    its whole answer set; ``None`` in checkpoints written before, which return the best
+    validation questions for the best mean F1 (:func:`calibrate_threshold`) among the entities
+    the reader answers from (a sure plan's ends where there is one), so a question gets its
+    whole answer set; ``None`` in checkpoints written before, which return the best
     ``top_n`` at or above :data:`UNCALIBRATED_THRESHOLD`.
     """
 
@@ -398,7 +399,7 @@ class ExtractiveReader:
             tied = None
             if self.plan_answers:
                 tied = tied_ends(retrieval, answerable)
-                allowed = confident_plan_ends(retrieval, allowed) if tied is None else tied
+                allowed = confident_plan_ends(retrieval.plans, allowed) if tied is None else tied
             threshold = self.model.config.answer_threshold
             if tied is not None:
                 top_n = int(tied.sum())

@@ -12,7 +12,7 @@ from torch import Tensor
 
 from kgqa.retrieval.graph.subgraph import Subgraph
 from kgqa.retrieval.models.name_match import last_steps
-from kgqa.retrieval.models.plans import plan_ends_from
+from kgqa.retrieval.models.plans import RankedPlans, plan_ends_from
 from kgqa.retrieval.retriever import Retrieval
 
 #: The likeliest plan's probability from which the reader answers among its walk ends only:
@@ -24,9 +24,10 @@ TIED_PLANS = 20
 TIE = 1e-6
 
 
-def confident_plan_ends(retrieval: Retrieval, allowed: Tensor) -> Tensor:
-    """BoolTensor [N]: ``allowed`` kept to the walk ends of the likeliest plan where its
-    probability is at least :data:`CONFIDENT_PLAN` and some end is allowed; else ``allowed``.
+def confident_plan_ends(ranked: RankedPlans | None, allowed: Tensor) -> Tensor:
+    """BoolTensor [N]: ``allowed`` kept to the walk ends of the likeliest of the ``ranked``
+    plans (a retrieval's, ``Retrieval.plans``) where its probability is at least
+    :data:`CONFIDENT_PLAN` and some end is allowed; else ``allowed``.
 
     Why: the reader weighs the plan columns beside each entity's text and structure, and where it
     learnt from few questions it can rank an entity off a plan the planner is sure of first
@@ -35,7 +36,6 @@ def confident_plan_ends(retrieval: Retrieval, allowed: Tensor) -> Tensor:
     each; held out it helps readers trained on few labels and costs some Macro-F1 where the
     reader learnt from all of them and had a second plan's answers right (docs/decisions.md).
     """
-    ranked = retrieval.plans
     if ranked is None or not ranked.probabilities.numel():
         return allowed
     if float(ranked.probabilities.max()) < CONFIDENT_PLAN:

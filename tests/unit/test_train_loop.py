@@ -11,8 +11,10 @@ import torch
 from conftest import FakeEmbedder, toy_examples
 
 import retriever_training.train as train_module
+from kgqa.reasoning import plan_ends
 from kgqa.retrieval.features import SubgraphSettings
 from kgqa.retrieval.graph.tables import EntityTable, RelationTable
+from kgqa.retrieval.models.plans import rank_plans
 from kgqa.store.kglite_store import KgliteStore
 from retriever_training.examples import build_examples
 from retriever_training.train import (
@@ -25,6 +27,7 @@ from retriever_training.train import (
     _fit,
     batch_for,
     hidden_for,
+    train_planner,
     train_reader,
     train_scorer,
 )
@@ -231,6 +234,36 @@ def test_the_scorer_and_reader_are_as_wide_as_their_training_part_says(
         scorer, _ = train_scorer(examples, examples, tables, settings, progress=False)
         reader, _ = train_reader(examples, examples, scorer, tables, settings, progress=False)
         assert scorer.config.hidden == reader.config.hidden == width
+
+
+def test_the_readers_threshold_is_calibrated_among_the_ends_it_answers_from(
+    toy_kg: KgliteStore, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """With a planner, each validation question's entities are calibrated on where the reader
+    answers (``answer.plan_answers``): a sure plan's ends (every likeliest plan is sure here), not
+    every entity of the subgraph."""
+    embedder = FakeEmbedder()
+    tables = (EntityTable(toy_kg, embedder.dimension), RelationTable(toy_kg))
+    examples = build_examples(toy_kg, embedder, toy_examples(), tables, SubgraphSettings(hops=2))
+    settings = TrainSettings(epochs=1, min_epochs=1, recall_k=2)
+    scorer, _ = train_scorer(examples, examples, tables, settings, progress=False)
+    planner, _ = train_planner(examples, examples, tables, settings, progress=False)
+    monkeypatch.setattr(plan_ends, "CONFIDENT_PLAN", 0.0)
+    calibrated: list[list[tuple[torch.Tensor, torch.Tensor]]] = []
+    monkeypatch.setattr(train_module, "calibrate_threshold", lambda sets: calibrated.append(sets) or 0.5)
+    train_reader(examples, examples, scorer, tables, settings, planner=planner, progress=False)
+    (sets,) = calibrated
+    answered = [ex for ex in examples if bool(ex.answers.any())]
+    assert len(sets) == len(answered)
+    narrowed = 0
+    for ex, (probabilities, _) in zip(answered, sets, strict=True):
+        ends = torch.zeros(ex.prepared.subgraph.num_entities, dtype=torch.bool)
+        ends[rank_plans(planner, ex.prepared, tables).top_ends()] = True
+        may_answer, candidates = probabilities >= 0, ex.prepared.subgraph.candidate_mask()
+        if bool((ends & candidates).any()):  # else every candidate stays
+            assert not bool((may_answer & ~ends).any())
+        narrowed += int(may_answer.sum()) < int(candidates.sum())
+    assert narrowed > 0  # some question has entities no likeliest plan ends at
 
 
 def test_planner_steps_score_their_questions_together_as_each_alone() -> None:
