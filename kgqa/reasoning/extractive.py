@@ -415,12 +415,14 @@ class ExtractiveReader:
 def ranked_answers(
     retrieval: Retrieval, probabilities: Tensor, allowed: Tensor, count: int, *, support: int
 ) -> list[ExtractedAnswer]:
-    """The ``count`` allowed entities of highest ``probabilities`` [N], best first, each with its
-    ``support`` best-scored incident triples."""
+    """The ``count`` allowed entities of highest ``probabilities`` [N], best first (the first
+    of equals in the subgraph's order, so the first answer does not depend on ``count``), each
+    with its ``support`` best-scored incident triples."""
     sub = retrieval.prepared.subgraph
-    best = torch.topk(probabilities.masked_fill(~allowed, -1.0), min(count, int(allowed.sum())))
+    order = torch.sort(probabilities.masked_fill(~allowed, -1.0), descending=True, stable=True)
+    best = min(count, int(allowed.sum()))
     answers = []
-    for entity, prob in zip(best.indices.tolist(), best.values.tolist(), strict=True):
+    for entity, prob in zip(order.indices[:best].tolist(), order.values[:best].tolist(), strict=True):
         incident = ((sub.head == entity) | (sub.tail == entity)).nonzero().flatten()
         ranked = incident[torch.argsort(retrieval.scores[incident], descending=True)][:support]
         entity_id = sub.entity_ids[entity]

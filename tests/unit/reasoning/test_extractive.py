@@ -20,6 +20,7 @@ from kgqa.reasoning.extractive import (
     incident_relation_context,
     incident_score_features,
     path_features,
+    ranked_answers,
 )
 from kgqa.retrieval.models.plans import RankedPlans
 from kgqa.retrieval.models.scorer import ScorerBatch, entity_inputs
@@ -274,3 +275,20 @@ def test_the_plan_the_answers_follow_is_shown_first(trained: Retriever, extracti
     for first in (None, "Tom Hanks"):
         marked = [(p.text, p.followed) for p in shown_plans(retrieval, first)]
         assert marked == [(t, False) for t in likeliest]
+
+
+def test_the_first_answer_does_not_depend_on_how_many_are_returned(trained: Retriever) -> None:
+    # equal probabilities (a reader sure of several answers saturates): the first in the
+    # subgraph's order leads, whether one answer is asked for or all of them
+    retrieval = trained.retrieve("what films did [Tom Hanks] act in")
+    n = retrieval.prepared.subgraph.num_entities
+    equals = torch.randperm(n, generator=torch.Generator().manual_seed(0))[: n // 2]
+    assert len(equals) >= 3
+    probabilities = torch.zeros(n)
+    probabilities[equals] = 0.999
+    allowed = torch.ones(n, dtype=torch.bool)
+    answers = [
+        ranked_answers(retrieval, probabilities, allowed, k, support=1) for k in range(1, len(equals) + 1)
+    ]
+    assert {a[0].id for a in answers} == {retrieval.prepared.subgraph.entity_ids[int(equals.min())]}
+    assert [a.score for a in answers[-1]] == [pytest.approx(0.999)] * len(equals)
