@@ -456,8 +456,9 @@ def answer_set_f1(probabilities: Tensor, gold: Tensor, threshold: float) -> floa
 
 def calibrate_threshold(questions: list[tuple[Tensor, Tensor]]) -> float:
     """The :data:`THRESHOLD_GRID` value with the best mean :func:`answer_set_f1` over
-    ``questions`` (probabilities, gold) pairs; the lower one on a tie, 0.5 without questions."""
+    ``questions`` (probabilities, gold) pairs; the lower one on a tie, without questions the even
+    chance an uncalibrated reader answers from (:data:`UNCALIBRATED_THRESHOLD`)."""
     if not questions:
-        return 0.5
+        return UNCALIBRATED_THRESHOLD
     mean_f1 = {t: sum(answer_set_f1(p, g, t) for p, g in questions) / len(questions) for t in THRESHOLD_GRID}
     return max(THRESHOLD_GRID, key=lambda t: (mean_f1[t], -t))
