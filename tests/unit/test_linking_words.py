@@ -23,6 +23,7 @@ from kgqa.linking_words import (
 )
 from kgqa.store.kglite_store import KgliteStore
 from kgqa.types import TripleRecord
+from tests.kb_excerpts import load_excerpt
 
 EXCERPT = Path(__file__).resolve().parents[1] / "fixtures" / "webqsp_evidence_kb_excerpt.tsv"
 
@@ -105,7 +106,7 @@ def test_demonym_reads_a_doctrine_from_its_followers_word() -> None:
 
 def test_link_a_doctrine_from_its_followers_word(kglite_store: KgliteStore, fake_embedder: Embedder) -> None:
     # Buddhism, Catholicism, Gautama Buddha and the Holy Roman Empire, cut from the KB
-    store = _load_lines(kglite_store, EXCERPT.with_name("webqsp_evidence_doctrines.tsv"), fake_embedder)
+    store = load_excerpt(kglite_store, EXCERPT.with_name("webqsp_evidence_doctrines.tsv"), fake_embedder)
     assert (
         link(store, fake_embedder, "what is the holy book of the buddhist religion?").topics[0].id
         == "Buddhism"
@@ -219,17 +220,6 @@ def test_link_capitals_no_name_matches_whole_are_read_as_people_type_them(
     assert link(wqsp_kg, fake_embedder, question).topics[0].id == topic
 
 
-def _load_lines(store: KgliteStore, path: Path, embedder: Embedder) -> KgliteStore:
-    from ingest.embedding import embed_store
-    from ingest.loader import load
-
-    lines = path.read_text(encoding="utf-8").splitlines()
-    records = [TripleRecord(*line.split("\t"), line=i + 1) for i, line in enumerate(lines)]
-    load(store, records, source=path.name, fmt="test", source_key=path.stem)
-    embed_store(store, embedder)
-    return store
-
-
 def test_link_with_no_name_found_takes_the_full_text_hit_holding_most_words_then_the_better_connected(
     kglite_store: KgliteStore, fake_embedder: Embedder
 ) -> None:
@@ -237,7 +227,7 @@ def test_link_with_no_name_found_takes_the_full_text_hit_holding_most_words_then
     # relation names with "united" and "state" in them, so "the united states" is no name the
     # name step reads and the full-text index is the fallback. Its relevance favours the
     # shorter name; both hold "united" and "states", and the country is the better connected.
-    store = _load_lines(kglite_store, EXCERPT.with_name("webqsp_evidence_united_states.tsv"), fake_embedder)
+    store = load_excerpt(kglite_store, EXCERPT.with_name("webqsp_evidence_united_states.tsv"), fake_embedder)
     linked = link(store, fake_embedder, "what type of religions are in the united states?")
     assert linked.method == "fulltext"
     assert linked.topics[0].id == "United States of America"
@@ -250,7 +240,7 @@ def test_link_an_acronym_reading_weighs_its_entitys_facts(
     # 15 lines of the KB: "uk" is a top-level domain with 3 facts, United Kingdom has 12. The
     # acronym's reading (found among the word's nearest entity embeddings) had no degree, so the
     # popularity prior took the exact lower-case name.
-    store = _load_lines(kglite_store, EXCERPT.with_name("webqsp_evidence_uk.tsv"), minilm)
+    store = load_excerpt(kglite_store, EXCERPT.with_name("webqsp_evidence_uk.tsv"), minilm)
     assert link(store, minilm, "what countries are part of the uk?").topics[0].id == "United Kingdom"
 
 
@@ -260,7 +250,7 @@ def test_link_a_partial_name_starts_with_a_content_word(
     # 24 lines of the KB. "of the supreme court" ends the name Seal of the Supreme Court (1 fact)
     # and covered more of it than "supreme court" covers of Supreme Court of the United States
     # (12 facts), so the longer mention took the question; "of the" names nothing.
-    store = _load_lines(kglite_store, EXCERPT.with_name("webqsp_evidence_mentions.tsv"), fake_embedder)
+    store = load_excerpt(kglite_store, EXCERPT.with_name("webqsp_evidence_mentions.tsv"), fake_embedder)
     linked = link(store, fake_embedder, "who are the 9 justices of the supreme court 2011?")
     assert linked.topics[0].id == "Supreme Court of the United States"
 
@@ -270,7 +260,7 @@ def test_link_a_plural_demonym_after_a_word_is_no_place(
 ) -> None:
     # "indians" reads as India (8 facts here) on its own; after "sioux" it heads a compound whose
     # first word names the topic (Sioux, 3 facts). An adjective keeps its place after a verb.
-    store = _load_lines(kglite_store, EXCERPT.with_name("webqsp_evidence_mentions.tsv"), fake_embedder)
+    store = load_excerpt(kglite_store, EXCERPT.with_name("webqsp_evidence_mentions.tsv"), fake_embedder)
     assert link(store, fake_embedder, "what language did the sioux indians speak?").topics[0].id == "Sioux"
     assert link(store, fake_embedder, "where do indians live?").topics[0].id == "India"
 
@@ -281,7 +271,7 @@ def test_link_a_proper_name_before_a_partial_one_narrows_it(
     # "state senator" is part of United States Senator's name ("state" a prefix of "states"), a
     # mention of two words that outranked the lone word "texas"; Texas narrows it and is the
     # topic. "canadian" does not narrow Prime Minister of Canada, whose name holds its place.
-    store = _load_lines(kglite_store, EXCERPT.with_name("webqsp_evidence_mentions.tsv"), fake_embedder)
+    store = load_excerpt(kglite_store, EXCERPT.with_name("webqsp_evidence_mentions.tsv"), fake_embedder)
     assert [t.id for t in link(store, fake_embedder, "who is the texas state senator?").topics] == [
         "Texas",
         "United States Senator",
@@ -292,5 +282,5 @@ def test_link_a_proper_name_before_a_partial_one_narrows_it(
 
 def test_link_an_acronym_with_a_possessive(kglite_store: KgliteStore, minilm: Embedder) -> None:
     # "jfk's" is no 3-letter word; without its possessive it spells John F. Kennedy's initials.
-    store = _load_lines(kglite_store, EXCERPT.with_name("webqsp_evidence_mentions.tsv"), minilm)
+    store = load_excerpt(kglite_store, EXCERPT.with_name("webqsp_evidence_mentions.tsv"), minilm)
     assert link(store, minilm, "what was the name of jfk's brothers?").topics[0].id == "John F. Kennedy"
