@@ -126,6 +126,10 @@ CASES: dict[str, tuple[dict[str, Any], bool]] = {
     "entities_similarity": ({"ids": ["Tom Hanks", "nobody"], "embedding": VEC16}, False),
     "entities_walk_pool": ({"max_degree": 200, "limit": 10}, False),
     "entities_neighbours": ({"ids": ["Cast Away", "Tom Hanks", "nobody"], "max_degree": 1000}, False),
+    "entities_head_types": (
+        {"ids": ["Cast Away", "Tom Hanks", "nobody"], "types": ["DIRECTED_BY"], "max_degree": 1000},
+        False,
+    ),
     "relation_types_list": ({}, False),
     "question_save": (
         {

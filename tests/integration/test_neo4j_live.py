@@ -342,6 +342,15 @@ def test_subgraph_hop_returns_parallel_arrays(store: Any, graph: dict[str, Any])
     assert capped["h_ids"] == []  # p2 has degree 2 > max_degree: a hub is not expanded
 
 
+@covers("entities_head_types")
+def test_entities_head_types_reads_the_types_asked_and_skips_hubs(store: Any, graph: dict[str, Any]) -> None:
+    rows = run(
+        store, "entities_head_types", ids=["m1", "p1", "nobody"], types=["DIRECTED_BY"], max_degree=1000
+    )
+    assert [(r["id"], r["r_type"]) for r in rows] == [("m1", "DIRECTED_BY")]  # p1 is DIRECTED_BY's tail
+    assert run(store, "entities_head_types", ids=["m1"], types=["DIRECTED_BY"], max_degree=1) == []
+
+
 @covers("question_get", "question_evidence", "question_browser")
 def test_saved_question_shows_its_evidence(store: Any, graph: dict[str, Any]) -> None:
     [question] = run(store, "question_get", id="q1")
