@@ -124,6 +124,9 @@ class RetrievalSettings(_Section):
     # Weight of the answers' kind a question names ("what country") against each plan's walk ends'
     # names, beside any planner's scores (kgqa.retrieval.models.answer_type; 0 turns it off).
     answer_type: float = Field(0.1, ge=0)
+    # Weight of the same kind against the kinds the graph's schema gives the walk ends (Freebase's
+    # domain.type.property names: the heads of location.country.* are countries; 0 turns it off).
+    answer_kind: float = Field(0.5, ge=0)
 
 
 #: The retrieval defaults, for library code that takes the caps as plain arguments

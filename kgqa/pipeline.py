@@ -74,6 +74,7 @@ def open_retriever(settings: Settings) -> Iterator[Retriever]:
                 embedder,
                 subgraph=subgraph_settings(settings),
                 answer_type=settings.retrieval.answer_type,
+                answer_kind=settings.retrieval.answer_kind,
             )
             return
         yield Retriever.from_checkpoint(
@@ -84,6 +85,7 @@ def open_retriever(settings: Settings) -> Iterator[Retriever]:
             rescoring=settings.retrieval.rescoring,
             name_prior=settings.retrieval.name_prior,
             answer_type=settings.retrieval.answer_type,
+            answer_kind=settings.retrieval.answer_kind,
             device=resolve_device(settings.runtime.device),
         )
 

@@ -91,6 +91,10 @@ class PreparedQuestion:
             (:meth:`~kgqa.retrieval.graph.subgraph.Subgraph.mediator_steps`), which the
             relation-name match reads with the step after as one relation; ``None`` where
             nothing reads them.
+        answer_kinds: FloatTensor [N], per local entity, how well the kinds the graph's schema
+            gives it fit ``answer_noun``
+            (:func:`kgqa.retrieval.models.answer_type.entity_kind_fit`, -inf where it has
+            none); ``None`` where the question names no kind or nothing reads it.
     """
 
     question_views: torch.Tensor
@@ -104,6 +108,7 @@ class PreparedQuestion:
     run_words: WordRuns | None = None
     answer_noun: torch.Tensor | None = None
     mediators: torch.Tensor | None = None
+    answer_kinds: torch.Tensor | None = None
 
     @property
     def question_emb(self) -> torch.Tensor:

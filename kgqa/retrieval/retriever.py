@@ -29,9 +29,10 @@ from kgqa.retrieval.disambiguation import Disambiguation, rank_topics
 from kgqa.retrieval.evidence.nameless import nameless_names
 from kgqa.retrieval.evidence.path_pooling import path_rescore
 from kgqa.retrieval.features import PreparedQuestion, SubgraphSettings, WordRuns, prepare, subgraph_around
+from kgqa.retrieval.graph.kinds import SchemaKinds, heads_of_types
 from kgqa.retrieval.graph.subgraph import Subgraph
 from kgqa.retrieval.graph.tables import EntityTable, RelationTable
-from kgqa.retrieval.models.answer_type import answer_noun
+from kgqa.retrieval.models.answer_type import answer_noun, entity_kind_fit, names_a_kind_of
 from kgqa.retrieval.models.name_match import (
     NameMatchPlanner,
     WordVectors,
@@ -60,6 +61,9 @@ CHECKPOINT_FORMAT_VERSION = 1
 Rescoring = Literal["plan", "path", "none"]
 #: Likeliest relation paths shown with a retrieval.
 SHOWN_PLANS = 3
+#: The kinds nearest a question's noun that the entities a subgraph did not expand are read from
+#: the store for (:meth:`Retriever._kind_fit`): the answers' kind is among them when the graph has it.
+KINDS_LOOKED_UP = 5
 
 
 @dataclass(frozen=True, slots=True)
@@ -219,6 +223,9 @@ class Retriever:
             (:func:`rank_plans`); 0 leaves the planner alone.
         answer_type: weight of the answers' kind a question names ("what country") against each
             plan's walk ends (:mod:`kgqa.retrieval.models.answer_type`), for any planner; 0: none.
+        answer_kind: the same against the kinds the graph's schema gives the walk ends (the
+            relations they head, named ``domain.type.property`` as in Freebase:
+            :func:`~kgqa.retrieval.models.answer_type.head_kind`); 0: none.
     """
 
     def __init__(
@@ -233,11 +240,13 @@ class Retriever:
         rescoring: Rescoring = "plan",
         name_prior: float = 0.0,
         answer_type: float = 0.0,
+        answer_kind: float = 0.0,
     ) -> None:
         self.store = store
         self.rescoring = rescoring
         self.name_prior = name_prior
         self.answer_type = answer_type
+        self.answer_kind = answer_kind
         self._embedder = embedder
         self.scorer = scorer.eval() if scorer is not None else None
         self.path_scorer = path_scorer.eval() if path_scorer is not None else None
@@ -250,6 +259,7 @@ class Retriever:
         self._known_words: frozenset[str] = frozenset()  # the embedder's words: "screen" + "writer"
         self._relation_phrases = relation_phrases(self.tables[1].index)  # "place of birth" is one word
         self._relation_name_words = relation_name_words(self.tables[1].index)  # "screenwriter" -> "writer"
+        self._schema_kinds: SchemaKinds | Literal[False] | None = None  # on first use; False: none
 
     @property
     def embedder(self) -> Embedder:
@@ -268,6 +278,7 @@ class Retriever:
         rescoring: Rescoring = "plan",
         name_prior: float = 0.0,
         answer_type: float = 0.0,
+        answer_kind: float = 0.0,
         device: torch.device | str = "cpu",
     ) -> Retriever:
         """Load the scorers and planner written by ``kgqa train`` onto ``device`` (``subgraph``
@@ -295,6 +306,7 @@ class Retriever:
             rescoring=rescoring,
             name_prior=name_prior,
             answer_type=answer_type,
+            answer_kind=answer_kind,
         )
 
     @classmethod
@@ -305,6 +317,7 @@ class Retriever:
         *,
         subgraph: SubgraphSettings | None = None,
         answer_type: float = 0.0,
+        answer_kind: float = 0.0,
     ) -> Retriever:
         """A retriever with nothing trained: plans ranked by their relation names' match with the
         question's words (:class:`~kgqa.retrieval.models.name_match.NameMatchPlanner`), triples by the
@@ -312,7 +325,13 @@ class Retriever:
         question chains relation nouns and a plan reaches nothing otherwise:
         ``Subgraph.topic_walks_if_needed``)."""
         return cls(
-            store, embedder, None, planner=NameMatchPlanner(), subgraph=subgraph, answer_type=answer_type
+            store,
+            embedder,
+            None,
+            planner=NameMatchPlanner(),
+            subgraph=subgraph,
+            answer_type=answer_type,
+            answer_kind=answer_kind,
         )
 
     @property
@@ -473,6 +492,7 @@ class Retriever:
                         self.tables,
                         name_prior=self.name_prior,
                         answer_type=self.answer_type,
+                        answer_kind=self.answer_kind,
                     )
                 )
         planned = time.perf_counter()
@@ -498,7 +518,7 @@ class Retriever:
         mentions = [t.mention or t.name for t in trial.topics]
         if isinstance(self.planner, AttentionPlanScorer):
             tokens = question_token_states(self.embedder, text)
-        if self.planner is not None and self.answer_type:
+        if self.planner is not None and (self.answer_type or self.answer_kind):
             asked = answer_noun(text, mentions)
             noun = None if asked is None else self._words()([[asked]])[0, 0]
         if self.plans_by_name or (self._trained_planner and self.name_prior):
@@ -526,12 +546,47 @@ class Retriever:
             runs_read = WordRuns(words, cues, chains, kinds, asks)
             named = self.tables[0].has_text[prepared.entity_rows]
             mediators = prepared.subgraph.mediator_steps(named)
-        prepared = replace(prepared, run_words=runs_read, answer_noun=noun, mediators=mediators)
+        kinds = None
+        if noun is not None and self.answer_kind and not names_a_kind_of(text):
+            kinds = self._kind_fit(noun, prepared.subgraph)
+        prepared = replace(
+            prepared, run_words=runs_read, answer_noun=noun, mediators=mediators, answer_kinds=kinds
+        )
         if self.plans_by_name and chains is not None:
             # "the wife of X 's husband" may come home; "X 's co-stars" and "the films of X" may not
             sub = replace(prepared.subgraph, topic_walks_if_needed=bool(chains.any()))
             prepared = replace(prepared, subgraph=sub)
         return prepared
+
+    def _kind_fit(self, noun: torch.Tensor, sub: Subgraph) -> torch.Tensor | None:
+        """FloatTensor [N]: per local entity of ``sub``, the best cosine of ``noun`` with the
+        kinds the graph's schema gives it (the kinds of the relations it heads,
+        :class:`SchemaKinds`), -inf where none is known; None on a graph whose relation names say
+        no kind.
+
+        The subgraph's triples give the kinds of the entities it expanded. The others (hubs,
+        which extraction does not expand, and its last hop) are read from the store for the
+        :data:`KINDS_LOOKED_UP` kinds nearest the noun only (:func:`heads_of_types`): the
+        countries that answer "what country" are hubs.
+        """
+        if self._schema_kinds is None:
+            self._schema_kinds = SchemaKinds.of(self.tables[1].index, self.embedder.embed) or False
+        schema = self._schema_kinds
+        if not schema:
+            return None
+        cosine = schema.cosines(noun)
+        local = [schema.of_relation.get(t) for t in sub.relation_types]
+        relation_fit = torch.tensor([cosine[k] if k is not None else 0.0 for k in local])
+        has_kind = torch.tensor([k is not None for k in local], dtype=torch.bool)
+        fit = entity_kind_fit(relation_fit, has_kind, sub.head, sub.rel, sub.num_entities)
+        nearest = set(sorted(schema.kinds, key=lambda k: -cosine[k])[:KINDS_LOOKED_UP])
+        unread = [sub.entity_ids[i] for i in torch.nonzero(torch.isinf(fit)).flatten().tolist()]
+        looked_up = [t for t, k in schema.of_relation.items() if k in nearest]
+        index = {e: i for i, e in enumerate(sub.entity_ids)}
+        for entity, relation in heads_of_types(self.store, unread, looked_up):
+            i = index[entity]
+            fit[i] = max(float(fit[i]), cosine[schema.of_relation[relation]])
+        return fit
 
     def _words(self) -> WordVectors:
         """The kept word vectors, made with the embedder on first use (it loads lazily)."""

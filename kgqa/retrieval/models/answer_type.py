@@ -14,6 +14,12 @@ next is as often a verb ("what countries border X") as the noun's head ("politic
 Names say little about people ("footballer" sits nearer "Forward" than a player's name), so the
 weight stays small: chosen on the tuning parts of WebQSP-evidence, MetaQA, PathQuestion and
 WorldCup2014 (docs/decisions.md), where larger weights cost WorldCup2014's two-topic questions.
+
+Where the graph's relation names say what their heads are (Freebase's ``domain.type.property``:
+:mod:`kgqa.retrieval.graph.kinds`), the ends' kinds say it better than their names: each plan
+also earns the mean of its ends' best kind cosine with the noun (:func:`entity_kind_fit`,
+:func:`answer_kind_fit`), weighed by ``retrieval.answer_kind``, except where the noun follows
+"what kind / type of" (:func:`names_a_kind_of`: the answers are kinds of it, not things of it).
 """
 
 from __future__ import annotations
@@ -59,6 +65,37 @@ def answer_noun(question: str, mentions: Sequence[str]) -> str | None:
     return words[start]
 
 
+def entity_kind_fit(
+    relation_fit: Tensor, has_kind: Tensor, head: Tensor, rel: Tensor, num_entities: int
+) -> Tensor:
+    """FloatTensor [N]: per local entity, the best ``relation_fit`` ([R]: the cosine of the
+    question's noun with the kind each relation's heads are, :func:`~kgqa.retrieval.graph.kinds.head_kind`;
+    ``has_kind`` [R] where a relation names one) of the relations it heads among the
+    subgraph's triples (``head`` / ``rel`` [E]); -inf where it heads none with a kind.
+
+    Why: an entity's name tells its kind weakly (MiniLM puts "country" at 0.4-0.5 of "Nepal"),
+    the graph's schema exactly: Nepal heads ``location.country.*`` facts, Kapilavastu only
+    ``location.location.*`` ones.
+    """
+    keep = has_kind[rel]
+    fit = torch.full((num_entities,), float("-inf"))
+    return fit.scatter_reduce(0, head[keep], relation_fit[rel[keep]].float(), reduce="amax")
+
+
+def names_a_kind_of(question: str) -> bool:
+    """Whether ``question`` opens "what kind / type / sort of": its noun names a category whose
+    kinds are asked ("what type of art did X make": Painting), not things of that kind (a work
+    of art), so the kinds a graph's schema gives entities do not fit it.
+
+    >>> names_a_kind_of("what type of government does australia have?")
+    True
+    >>> names_a_kind_of("what country did buddha come from?")
+    False
+    """
+    words = _TOKEN.findall(question.lower())
+    return len(words) > 3 and words[0] in _ASKING and words[1] in _KIND_FRAMES and words[2] == "of"
+
+
 def answer_type_fit(
     end_plan: Tensor, end_entity: Tensor, num_plans: int, noun: Tensor, entities: Tensor, named: Tensor
 ) -> Tensor:
@@ -70,16 +107,31 @@ def answer_type_fit(
 
     ``end_plan`` / ``end_entity``: the (plan, local entity) pairs where walks end (``Plans``).
     """
-    fit = torch.zeros(num_plans)
-    keep = named[end_entity]
-    if not bool(keep.any()):
-        return fit
-    plan, entity = end_plan[keep], end_entity[keep]
-    cosine = torch.nn.functional.normalize(entities[entity].float(), dim=-1) @ torch.nn.functional.normalize(
+    cosine = torch.nn.functional.normalize(entities.float(), dim=-1) @ torch.nn.functional.normalize(
         noun.float(), dim=-1
     )
-    total = torch.zeros(num_plans).index_add_(0, plan, cosine)
-    count = torch.zeros(num_plans).index_add_(0, plan, torch.ones_like(cosine))
+    return centred_plan_means(end_plan, end_entity, num_plans, cosine, named)
+
+
+def answer_kind_fit(end_plan: Tensor, end_entity: Tensor, num_plans: int, kind_fit: Tensor) -> Tensor:
+    """FloatTensor [P]: per plan, the mean :func:`entity_kind_fit` (``kind_fit`` [N]) of its
+    walk ends that have a kind, less the mean over the plans that have one; 0 for the others
+    (and for every plan on a graph whose relation names say no kind)."""
+    return centred_plan_means(end_plan, end_entity, num_plans, kind_fit, torch.isfinite(kind_fit))
+
+
+def centred_plan_means(
+    end_plan: Tensor, end_entity: Tensor, num_plans: int, values: Tensor, keep: Tensor
+) -> Tensor:
+    """FloatTensor [P]: per plan, the mean of ``values`` [N] over its walk ends where ``keep``
+    [N], less the mean over the plans that have such an end; 0 for a plan without one."""
+    fit = torch.zeros(num_plans)
+    kept = keep[end_entity]
+    if not bool(kept.any()):
+        return fit
+    plan, value = end_plan[kept], values[end_entity[kept]]
+    total = torch.zeros(num_plans).index_add_(0, plan, value)
+    count = torch.zeros(num_plans).index_add_(0, plan, torch.ones_like(value))
     has = count > 0
     fit[has] = total[has] / count[has]
     fit[has] -= fit[has].mean()

@@ -42,7 +42,7 @@ from kgqa.names import relationship_type
 from kgqa.retrieval.features import PreparedQuestion
 from kgqa.retrieval.graph.subgraph import Subgraph
 from kgqa.retrieval.graph.tables import EntityTable, RelationTable
-from kgqa.retrieval.models.answer_type import answer_type_fit
+from kgqa.retrieval.models.answer_type import answer_kind_fit, answer_type_fit
 from kgqa.retrieval.models.name_match import SHARPNESS, NameMatchPlanner, find_mention
 from kgqa.retrieval.models.nn import Checkpointable, MlpConfig, mlp_tail, scatter_max
 from kgqa.retrieval.models.plan_attention import AttentionPlanScorer
@@ -656,13 +656,17 @@ def rank_plans_many(
     *,
     name_prior: float = 0.0,
     answer_type: float = 0.0,
+    answer_kind: float = 0.0,
 ) -> list[RankedPlans]:
     """:func:`rank_plans` of each question; the MLP planner rates all their plans in one pass
     (:meth:`PlanScorer.logits_many`: the same arithmetic per question, each operation's fixed
     cost paid once), the other planners one question at a time."""
     if not isinstance(planner, PlanScorer):
         return [
-            rank_plans(planner, p, tables, name_prior=name_prior, answer_type=answer_type) for p in prepared
+            rank_plans(
+                planner, p, tables, name_prior=name_prior, answer_type=answer_type, answer_kind=answer_kind
+            )
+            for p in prepared
         ]
     plans = [question_plans(planner, p) for p in prepared]
     rated = [i for i, ps in enumerate(plans) if ps.num_plans]
@@ -680,7 +684,15 @@ def rank_plans_many(
     by_question = dict(zip(rated, logits, strict=True))
     return [
         _ranked(
-            planner, p, tables[0], relation_emb[i], plans[i], by_question[i].cpu(), name_prior, answer_type
+            planner,
+            p,
+            tables[0],
+            relation_emb[i],
+            plans[i],
+            by_question[i].cpu(),
+            name_prior,
+            answer_type,
+            answer_kind,
         )
         if i in by_question
         else rank_plans(planner, p, tables, plans[i])  # no plans: nothing to rate
@@ -696,6 +708,7 @@ def rank_plans(
     *,
     name_prior: float = 0.0,
     answer_type: float = 0.0,
+    answer_kind: float = 0.0,
 ) -> RankedPlans:
     """Enumerate the plans ``prepared``'s subgraph can walk and rate them with ``planner``.
 
@@ -714,6 +727,9 @@ def rank_plans(
     ``answer_type``: the weight of the answers' kind (:func:`answer_type_fit` of
     ``prepared.answer_noun`` with each plan's walk ends, in cosine units scaled as the name
     match's are), for any planner; ignored where ``prepared`` has no answer noun.
+    ``answer_kind``: the same for the kinds the graph's schema gives the walk ends
+    (:func:`answer_kind_fit` of ``prepared.answer_kinds``: Freebase's ``domain.type.property``
+    names); ignored where ``prepared`` has none.
 
     A trained planner's plans that end only at nameless nodes hand their probability to the
     steps through them (:func:`through_mediators`).
@@ -733,7 +749,9 @@ def rank_plans(
         question_tokens=None if tokens is None else tokens.to(device),
     )
     logits = planner.plan_logits(on_device, relation_emb.to(device), plans.steps.to(device)).cpu()
-    return _ranked(planner, prepared, tables[0], relation_emb, plans, logits, name_prior, answer_type)
+    return _ranked(
+        planner, prepared, tables[0], relation_emb, plans, logits, name_prior, answer_type, answer_kind
+    )
 
 
 def _ranked(
@@ -745,9 +763,11 @@ def _ranked(
     logits: Tensor,
     name_prior: float,
     answer_type: float,
+    answer_kind: float,
 ) -> RankedPlans:
     """``plans`` ranked by ``planner``'s ``logits`` (on the CPU) plus the name prior and the
-    answers' kind; a trained planner's plans into nameless nodes handed on through them."""
+    answers' kind (from the ends' names and from the graph's schema); a trained planner's plans
+    into nameless nodes handed on through them."""
     if name_prior and prepared.run_words is not None and not isinstance(planner, NameMatchPlanner):
         logits = logits + name_prior * NameMatchPlanner().plan_logits(prepared, relation_emb, plans.steps)
     named = entity_table.has_text[prepared.entity_rows]
@@ -761,6 +781,9 @@ def _ranked(
             named,
         )
         logits = logits + answer_type * SHARPNESS * fit
+    if answer_kind and prepared.answer_kinds is not None:
+        kinds = answer_kind_fit(plans.end_plan, plans.end_entity, plans.num_plans, prepared.answer_kinds)
+        logits = logits + answer_kind * SHARPNESS * kinds
     probabilities = torch.softmax(logits, dim=0)
     if not isinstance(planner, NameMatchPlanner):  # which prices a step through a mediator itself
         probabilities = through_mediators(probabilities, plans, named)
