@@ -225,7 +225,7 @@ class Retriever:
             plan's walk ends (:mod:`kgqa.retrieval.models.answer_type`), for any planner; 0: none.
         answer_kind: the same against the kinds the graph's schema gives the walk ends (the
             relations they head, named ``domain.type.property`` as in Freebase:
-            :func:`~kgqa.retrieval.models.answer_type.head_kind`); 0: none.
+            :func:`~kgqa.retrieval.graph.kinds.head_kind`); 0: none.
     """
 
     def __init__(
