@@ -10,6 +10,7 @@ The extractive reader that reads answers off a retrieval is :mod:`kgqa.reasoning
 
 from __future__ import annotations
 
+import functools
 import time
 from collections import ChainMap
 from collections.abc import Callable, Mapping, Sequence
@@ -259,7 +260,6 @@ class Retriever:
         self._known_words: frozenset[str] = frozenset()  # the embedder's words: "screen" + "writer"
         self._relation_phrases = relation_phrases(self.tables[1].index)  # "place of birth" is one word
         self._relation_name_words = relation_name_words(self.tables[1].index)  # "screenwriter" -> "writer"
-        self._schema_kinds: SchemaKinds | Literal[False] | None = None  # on first use; False: none
 
     @property
     def embedder(self) -> Embedder:
@@ -569,10 +569,8 @@ class Retriever:
         :data:`KINDS_LOOKED_UP` kinds nearest the noun only (:func:`heads_of_types`): the
         countries that answer "what country" are hubs.
         """
-        if self._schema_kinds is None:
-            self._schema_kinds = SchemaKinds.of(self.tables[1].index, self.embedder.embed) or False
         schema = self._schema_kinds
-        if not schema:
+        if schema is None:
             return None
         cosine = schema.cosines(noun)
         local = [schema.of_relation.get(t) for t in sub.relation_types]
@@ -582,11 +580,17 @@ class Retriever:
         nearest = set(sorted(schema.kinds, key=lambda k: -cosine[k])[:KINDS_LOOKED_UP])
         unread = [sub.entity_ids[i] for i in torch.nonzero(torch.isinf(fit)).flatten().tolist()]
         looked_up = [t for t, k in schema.of_relation.items() if k in nearest]
-        index = {e: i for i, e in enumerate(sub.entity_ids)}
+        index = sub.local_ids()
         for entity, relation in heads_of_types(self.store, unread, looked_up):
             i = index[entity]
             fit[i] = max(float(fit[i]), cosine[schema.of_relation[relation]])
         return fit
+
+    @functools.cached_property
+    def _schema_kinds(self) -> SchemaKinds | None:
+        """The kinds the store's relation names give their heads, embedded on first use (the
+        first question naming a kind); None on a graph whose names say none."""
+        return SchemaKinds.of(self.tables[1].index, self.embedder.embed)
 
     def _words(self) -> WordVectors:
         """The kept word vectors, made with the embedder on first use (it loads lazily)."""
