@@ -7,8 +7,6 @@ Afrikaans language, a speech of Martin Luther King, Jr. and the entities "Speak"
 
 from __future__ import annotations
 
-from pathlib import Path
-
 import pytest
 
 from kgqa.embed.protocol import Embedder
@@ -22,22 +20,14 @@ from kgqa.linking_words import (
     strip_possessive,
 )
 from kgqa.store.kglite_store import KgliteStore
-from kgqa.types import TripleRecord
-from tests.kb_excerpts import load_excerpt
+from tests.kb_excerpts import FIXTURES, load_excerpt
 
-EXCERPT = Path(__file__).resolve().parents[1] / "fixtures" / "webqsp_evidence_kb_excerpt.tsv"
+EXCERPT = FIXTURES / "webqsp_evidence_kb_excerpt.tsv"
 
 
 @pytest.fixture
 def wqsp_kg(kglite_store: KgliteStore, fake_embedder: Embedder) -> KgliteStore:
-    from ingest.embedding import embed_store
-    from ingest.loader import load
-
-    lines = EXCERPT.read_text(encoding="utf-8").splitlines()
-    records = [TripleRecord(*line.split("\t"), line=i + 1) for i, line in enumerate(lines)]
-    load(kglite_store, records, source="excerpt", fmt="test", source_key="excerpt")
-    embed_store(kglite_store, fake_embedder)
-    return kglite_store
+    return load_excerpt(kglite_store, EXCERPT, fake_embedder)
 
 
 def test_relation_words_split_relation_names_and_skip_entity_names() -> None:
