@@ -10,9 +10,10 @@ for: STAGG's constraints on a CVT's other neighbours (Yih et al. 2015), read her
 question's words against the names in the subgraph, with no training.
 
 :func:`constrained` narrows a reader's candidate answers to those that meet the most such words,
-where some do and others do not; both readers apply it to the ends of the plans ending in the
-likeliest plan's last step (``plan_ends.ends_of_kin_plans``), so a word can only choose among
-answers of the kind a plan already asks for. Graphs without nameless nodes (MetaQA,
+where some do and others do not; both readers apply it (:func:`narrowed_by_mediators`) to the ends of the
+plans ending in the likeliest plan's last step (``plan_ends.ends_of_kin_plans``), so a word
+chooses among answers of the kind a plan already asks for, or, where it alone singles them out,
+among the other parts of the mediators that step leaves. Graphs without nameless nodes (MetaQA,
 PathQuestion, WorldCup2014) are untouched.
 """
 
@@ -24,6 +25,7 @@ from collections import Counter, defaultdict
 import torch
 from torch import Tensor
 
+from kgqa.reasoning.plan_ends import ends_of_kin_plans, parts_beside_last_step
 from kgqa.retrieval.models.name_match import content_words, relation_name_words
 from kgqa.retrieval.retriever import Retrieval
 
@@ -68,6 +70,34 @@ def constraint_counts(retrieval: Retrieval) -> Tensor:
     for entity, words in met.items():
         counts[entity] = len(words)
     return counts
+
+
+def narrowed_by_mediators(retrieval: Retrieval, allowed: Tensor) -> Tensor | None:
+    """BoolTensor [N]: the answers among ``allowed`` (BoolTensor [N]) the question's other words
+    single out through a mediator, or None where they choose none. First among the ends of the
+    plans ending in the likeliest plan's last step (:func:`constrained` on
+    :func:`~kgqa.reasoning.plan_ends.ends_of_kin_plans`); where they choose none there, among
+    those and the other parts of the mediators that step leaves
+    (:func:`~kgqa.reasoning.plan_ends.parts_beside_last_step`), only where the words choose
+    such parts alone.
+
+    Why the last condition: where some of the plan's own ends meet the words as well as another
+    part, the plan asks for its ends' kind and the words are no reason to answer with another
+    ("who is the voice of kitt": William Daniels, not also Knight Rider). A part that alone
+    meets them is the answer filed the other way round its mediator ("who plays stephanie plum
+    in one for the money": Katherine Heigl). On WebQSP-evidence's tuning questions this won 3
+    train-free and 1 trained (fold checkpoints) and lost none; answering with every part that
+    meets the words lost three answer sets' precision (docs/decisions.md).
+    """
+    kin = allowed & ends_of_kin_plans(retrieval)
+    chosen = constrained(retrieval, kin)
+    if chosen is not None:
+        return chosen
+    beside = allowed & parts_beside_last_step(retrieval) & ~kin
+    if not bool(beside.any()):
+        return None
+    chosen = constrained(retrieval, kin | beside)
+    return None if chosen is None or bool((chosen & kin).any()) else chosen
 
 
 def constrained(retrieval: Retrieval, candidates: Tensor) -> Tensor | None:

@@ -21,8 +21,8 @@ import torch.nn.functional as F
 from torch import Tensor, nn
 
 from kgqa.device import model_device
-from kgqa.reasoning.constraints import constrained
-from kgqa.reasoning.plan_ends import confident_plan_ends, ends_of_kin_plans, tied_ends
+from kgqa.reasoning.constraints import narrowed_by_mediators
+from kgqa.reasoning.plan_ends import confident_plan_ends, tied_ends
 from kgqa.retrieval.evidence.path_pooling import hop_distance
 from kgqa.retrieval.features import to_batch
 from kgqa.retrieval.graph.tables import EntityTable, RelationTable
@@ -283,7 +283,9 @@ class ExtractiveReader:
             ``answer.plan_answers``).
         mediator_constraints: answer with the ends of the likeliest plan's kind that the
             question's other words single out through a nameless mediator, where they single out
-            some (:func:`~kgqa.reasoning.constraints.constrained`; ``answer.mediator_constraints``).
+            some, or the other parts of its mediators they alone single out
+            (:func:`~kgqa.reasoning.constraints.narrowed_by_mediators`;
+            ``answer.mediator_constraints``).
     """
 
     def __init__(
@@ -377,7 +379,8 @@ class ExtractiveReader:
         such plan, ranked by the reader; else among a confident plan's ends only
         (:func:`~kgqa.reasoning.plan_ends.confident_plan_ends`). With ``mediator_constraints``,
         first: where the question's other words single out some ends of the likeliest plan's kind
-        through a nameless mediator (:func:`~kgqa.reasoning.constraints.constrained`), those.
+        through a nameless mediator, or other parts of its mediators alone, those
+        (:func:`~kgqa.reasoning.constraints.narrowed_by_mediators`).
 
         Args:
             top_n: without a threshold, at most how many answers; with one, ignored.
@@ -392,7 +395,7 @@ class ExtractiveReader:
         probs = self.entity_probabilities(retrieval) if probabilities is None else probabilities
         narrowed = None
         if self.mediator_constraints:
-            narrowed = constrained(retrieval, allowed & ends_of_kin_plans(retrieval))
+            narrowed = narrowed_by_mediators(retrieval, allowed)
         if narrowed is not None:
             allowed, top_n = narrowed, int(narrowed.sum())
         else:

@@ -65,6 +65,36 @@ def ends_of_kin_plans(retrieval: Retrieval) -> Tensor:
     return ends
 
 
+def parts_beside_last_step(retrieval: Retrieval) -> Tensor:
+    """BoolTensor [N]: the named entities other than the topics one triple from the nameless
+    nodes (``Retrieval.named``) where the likeliest plan's walks stand before its last step; none
+    where that plan has one step, no walk stands at a nameless node there, or all are named.
+
+    Why: they are the other parts of the facts the plan's answers are parts of, whichever way
+    round the KB files each. WebQSP-evidence's KB holds One for the Money's performances as
+    performance -> film.performance.actor -> actor, but Katherine Heigl's as Heigl ->
+    film.actor.film -> performance: "who plays stephanie plum in one for the money" walks
+    starring, then actor, and no plan ending in that step reaches her, though her performance is
+    the one the character's name singles out (:func:`~kgqa.reasoning.constraints.narrowed_by_mediators`).
+    """
+    parts = torch.zeros(retrieval.prepared.subgraph.num_entities, dtype=torch.bool)
+    sub, ranked, named = retrieval.prepared.subgraph, retrieval.plans, retrieval.named
+    if named is None or ranked is None or not ranked.probabilities.numel():
+        return parts
+    steps = [s for s in ranked.plans.steps[int(ranked.probabilities.argmax())].tolist() if s >= 0]
+    if len(steps) < 2:
+        return parts
+    before_last = torch.zeros_like(parts)
+    for topic in range(sub.num_topics):
+        before_last |= plan_ends_from(sub, steps[:-1], topic)
+    mediators = (before_last & ~named).nonzero().flatten()
+    if not mediators.numel():
+        return parts
+    parts = _neighbours(sub, mediators) & named
+    parts[: sub.num_topics] = False
+    return parts
+
+
 def ends_tied_to_every_topic(retrieval: Retrieval) -> Tensor | None:
     """FloatTensor [N]: per entity, the probability of the likeliest of the :data:`TIED_PLANS`
     likeliest plans with a walk from one topic that ends there and a triple from there to each

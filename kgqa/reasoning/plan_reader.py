@@ -14,9 +14,9 @@ import time
 import torch
 from torch import Tensor
 
-from kgqa.reasoning.constraints import constrained
+from kgqa.reasoning.constraints import narrowed_by_mediators
 from kgqa.reasoning.extractive import ExtractedAnswer, ranked_answers
-from kgqa.reasoning.plan_ends import TIE, ends_of_kin_plans, ends_tied_to_every_topic
+from kgqa.reasoning.plan_ends import TIE, ends_tied_to_every_topic
 from kgqa.retrieval.graph.tables import EntityTable
 from kgqa.retrieval.retriever import Retrieval
 
@@ -49,7 +49,7 @@ class PlanReader:
             set (every end of the best plan, tied in score) is ordered by how near each answer's
             name lies to the question (:func:`question_fit`); else in the subgraph's order.
         mediator_constraints: narrow the answer set to the ends the question's other words single
-            out through a nameless mediator (:func:`~kgqa.reasoning.constraints.constrained`).
+            out through a nameless mediator (:func:`~kgqa.reasoning.constraints.narrowed_by_mediators`).
     """
 
     def __init__(self, entities: EntityTable | None = None, *, mediator_constraints: bool = True) -> None:
@@ -87,7 +87,7 @@ class PlanReader:
     ) -> list[ExtractedAnswer]:
         """Every entity tied with the best score (the best plan's ends: the whole answer set; none
         where no plan reaches one), narrowed to those the question's other words single out
-        through a mediator (:func:`~kgqa.reasoning.constraints.constrained`), each with its best
+        through a mediator (:func:`~kgqa.reasoning.constraints.narrowed_by_mediators`), each with its best
         incident triples; arguments as
         :meth:`~kgqa.reasoning.extractive.ExtractiveReader.extract_answers`, where ``top_n`` is
         for readers that return a fixed number.
@@ -104,8 +104,8 @@ class PlanReader:
         reached = allowed & (probs > 0)
         best = reached & (shown >= top * (1 - TIE)) if top > 0 else torch.zeros_like(allowed)
         if self.mediator_constraints:
-            narrowed = constrained(retrieval, reached & ends_of_kin_plans(retrieval))
-            best = best if narrowed is None else narrowed
+            chosen = narrowed_by_mediators(retrieval, reached)
+            best = best if chosen is None else chosen
         answers = ranked_answers(retrieval, probs, best, int(best.sum()), support=support)
         if self.entities is not None and len(answers) > 1:
             fit = question_fit(retrieval, self.entities)

@@ -10,7 +10,7 @@ from conftest import FakeEmbedder
 from subgraphs import make_subgraph, sure_of
 
 from kgqa.reasoning.constraints import constraint_counts
-from kgqa.reasoning.plan_ends import ends_tied_to_every_topic
+from kgqa.reasoning.plan_ends import ends_tied_to_every_topic, parts_beside_last_step
 from kgqa.reasoning.plan_reader import PlanReader, answerable, question_fit
 from kgqa.retrieval.models.name_match import SHARPNESS, STEP_COST, NameMatchPlanner, steps_through_mediators
 from kgqa.retrieval.models.plans import RankedPlans, enumerate_plans
@@ -199,6 +199,46 @@ def test_a_word_naming_a_mediators_other_part_narrows_the_answers(
     for other in ("who does Amy Stiller play in the film", "who does Amy Stiller play in zoolander"):
         answers = PlanReader().extract_answers(replace(retrieval, question=other))
         assert {a.name for a in answers} == both
+
+
+def test_a_part_the_words_alone_single_out_answers_though_filed_the_other_way_round(
+    kglite_store: KgliteStore, fake_embedder: FakeEmbedder
+) -> None:
+    # Cut from WebQSP-evidence's KB: One for the Money's performances, Debbie Reynolds's filed
+    # performance -> actor, Katherine Heigl's actor -> performance; and Samsung's headquarters.
+    triples = [
+        ("One for the Money", "film.film.starring", "m.0gv_fdr"),
+        ("Katherine Heigl", "film.actor.film", "m.0gv_fdr"),
+        ("m.0gv_fdr", "film.performance.character", "Stephanie Plum"),
+        ("One for the Money", "film.film.starring", "m.0gw22zm"),
+        ("m.0gw22zm", "film.performance.actor", "Debbie Reynolds"),
+        ("One for the Money", "film.film.starring", "m.0gw2tvh"),
+        ("m.0gw2tvh", "film.performance.actor", "Jason O'Mara"),
+        ("Samsung Group", "organization.organization.headquarters", "m.03l9ynf"),
+        ("Samsung Electronics", "organization.organization.headquarters", "m.03l9ynf"),
+        ("m.03l9ynf", "location.mailing_address.citytown", "Suwon"),
+        ("m.03l9ynf", "location.mailing_address.country", "South Korea"),
+        ("m.03l9ynf", "location.mailing_address.state_province_region", "Gyeonggi Province"),
+    ]
+    retriever = _train_free_retriever(kglite_store, fake_embedder, triples)
+    film = sure_of(
+        retriever.retrieve("who plays stephanie plum in [One for the Money]"),
+        ["FILM.FILM.STARRING->", "FILM.PERFORMANCE.ACTOR->"],
+    )
+    local = film.prepared.subgraph.local_ids()
+    beside = parts_beside_last_step(film)  # every named part of the performances but the film
+    cast = {"Debbie Reynolds", "Jason O'Mara"}
+    assert {name for name, i in local.items() if beside[i]} == {*cast, "Katherine Heigl", "Stephanie Plum"}
+    assert [a.name for a in PlanReader().extract_answers(film)] == ["Katherine Heigl"]
+    assert {a.name for a in PlanReader(mediator_constraints=False).extract_answers(film)} == cast
+    # a part outside the plan's ends answers only where the words single out such parts alone:
+    # "samsung" meets every part of the headquarters through Samsung Electronics, the city too
+    based = sure_of(
+        retriever.retrieve("where are [Samsung Group] based in samsung"),
+        ["ORGANIZATION.ORGANIZATION.HEADQUARTERS->", "LOCATION.MAILING_ADDRESS.CITYTOWN->"],
+    )
+    assert int(constraint_counts(based)[based.prepared.subgraph.local_ids()["South Korea"]]) == 1
+    assert [a.name for a in PlanReader().extract_answers(based)] == ["Suwon"]
 
 
 def _train_free_retrieval(
