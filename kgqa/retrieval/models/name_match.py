@@ -30,9 +30,10 @@ and a compound is read as its head where that begins as a relation name's word d
 as two steps through a nameless mediator ("film starring" to a performance, then "performance
 actor"): a step into one is free where the question has no word of its own for it, so "who
 played Z in Y" walks through the performance to its actor instead of stopping at it. "where"
-or "when" asking of a clause about the topic ("where did X go to college") may also be read on
-the step another word names, as what that step reaches, paying for no step of its own, so the
-plan stops at the college instead of walking on to its town (``QuestionRuns.asks``).
+or "when" asking of a clause about the topic ("where did X go to college") is read on the
+step another word names, as what that step reaches, paying for no step of its own, so the plan
+stops at the college instead of walking on to its town (``QuestionRuns.asks``); it takes a step
+only in a plan none of whose steps another word names.
 :data:`STEP_COST` was chosen on the training parts of MetaQA 1-hop and WorldCup2014 WC-P2
 (docs/decisions.md); nothing here reads a benchmark.
 """
@@ -685,9 +686,12 @@ class NameMatchPlanner:
         possessive chain (``WordRuns.chained``) matches :data:`CHAIN_BONUS` higher; a class noun
         (``WordRuns.kinds``) matches 0 where below :data:`STEP_COST`. A step into a nameless
         mediator (``prepared.mediators``) and the step out of it are named as one relation
-        where one word names them. An asking "where" / "when" (``WordRuns.asks``) is read either
-        way, whichever scores the plan higher: as a word taking a step, or beside the other
-        words, adding its match with the plan's last relation and paying for no step."""
+        where one word names them. An asking "where" / "when" (``WordRuns.asks``) is read beside
+        the other words, adding its match with the plan's last relation and paying for no step,
+        where another word names a step of the plan, and then only where another word names that
+        last step too ("where was elvis costello born" asks for the place of birth, not the
+        place around it); in a plan no other word names a step of, it is read either way,
+        whichever scores the plan higher: as a word taking a step, or beside the others."""
         runs = prepared.run_words
         if runs is None:
             raise ValueError("NameMatchPlanner needs prepared.run_words (its word vectors)")
@@ -701,20 +705,27 @@ class NameMatchPlanner:
         through = None if prepared.mediators is None else steps_through_mediators(prepared.mediators, steps)
         assigned = best_assignment(matches, steps, STEP_COST, cues, ordered=ordered, through=through)
         if runs.asks is not None and bool(runs.asks.any()):
-            # "where did X die": "where" may also say that the answers are places on the step
-            # "die" names, paying for no step of its own (a place's place is a place too)
-            alongside = (
-                best_assignment(
-                    matches[:, ~runs.asks],
-                    steps,
-                    STEP_COST,
-                    None if cues is None else cues[~runs.asks],
-                    ordered=ordered,
-                    through=through,
-                )
-                + matches[:, runs.asks].sum(dim=1)[last_steps(steps).clamp(min=0) // 2]
+            # "where did X die": "where" says that the answers are places on the step "die"
+            # names, paying for no step of its own (a place's place is a place too)
+            others = matches[:, ~runs.asks]
+            alongside = best_assignment(
+                others,
+                steps,
+                STEP_COST,
+                None if cues is None else cues[~runs.asks],
+                ordered=ordered,
+                through=through,
             )
-            assigned = torch.maximum(assigned, alongside)
+            last = last_steps(steps).clamp(min=0) // 2
+            asking = matches[:, runs.asks].sum(dim=1)[last]
+            # the relations another word names; a plan with a step among them is that word's
+            named = (others >= STEP_COST).any(dim=1)
+            told = (named[steps.clamp(min=0) // 2] & (steps >= 0)).any(dim=1)
+            assigned = torch.where(
+                told,
+                alongside + asking * named[last].to(asking.dtype),
+                torch.maximum(assigned, alongside + asking),
+            )
         return SHARPNESS * (assigned + PLAN_FIT_WEIGHT * plan_fit(prepared.question_emb, relation_emb, steps))
 
 

@@ -475,3 +475,25 @@ def test_where_says_what_the_last_step_reaches_and_pays_for_no_step_of_its_own()
     assert best(WordRuns(vectors)) == [0, 2]
     # read on the last step, it tells the place of death from the cause
     assert best(WordRuns(vectors, asks=torch.tensor([False, True]))) == [0, -1]
+
+
+def test_where_takes_no_step_beyond_the_one_another_word_names() -> None:
+    # Relations 0 PLACE_OF_BIRTH, 1 CONTAINEDBY, 2 PROFESSION. "born" names the place of birth;
+    # "where" matches containedby better by more than a step's cost ("where was elvis costello
+    # born": Paddington, not London around it).
+    relation_emb = torch.eye(3)
+    born, where = torch.tensor([1.0, 0.0, 0.0]), torch.tensor([0.5, 1.0, 0.0])
+    steps = torch.tensor([[0, -1], [0, 2], [2, -1]])  # the place; the place's place; containedby
+    sub = make_subgraph(2, [(0, 1)])
+    rows = (torch.arange(2), torch.arange(3))
+    question = PreparedQuestion(torch.zeros(1, 3), sub, *rows, torch.zeros(2, 1), 2)
+
+    def best(*vectors: torch.Tensor) -> list[int]:
+        asks = torch.tensor([False] * (len(vectors) - 1) + [True])
+        runs = WordRuns(torch.stack(vectors).unsqueeze(1), asks=asks)
+        logits = NameMatchPlanner().plan_logits(replace(question, run_words=runs), relation_emb, steps)
+        return steps[int(logits.argmax())].tolist()
+
+    assert best(born, where) == [0, -1]
+    # where no other word names a step ("where is X"), "where" names one itself
+    assert best(where) == [2, -1]
