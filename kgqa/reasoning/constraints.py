@@ -10,11 +10,11 @@ for: STAGG's constraints on a CVT's other neighbours (Yih et al. 2015), read her
 question's words against the names in the subgraph, with no training.
 
 :func:`constrained` narrows a reader's candidate answers to those that meet the most such words,
-where some do and others do not; both readers apply it (:func:`narrowed_by_mediators`) to the ends of the
-plans ending in the likeliest plan's last step (``plan_ends.ends_of_kin_plans``), so a word
-chooses among answers of the kind a plan already asks for, or, where it alone singles them out,
-among the other parts of the mediators that step leaves. Graphs without nameless nodes (MetaQA,
-PathQuestion, WorldCup2014) are untouched.
+where some do and others do not; both readers apply it (:func:`narrowed_by_mediators`) to the
+ends of the plans ending in the likeliest plan's last step (``plan_ends.ends_of_kin_plans``), so
+a word chooses among answers of the kind a plan already asks for, or, where it alone singles
+them out, among the other parts of the mediators that step leaves. Graphs without nameless nodes
+(MetaQA, PathQuestion, WorldCup2014) are untouched.
 """
 
 from __future__ import annotations

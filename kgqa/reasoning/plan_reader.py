@@ -49,7 +49,8 @@ class PlanReader:
             set (every end of the best plan, tied in score) is ordered by how near each answer's
             name lies to the question (:func:`question_fit`); else in the subgraph's order.
         mediator_constraints: narrow the answer set to the ends the question's other words single
-            out through a nameless mediator (:func:`~kgqa.reasoning.constraints.narrowed_by_mediators`).
+            out through a nameless mediator
+            (:func:`~kgqa.reasoning.constraints.narrowed_by_mediators`).
     """
 
     def __init__(self, entities: EntityTable | None = None, *, mediator_constraints: bool = True) -> None:
@@ -87,8 +88,8 @@ class PlanReader:
     ) -> list[ExtractedAnswer]:
         """Every entity tied with the best score (the best plan's ends: the whole answer set; none
         where no plan reaches one), narrowed to those the question's other words single out
-        through a mediator (:func:`~kgqa.reasoning.constraints.narrowed_by_mediators`), each with its best
-        incident triples; arguments as
+        through a mediator (:func:`~kgqa.reasoning.constraints.narrowed_by_mediators`), each with
+        its best incident triples; arguments as
         :meth:`~kgqa.reasoning.extractive.ExtractiveReader.extract_answers`, where ``top_n`` is
         for readers that return a fixed number.
 
