@@ -12,8 +12,11 @@ from subgraphs import make_subgraph
 from kgqa.retrieval.features import PreparedQuestion, WordRuns
 from kgqa.retrieval.models.name_match import (
     BOUND_CUE,
+    COST_PER_DOUBLING,
+    FEW_RELATIONS,
     FREE_CUE,
     NO_CUE,
+    STEP_COST,
     NameMatchPlanner,
     best_assignment,
     compound_head,
@@ -22,6 +25,7 @@ from kgqa.retrieval.models.name_match import (
     question_runs,
     relation_name_words,
     relation_phrases,
+    step_cost,
     steps_through_mediators,
     word_matches,
 )
@@ -497,3 +501,30 @@ def test_where_takes_no_step_beyond_the_one_another_word_names() -> None:
     assert best(born, where) == [0, -1]
     # where no other word names a step ("where is X"), "where" names one itself
     assert best(where) == [2, -1]
+
+
+def test_a_step_costs_more_on_a_subgraph_of_many_relation_types() -> None:
+    assert step_cost(3) == step_cost(FEW_RELATIONS) == STEP_COST
+    assert step_cost(4 * FEW_RELATIONS) == pytest.approx(STEP_COST + 2 * COST_PER_DOUBLING)
+    # "born" names relation 0; a second word leans to relation 1 as one word in hundreds of
+    # Freebase relations does to some relation by chance: enough to pay for a step among 8
+    # relation types, not among 128 (two topics: no bonus for the words' order).
+
+    def best(num_relations: int) -> list[int]:
+        sub = make_subgraph(
+            2, [(0, 1)] * num_relations, rels=[f"r{i:03d}" for i in range(num_relations)], num_topics=2
+        )
+        born, leaning = torch.zeros(num_relations), torch.zeros(num_relations)
+        born[0] = 1.0
+        leaning[1], leaning[-1] = 0.45, 0.89
+        runs = WordRuns(torch.stack([born, leaning]).unsqueeze(1))
+        rows = (torch.arange(2), torch.arange(num_relations))
+        question = PreparedQuestion(
+            torch.zeros(1, num_relations), sub, *rows, torch.zeros(2, 1), 2, run_words=runs
+        )
+        steps = torch.tensor([[0, -1], [0, 2]])  # the place; on one more step
+        logits = NameMatchPlanner().plan_logits(question, torch.eye(num_relations), steps)
+        return steps[int(logits.argmax())].tolist()
+
+    assert best(8) == [0, 2]
+    assert best(128) == [0, -1]
