@@ -55,6 +55,9 @@ class WordRuns:
             relation beyond the step cost: ``QuestionRuns.kinds``; ``None``: none does.
         asks: BoolTensor [U], per run, whether it is "where" or "when" alone, read on a plan's
             last step rather than paying for a step: ``QuestionRuns.asks``; ``None``: none is.
+        relation_count: the relation types the step cost is read from
+            (``name_match.step_cost``): the most among the subgraphs of the question's topic
+            contenders, so that they compete at one cost; ``None``: the subgraph's own.
     """
 
     vectors: torch.Tensor
@@ -62,6 +65,7 @@ class WordRuns:
     chained: torch.Tensor | None = None
     kinds: torch.Tensor | None = None
     asks: torch.Tensor | None = None
+    relation_count: int | None = None
 
 
 @dataclass(frozen=True, slots=True)

@@ -473,6 +473,17 @@ class Retriever:
             self._prepare(trial, views, sub)
             for trial, views, sub in zip(trials, vectors, subgraphs, strict=True)
         ]
+        # a question's topic contenders compete at one step cost, their largest subgraph's: a
+        # hub's subgraph holds more relation types, and its own cost would favour the lesser name
+        most: dict[int, int] = {}
+        for trial, sub in zip(trials, subgraphs, strict=True):
+            most[trial.question] = max(most.get(trial.question, 0), len(sub.relation_types))
+        prepared = [
+            replace(p, run_words=replace(p.run_words, relation_count=most[t.question]))
+            if t.contended and p.run_words is not None
+            else p
+            for p, t in zip(prepared, trials, strict=True)
+        ]
         prepared_at = time.perf_counter()
         with torch.inference_mode(), batch_threads(threads, len(trials)):
             if self.scorer is None:

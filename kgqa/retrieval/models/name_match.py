@@ -705,7 +705,10 @@ class NameMatchPlanner:
         runs = prepared.run_words
         if runs is None:
             raise ValueError("NameMatchPlanner needs prepared.run_words (its word vectors)")
-        cost = step_cost(len(prepared.subgraph.relation_types))
+        relations = (
+            len(prepared.subgraph.relation_types) if runs.relation_count is None else runs.relation_count
+        )
+        cost = step_cost(relations)
         matches = word_matches(relation_emb, runs.vectors)
         if runs.chained is not None:
             matches = matches + CHAIN_BONUS * runs.chained.to(matches.dtype)
