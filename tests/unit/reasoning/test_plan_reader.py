@@ -281,3 +281,34 @@ def test_the_topic_answers_only_where_the_likeliest_plan_comes_home() -> None:
     assert allowed(sub, [2, 2])  # SPOUSE, SPOUSE: the likeliest plan comes home
     assert not allowed(sub, [0, -1])  # GENDER likeliest: a runner-up coming home does not answer
     assert not allowed(kin, [2, 2])  # never back
+
+
+def test_topic_contenders_compete_at_the_step_cost_of_the_largest_subgraph(
+    toy_kg: KgliteStore, fake_embedder: FakeEmbedder, monkeypatch
+) -> None:  # type: ignore[no-untyped-def]
+    import kgqa.retrieval.retriever as retriever_module
+    from kgqa.link import LinkResult
+    from kgqa.types import LinkedEntity
+
+    read: list[tuple[int, int | None]] = []  # per contender: its subgraph's relation types, the count read
+    plan_logits = NameMatchPlanner.plan_logits
+
+    def spy(self, prepared, relation_emb, steps):  # type: ignore[no-untyped-def]
+        read.append((len(prepared.subgraph.relation_types), prepared.run_words.relation_count))
+        return plan_logits(self, prepared, relation_emb, steps)
+
+    monkeypatch.setattr(NameMatchPlanner, "plan_logits", spy)
+    contenders = tuple(LinkedEntity(n, n, 0.95, "it", "exact") for n in ("Tom Hanks", "Jaws"))
+    monkeypatch.setattr(
+        retriever_module, "link", lambda *a, **k: LinkResult(contenders, chosen=contenders[:1])
+    )
+    # one hop: Tom Hanks's subgraph holds starred_actors only, Jaws's directed_by and has_genre
+    Retriever.train_free(toy_kg, fake_embedder).retrieve("who directed it", hops=1)
+    own = [count for count, _ in read]
+    assert len(read) == 2 and own[0] != own[1]  # two subgraphs of different sizes
+    assert [count for _, count in read] == [max(own), max(own)]
+    read.clear()
+    alone = contenders[1:]  # no contender: the subgraph's own count
+    monkeypatch.setattr(retriever_module, "link", lambda *a, **k: LinkResult(alone, chosen=alone))
+    Retriever.train_free(toy_kg, fake_embedder).retrieve("who directed it", hops=1)
+    assert [count for _, count in read] == [None]

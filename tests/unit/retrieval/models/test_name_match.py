@@ -510,14 +510,14 @@ def test_a_step_costs_more_on_a_subgraph_of_many_relation_types() -> None:
     # Freebase relations does to some relation by chance: enough to pay for a step among 8
     # relation types, not among 128 (two topics: no bonus for the words' order).
 
-    def best(num_relations: int) -> list[int]:
+    def best(num_relations: int, relation_count: int | None = None) -> list[int]:
         sub = make_subgraph(
             2, [(0, 1)] * num_relations, rels=[f"r{i:03d}" for i in range(num_relations)], num_topics=2
         )
         born, leaning = torch.zeros(num_relations), torch.zeros(num_relations)
         born[0] = 1.0
         leaning[1], leaning[-1] = 0.45, 0.89
-        runs = WordRuns(torch.stack([born, leaning]).unsqueeze(1))
+        runs = WordRuns(torch.stack([born, leaning]).unsqueeze(1), relation_count=relation_count)
         rows = (torch.arange(2), torch.arange(num_relations))
         question = PreparedQuestion(
             torch.zeros(1, num_relations), sub, *rows, torch.zeros(2, 1), 2, run_words=runs
@@ -528,3 +528,5 @@ def test_a_step_costs_more_on_a_subgraph_of_many_relation_types() -> None:
 
     assert best(8) == [0, 2]
     assert best(128) == [0, -1]
+    # a topic contender's subgraph is read at the cost of the question's largest contender's
+    assert best(8, relation_count=128) == [0, -1]
