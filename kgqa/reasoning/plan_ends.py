@@ -82,7 +82,7 @@ def parts_beside_last_step(retrieval: Retrieval) -> Tensor:
     sub, ranked, named = retrieval.prepared.subgraph, retrieval.plans, retrieval.named
     if named is None or ranked is None or not ranked.probabilities.numel():
         return parts
-    steps = [s for s in ranked.plans.steps[int(ranked.probabilities.argmax())].tolist() if s >= 0]
+    steps = ranked.plans.signed_steps(int(ranked.probabilities.argmax()))
     if len(steps) < 2:
         return parts
     before_last = torch.zeros_like(parts)
@@ -121,7 +121,7 @@ def ends_tied_to_every_topic(retrieval: Retrieval) -> Tensor | None:
         near.append(touching)
     tied = torch.zeros(sub.num_entities)
     for plan in torch.argsort(ranked.probabilities, descending=True)[:TIED_PLANS].tolist():
-        steps = [s for s in ranked.plans.steps[plan].tolist() if s >= 0]
+        steps = ranked.plans.signed_steps(plan)
         probability = float(ranked.probabilities[plan])
         for topic in range(sub.num_topics):
             ends = plan_ends_from(sub, steps, topic)

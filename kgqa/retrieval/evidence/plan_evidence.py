@@ -132,8 +132,7 @@ def rank_chains(
     probability = plans.probabilities.tolist()
     out = []
     for p in torch.argsort(plans.probabilities, descending=True)[:EVIDENCE_PLANS].tolist():
-        steps = [s for s in plans.plans.steps[p].tolist() if s >= 0]
-        for chain, walk_score in best_walks(sub, steps, log_scores):
+        for chain, walk_score in best_walks(sub, plans.plans.signed_steps(p), log_scores):
             out.append(PlanChain(chain, p, probability[p] * ends[chain.entities[-1]], walk_score))
     out.sort(key=lambda c: (-c.value, -probability[c.plan], -c.walk_score))
     return out

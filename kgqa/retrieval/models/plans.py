@@ -119,6 +119,10 @@ class Plans:
         """LongTensor [P]: steps per plan."""
         return (self.steps >= 0).sum(dim=1)
 
+    def signed_steps(self, plan: int) -> list[int]:
+        """Plan ``plan``'s signed steps, without the padding past its end."""
+        return [s for s in self.steps[plan].tolist() if s >= 0]
+
 
 def _step_matrix(sub: Subgraph) -> csr_matrix:
     """[N, 2R * N] with a 1 at (u, s * N + v) when signed step ``s`` crosses a triple from u to v."""
@@ -627,8 +631,7 @@ class RankedPlans:
         with a walk through it (0 off their walks)."""
         support = torch.zeros(sub.num_triples)
         for p in torch.argsort(self.probabilities, descending=True)[:k].tolist():
-            steps = [s for s in self.plans.steps[p].tolist() if s >= 0]
-            on_walk = plan_walk_triples(sub, steps)
+            on_walk = plan_walk_triples(sub, self.plans.signed_steps(p))
             support[on_walk] = support[on_walk].clamp(min=float(self.probabilities[p]))
         return support
 
