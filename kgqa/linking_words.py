@@ -50,6 +50,13 @@ MIN_PREFIX_LETTERS = 3  # "ben" stands for Benjamin; shorter is an initial, not 
 MIN_DEMONYM_STEM = 4  # letters a demonym shares with its place at least ("egyp" in egyptian/Egypt)
 DEMONYM_SUFFIX_MAX = 4  # letters a demonym adds after the stem at most ("-ians" in brazilians)
 DOCTRINE = "ism"  # a doctrine's name, which its follower's word shares less this ("buddhist")
+#: How an English people's or place's word ends after the letters it shares with the place's name
+#: (a plural "s" aside): a closed set of English derivational endings, as the function words are
+#: a closed set of words. "-an" ("tibet-an", "egypt-ian", "europe-an", "peru-vian"), "-ese"
+#: ("malt-ese", "portug-uese"), whole "-ish", "-i", "-ic" ("swed-ish", "israel-i", "islam-ic"),
+#: and "-n" after a vowel ("jamaica-n"). Other endings read no people: "princess" is not of
+#: Prince, "currently" not of Currency, "modern" not of Mode.
+DEMONYM_ENDS, DEMONYM_WHOLE_ENDINGS = ("an", "ese"), frozenset({"ish", "i", "ic"})
 _WORD = re.compile(r"[a-z0-9]+")
 _IDENTIFIER = re.compile(r"^[A-Za-z0-9_.:/-]+$")
 _POSSESSIVE = re.compile(r"(?<=\w)(?:['\u2019]s|s['\u2019])$", re.I)
@@ -253,10 +260,12 @@ def is_demonym_of(word: str, name_norm: str) -> bool:
     """Whether ``word`` reads as a demonym or adjective of a one-word name.
 
     The name must be one word, shorter than the word, that shares its first letters up to at
-    most two letters of the name: "jamaican" ~ jamaica, "egyptian" ~ egypt, "brazilians" ~
-    brazil, "portuguese" ~ portugal, "maltese" ~ malta; not "jamaican" ~ jamarcus, nor "george"
-    ~ georgia. A doctrine's name (``-ism``) is read from its follower's word, the name less its
-    suffix and then nothing or a suffix of the ``-ist`` / ``-ic`` / ``-ian`` kind: "buddhist" ~
+    most two letters of the name, and the word's letters after those must end as a demonym does
+    (:data:`DEMONYM_ENDS`, :data:`DEMONYM_WHOLE_ENDINGS`): "jamaican" ~ jamaica, "egyptian" ~
+    egypt, "brazilians" ~ brazil, "portuguese" ~ portugal, "maltese" ~ malta; not "jamaican" ~
+    jamarcus, "george" ~ georgia, "princess" ~ prince nor "currently" ~ currency. A doctrine's
+    name (``-ism``) is read from its follower's word, the name less its suffix and then nothing
+    or a suffix of the ``-ist`` / ``-ic`` / ``-ian`` kind: "buddhist" ~
     buddhism, "catholic" ~ catholicism, "communists" ~ communism; not "buddha" ~ buddhism.
     """
     if " " in name_norm:
@@ -268,7 +277,13 @@ def is_demonym_of(word: str, name_norm: str) -> bool:
     if len(name_norm) >= len(word):
         return False
     common = len(_common_prefix(word, name_norm))
-    return common >= MIN_DEMONYM_STEM and len(name_norm) - common <= 2 and len(word) - common <= 5
+    rest = word[common:].removesuffix("s")
+    ending = (
+        rest.endswith(DEMONYM_ENDS)
+        or rest in DEMONYM_WHOLE_ENDINGS
+        or (rest == "n" and word[common - 1] in "aeiou")
+    )
+    return common >= MIN_DEMONYM_STEM and len(name_norm) - common <= 2 and len(word) - common <= 5 and ending
 
 
 def _common_prefix(a: str, b: str) -> str:

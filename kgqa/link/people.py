@@ -26,6 +26,8 @@ DEMONYM_ROWS = 20  # link_prefix rows per demonym stem
 ACRONYM_QUALITY = 0.9  # an acronym's name ranks like a near miss of it
 ACRONYM_LETTERS = range(2, 5)  # word lengths tried as acronyms ("uk" .. "nasa")
 ACRONYM_NEIGHBOURS = 30  # nearest entity embeddings searched for a name the acronym spells
+#: English quantifiers that the stop words leave as content words (a closed class, like them).
+_QUANTIFIERS = frozenset({"most", "many", "much", "more", "few", "several", "both", "every", "various"})
 
 
 def people_matches(
@@ -95,8 +97,15 @@ def people_matches(
 def _compound_head(tokens: Sequence[Token], i: int) -> bool:
     """Whether word ``i`` is a plural noun after a content word, the head of a compound the word
     before it narrows: "the sioux indians" are Sioux people, not India. An adjective keeps its
-    place after any word ("who founded islamic religion")."""
-    return i > 0 and tokens[i - 1].content and tokens[i].word.endswith("s")
+    place after any word ("who founded islamic religion"), and a quantifier narrows nothing
+    ("what language do most australians speak")."""
+    before = tokens[i - 1] if i > 0 else None
+    return (
+        before is not None
+        and before.content
+        and before.word not in _QUANTIFIERS
+        and tokens[i].word.endswith("s")
+    )
 
 
 def acronym_matches(

@@ -88,6 +88,25 @@ def test_demonym_reads_adjectives_of_one_word_places() -> None:
     assert not is_demonym_of("george", "georgia") and not is_demonym_of("jamaican", "jamaican dollar")
 
 
+def test_demonym_ends_as_english_demonyms_do() -> None:
+    assert is_demonym_of("tibetan", "tibet") and is_demonym_of("australians", "australia")
+    assert is_demonym_of("portuguese", "portugal") and is_demonym_of("israeli", "israel")
+    assert is_demonym_of("swedish", "sweden") and is_demonym_of("islamic", "islam")
+    assert not is_demonym_of("princess", "prince") and not is_demonym_of("currently", "currency")
+    assert not is_demonym_of("modern", "mode") and not is_demonym_of("player", "play")
+
+
+def test_link_a_people_after_a_quantifier_and_no_title_read_as_a_people(
+    kglite_store: KgliteStore, fake_embedder: Embedder
+) -> None:
+    # Australia, Leia Organa and the lone-word entities Language, Speak, Prince, cut from the KB
+    store = load_excerpt(kglite_store, EXCERPT.with_name("webqsp_evidence_demonyms.tsv"), fake_embedder)
+    # "most" qualifies the people's word; it is no compound "most australians" heads
+    assert link(store, fake_embedder, "what language do most australians speak?").topics[0].id == "Australia"
+    # "princess" is a word of its own, not the people of Prince
+    assert link(store, fake_embedder, "where does princess leia live?").topics[0].id == "Leia Organa"
+
+
 def test_demonym_reads_a_doctrine_from_its_followers_word() -> None:
     assert is_demonym_of("buddhist", "buddhism") and is_demonym_of("buddhists", "buddhism")
     assert is_demonym_of("catholic", "catholicism") and is_demonym_of("communists", "communism")
