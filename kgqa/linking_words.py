@@ -109,7 +109,7 @@ class RelationWords:
                 if piece != piece.lower() and piece != piece.upper():
                     continue
                 words.update(
-                    _singular(w) for w in _WORD.findall(piece.lower()) if len(w) > 1 and not w.isdigit()
+                    singular(w) for w in _WORD.findall(piece.lower()) if len(w) > 1 and not w.isdigit()
                 )
             for word in words:
                 types[word] = types.get(word, 0) + 1
@@ -136,7 +136,7 @@ class RelationWords:
         """
         import torch
 
-        fresh = [w for w in dict.fromkeys(question_words) if len(w) > 2 and _singular(w) not in self.words]
+        fresh = [w for w in dict.fromkeys(question_words) if len(w) > 2 and singular(w) not in self.words]
         if self.vectors is None or not fresh:
             return self
         unseen = [w for w in fresh if w not in self.near_cache]
@@ -146,17 +146,17 @@ class RelationWords:
             stem = SHARED_STEM
             found = {unseen[i] for i, j in close if unseen[i][:stem] == self.vector_words[j][:stem]}
             self.near_cache.update((w, w in found) for w in unseen)
-        near = {_singular(w) for w in fresh if self.near_cache[w]}
+        near = {singular(w) for w in fresh if self.near_cache[w]}
         return replace(self, words=self.words | near, vectors=None) if near else self
 
     def share(self, words: Sequence[str]) -> float:
         """Fraction of ``words`` (normalised question words) that are relation words, in [0, 1]."""
         if not words:
             return 0.0
-        return sum(_singular(w) in self.words for w in words) / len(words)
+        return sum(singular(w) in self.words for w in words) / len(words)
 
 
-def _singular(word: str) -> str:
+def singular(word: str) -> str:
     """A naive singular: "languages" -> "language", "countries" -> "country"; short words kept."""
     if len(word) > 4 and word.endswith("ies"):
         return word[:-3] + "y"

@@ -25,11 +25,15 @@ from collections import Counter, defaultdict
 import torch
 from torch import Tensor
 
+from kgqa.linking_words import singular
 from kgqa.reasoning.plan_ends import ends_of_kin_plans, parts_beside_last_step
 from kgqa.retrieval.models.name_match import content_words, relation_name_words
 from kgqa.retrieval.retriever import Retrieval
 
 _NAME_WORD = re.compile(r"[^\W_]+")
+#: Candidates that must share a named neighbour for the question's naming it to narrow them
+#: (:func:`neighbours_named`).
+MIN_SHARING = 2
 
 
 def constraint_counts(retrieval: Retrieval) -> Tensor:
@@ -100,13 +104,76 @@ def narrowed_by_mediators(retrieval: Retrieval, allowed: Tensor) -> Tensor | Non
     return None if chosen is None or bool((chosen & kin).any()) else chosen
 
 
+def neighbours_named(retrieval: Retrieval, candidates: Tensor) -> Tensor:
+    """LongTensor [N]: per local entity among ``candidates`` (BoolTensor [N]), how many of its
+    named neighbours in the subgraph (topics aside) the question names whole, by one of its
+    words or a run of them outside the topics' mentions, in the singular ("which comedies did tom
+    hanks star in": Comedy, a genre of some of his films; "which forwards play for barcelona":
+    Forward); 0 elsewhere. A name counts only where at least :data:`MIN_SHARING` candidates
+    share it: a category narrows a set, while a name one answer alone bears is as likely a word
+    of the question that happens to be a rare tag ("which films did X direct" and the tag
+    "film"). A single word that relation names hold asks for a relation, not a neighbour, and a
+    name a topic bears too describes the topic ("where is mount st helens volcano": Volcano is
+    Mount St. Helens's kind, not the answers'). Only the likeliest plan's own ends count (the
+    walk ends of other plans with its last step are no set the name narrows): a name would
+    otherwise swap its answers for another plan's ("where is mount st helens volcano", whose KB
+    does not say it is one: other volcanoes of the Cascade Range; "what timezone is
+    elizabethtown kentucky": the time zones Kentucky is in, not Elizabethtown's)."""
+    sub = retrieval.prepared.subgraph
+    counts = torch.zeros(sub.num_entities, dtype=torch.long)
+    mentions = [t.mention or t.name for t in retrieval.topics]
+    relation_words = relation_name_words(sub.relation_types)
+    said: set[str] = set()
+    for run in content_words(retrieval.question, mentions):
+        words = [singular(w) for w in run.split()]
+        for i in range(len(words)):
+            for j in range(i + 1, len(words) + 1):
+                if j - i > 1 or words[i] not in relation_words:
+                    said.add(" ".join(words[i:j]))
+    if not said:
+        return counts
+    ids = sub.entity_ids
+    named = [True] * sub.num_entities if retrieval.named is None else retrieval.named.tolist()
+    is_said = [
+        entity >= sub.num_topics
+        and named[entity]
+        and " ".join(map(singular, _NAME_WORD.findall(retrieval.names.get(ids[entity], ids[entity]).lower())))
+        in said
+        for entity in range(sub.num_entities)
+    ]
+    if not any(is_said):
+        return counts
+    edges = list(zip(sub.head.tolist(), sub.tail.tolist(), strict=True))
+    for head, tail in edges:  # a name a topic bears says what the topic is ("mount st helens volcano")
+        for topic, other in ((head, tail), (tail, head)):
+            if topic < sub.num_topics:
+                is_said[other] = False
+    ranked = retrieval.plans
+    if ranked is not None and ranked.probabilities.numel():
+        top = torch.zeros(sub.num_entities, dtype=torch.bool)
+        top[ranked.top_ends()] = True
+        candidates = candidates & top
+    wanted = candidates.tolist()
+    met: dict[int, set[int]] = defaultdict(set)
+    for head, tail in edges:
+        for answer, other in ((head, tail), (tail, head)):
+            if wanted[answer] and is_said[other]:
+                met[answer].add(other)
+    sharing = Counter(other for others in met.values() for other in others)
+    for answer, others in met.items():
+        counts[answer] = sum(sharing[other] >= MIN_SHARING for other in others)
+    return counts
+
+
 def constrained(retrieval: Retrieval, candidates: Tensor) -> Tensor | None:
     """BoolTensor [N]: the ``candidates`` (BoolTensor [N]) that meet the most of the question's
-    words through a mediator (:func:`constraint_counts`), where at least one meets one and not
-    every candidate meets as many; None where the words choose none."""
+    words through a mediator (:func:`constraint_counts`) or by a named neighbour
+    (:func:`neighbours_named`), where at least one meets one and not every candidate meets as
+    many; None where the words choose none."""
     if int(candidates.sum()) < 2:
         return None
-    counts = constraint_counts(retrieval).masked_fill(~candidates, -1)
+    counts = constraint_counts(retrieval) + neighbours_named(retrieval, candidates)
+    counts = counts.masked_fill(~candidates, -1)
     most = int(counts.max())
     chosen = counts == most
     if most <= 0 or bool((chosen == candidates).all()):

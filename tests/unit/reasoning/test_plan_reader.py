@@ -9,8 +9,8 @@ import torch
 from conftest import FakeEmbedder
 from subgraphs import make_subgraph, sure_of
 
-from kgqa.reasoning.constraints import constraint_counts
-from kgqa.reasoning.plan_ends import ends_tied_to_every_topic, parts_beside_last_step
+from kgqa.reasoning.constraints import constraint_counts, neighbours_named
+from kgqa.reasoning.plan_ends import ends_of_kin_plans, ends_tied_to_every_topic, parts_beside_last_step
 from kgqa.reasoning.plan_reader import PlanReader, answerable, question_fit
 from kgqa.retrieval.models.name_match import SHARPNESS, STEP_COST, NameMatchPlanner, steps_through_mediators
 from kgqa.retrieval.models.plans import RankedPlans, enumerate_plans
@@ -239,6 +239,75 @@ def test_a_part_the_words_alone_single_out_answers_though_filed_the_other_way_ro
     )
     assert int(constraint_counts(based)[based.prepared.subgraph.local_ids()["South Korea"]]) == 1
     assert [a.name for a in PlanReader().extract_answers(based)] == ["Suwon"]
+
+
+def test_a_category_the_question_names_narrows_the_answers_that_bear_it(
+    kglite_store: KgliteStore, fake_embedder: FakeEmbedder
+) -> None:
+    # MetaQA's kind of facts: Tom Hanks's films, their genres, and one film's tag "film"
+    triples = [
+        *((film, "starred_actors", "Tom Hanks") for film in ("Big", "Splash", "Cast Away", "Philadelphia")),
+        ("Big", "has_genre", "Comedy"),
+        ("Splash", "has_genre", "Comedy"),
+        ("Cast Away", "has_genre", "Drama"),
+        ("Philadelphia", "has_genre", "Drama"),
+        ("Cast Away", "has_tags", "film"),
+        ("Tom Hanks", "has_tags", "actor"),
+        ("Big", "has_tags", "actor"),
+        ("Splash", "has_tags", "actor"),
+    ]
+    retriever = _train_free_retriever(kglite_store, fake_embedder, triples)
+
+    def answers(question: str) -> set[str]:
+        retrieval = sure_of(retriever.retrieve(question), ["<-STARRED_ACTORS"])
+        return {a.name for a in PlanReader().extract_answers(retrieval)}
+
+    assert answers("which comedies starred [Tom Hanks]") == {"Big", "Splash"}  # "comedies": Comedy
+    assert answers("which drama films starred [Tom Hanks]") == {"Cast Away", "Philadelphia"}
+    # a name one answer alone bears narrows nothing: the tag "film" is no category of the set
+    assert answers("which films starred [Tom Hanks]") == {"Big", "Splash", "Cast Away", "Philadelphia"}
+    # nor a name the topic bears too: it says what the topic is
+    assert answers("which films starred [Tom Hanks] as an actor") == {
+        "Big",
+        "Splash",
+        "Cast Away",
+        "Philadelphia",
+    }
+    everything = PlanReader(mediator_constraints=False).extract_answers(
+        sure_of(retriever.retrieve("which comedies starred [Tom Hanks]"), ["<-STARRED_ACTORS"])
+    )
+    assert len(everything) == 4
+
+
+def test_a_category_narrows_the_likeliest_plans_own_ends_only(
+    kglite_store: KgliteStore, fake_embedder: FakeEmbedder
+) -> None:
+    # Tom Hanks's films are dramas; his wife's, ends of a plan with the same last step
+    # (spouse, then <-starred_actors), are mostly comedies: "comedies" would swap his films for
+    # hers, not narrow his
+    triples = [
+        ("Cast Away", "starred_actors", "Tom Hanks"),
+        ("Philadelphia", "starred_actors", "Tom Hanks"),
+        ("Cast Away", "has_genre", "Drama"),
+        ("Philadelphia", "has_genre", "Drama"),
+        ("Tom Hanks", "spouse", "Rita Wilson"),
+        ("Sleepless in Seattle", "starred_actors", "Rita Wilson"),
+        ("Runaway Bride", "starred_actors", "Rita Wilson"),
+        ("The Story of Us", "starred_actors", "Rita Wilson"),
+        ("Sleepless in Seattle", "has_genre", "Comedy"),
+        ("Runaway Bride", "has_genre", "Comedy"),
+        ("The Story of Us", "has_genre", "Drama"),
+    ]
+    retriever = _train_free_retriever(kglite_store, fake_embedder, triples)
+    his = sure_of(retriever.retrieve("which comedies starred [Tom Hanks]"), ["<-STARRED_ACTORS"])
+    kin = ends_of_kin_plans(his)
+    local = his.prepared.subgraph.local_ids()
+    assert bool(kin[local["Runaway Bride"]]) and bool(kin[local["Cast Away"]])
+    assert int(neighbours_named(his, kin).sum()) == 0
+    hers = sure_of(retriever.retrieve("which comedies starred [Rita Wilson]"), ["<-STARRED_ACTORS"])
+    counts = neighbours_named(hers, ends_of_kin_plans(hers))
+    local = hers.prepared.subgraph.local_ids()
+    assert {name for name, i in local.items() if counts[i]} == {"Sleepless in Seattle", "Runaway Bride"}
 
 
 def _train_free_retrieval(
