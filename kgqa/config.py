@@ -175,10 +175,11 @@ class AnswerSettings(_Section):
     # likelier than all others together, and with several topics with the ends of the likeliest
     # plan that ties them to every topic (kgqa.reasoning.plan_ends).
     plan_answers: bool = True
-    # Both readers keep, of the answers a plan asks for, those joined through a nameless mediator
-    # (a Freebase CVT) to an entity one of the question's other words names: "who does amy
-    # stiller play in dodgeball" (kgqa.reasoning.constraints).
-    mediator_constraints: bool = True
+    # Both readers keep, of the answers a plan asks for, those the question's other words single
+    # out: joined through a nameless mediator (a Freebase CVT) to an entity a word names ("who
+    # does amy stiller play in dodgeball"), or bearing a category the question names ("which
+    # comedies did tom hanks star in") (kgqa.reasoning.constraints).
+    constraints: bool = True
 
 
 class ReaderSettings(_Section):

@@ -390,14 +390,14 @@ def open_extractive_reader(settings: Settings, retriever: Retriever) -> Extracti
     from kgqa.reasoning.plan_reader import PlanReader
 
     if retriever.plans_by_name:
-        return PlanReader(retriever.tables[0], mediator_constraints=settings.answer.mediator_constraints)
+        return PlanReader(retriever.tables[0], constraints=settings.answer.constraints)
     return ExtractiveReader.from_checkpoint(
         settings.checkpoint_path,
         retriever.tables,
         embedder_model_id=retriever.embedder.model_id,
         device=resolve_device(settings.runtime.device),
         plan_answers=settings.answer.plan_answers,
-        mediator_constraints=settings.answer.mediator_constraints,
+        constraints=settings.answer.constraints,
     )
 
 

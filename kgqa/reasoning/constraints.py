@@ -1,4 +1,5 @@
-"""Answers the question's other words single out through a nameless mediator.
+"""Answers the question's other words single out: through a nameless mediator, or by a
+category they bear.
 
 Freebase keeps a fact of several parts as a nameless node (a CVT) joined to each part: Amy
 Stiller's role in DodgeBall is a performance node tied to her, to the film and to the character.
@@ -7,14 +8,16 @@ character ends at every role she played; the film is named in the question but, 
 case and short of its full title ("DodgeBall: A True Underdog Story"), is no topic. So an answer
 whose mediator also joins an entity named by one of the question's own words is the one asked
 for: STAGG's constraints on a CVT's other neighbours (Yih et al. 2015), read here from the
-question's words against the names in the subgraph, with no training.
+question's words against the names in the subgraph, with no training. On any graph, a word
+may also name a category some of the answers bear as a neighbour of their own ("which comedies
+did tom hanks star in": the genre Comedy), STAGG's entity constraints on the answer node
+(:func:`neighbours_named`).
 
 :func:`constrained` narrows a reader's candidate answers to those that meet the most such words,
-where some do and others do not; both readers apply it (:func:`narrowed_by_mediators`) to the
+where some do and others do not; both readers apply it (:func:`narrowed_by_words`) to the
 ends of the plans ending in the likeliest plan's last step (``plan_ends.ends_of_kin_plans``), so
 a word chooses among answers of the kind a plan already asks for, or, where it alone singles
-them out, among the other parts of the mediators that step leaves. Graphs without nameless nodes
-(MetaQA, PathQuestion, WorldCup2014) are untouched.
+them out, among the other parts of the mediators that step leaves.
 """
 
 from __future__ import annotations
@@ -76,9 +79,9 @@ def constraint_counts(retrieval: Retrieval) -> Tensor:
     return counts
 
 
-def narrowed_by_mediators(retrieval: Retrieval, allowed: Tensor) -> Tensor | None:
+def narrowed_by_words(retrieval: Retrieval, allowed: Tensor) -> Tensor | None:
     """BoolTensor [N]: the answers among ``allowed`` (BoolTensor [N]) the question's other words
-    single out through a mediator, or None where they choose none. First among the ends of the
+    single out (:func:`constrained`), or None where they choose none. First among the ends of the
     plans ending in the likeliest plan's last step (:func:`constrained` on
     :func:`~kgqa.reasoning.plan_ends.ends_of_kin_plans`); where they choose none there, among
     those and the other parts of the mediators that step leaves

@@ -21,7 +21,7 @@ import torch.nn.functional as F
 from torch import Tensor, nn
 
 from kgqa.device import model_device
-from kgqa.reasoning.constraints import narrowed_by_mediators
+from kgqa.reasoning.constraints import narrowed_by_words
 from kgqa.reasoning.plan_ends import confident_plan_ends, tied_ends
 from kgqa.retrieval.evidence.path_pooling import hop_distance
 from kgqa.retrieval.features import to_batch
@@ -281,11 +281,11 @@ class ExtractiveReader:
             (:func:`~kgqa.reasoning.plan_ends.confident_plan_ends`) and, with several topics,
             among the ends tied to all of them (:func:`~kgqa.reasoning.plan_ends.tied_ends`;
             ``answer.plan_answers``).
-        mediator_constraints: answer with the ends of the likeliest plan's kind that the
-            question's other words single out through a nameless mediator, where they single out
-            some, or the other parts of its mediators they alone single out
-            (:func:`~kgqa.reasoning.constraints.narrowed_by_mediators`;
-            ``answer.mediator_constraints``).
+        constraints: answer with the ends of the likeliest plan's kind that the question's
+            other words single out, through a nameless mediator or by a category they bear,
+            where they single out some, or the other parts of its mediators they alone single out
+            (:func:`~kgqa.reasoning.constraints.narrowed_by_words`;
+            ``answer.constraints``).
     """
 
     def __init__(
@@ -294,12 +294,12 @@ class ExtractiveReader:
         tables: tuple[EntityTable, RelationTable],
         *,
         plan_answers: bool = True,
-        mediator_constraints: bool = True,
+        constraints: bool = True,
     ) -> None:
         self.model = model.eval()
         self.tables = tables
         self.plan_answers = plan_answers
-        self.mediator_constraints = mediator_constraints
+        self.constraints = constraints
 
     @classmethod
     def from_checkpoint(
@@ -310,7 +310,7 @@ class ExtractiveReader:
         embedder_model_id: str,
         device: torch.device | str = "cpu",
         plan_answers: bool = True,
-        mediator_constraints: bool = True,
+        constraints: bool = True,
     ) -> ExtractiveReader:
         """The reader in the checkpoint ``kgqa train`` wrote (the one the retriever loads), on
         ``device``.
@@ -321,9 +321,7 @@ class ExtractiveReader:
         """
         data = load_bundle(path, embedder_model_id)
         model = EntityReader.from_checkpoint(data["reader"], embedder_model_id=embedder_model_id)
-        return cls(
-            model.to(device), tables, plan_answers=plan_answers, mediator_constraints=mediator_constraints
-        )
+        return cls(model.to(device), tables, plan_answers=plan_answers, constraints=constraints)
 
     def entity_probabilities(self, retrieval: Retrieval) -> Tensor:
         """FloatTensor [N] in [0, 1]: the reader's probability that each local entity answers the
@@ -377,10 +375,11 @@ class ExtractiveReader:
         With ``plan_answers``: where the question has several topics and a plan's ends are tied
         to all of them (:func:`~kgqa.reasoning.plan_ends.tied_ends`), every end of the likeliest
         such plan, ranked by the reader; else among a confident plan's ends only
-        (:func:`~kgqa.reasoning.plan_ends.confident_plan_ends`). With ``mediator_constraints``,
+        (:func:`~kgqa.reasoning.plan_ends.confident_plan_ends`). With ``constraints``,
         first: where the question's other words single out some ends of the likeliest plan's kind
-        through a nameless mediator, or other parts of its mediators alone, those
-        (:func:`~kgqa.reasoning.constraints.narrowed_by_mediators`).
+        (through a nameless mediator or by a category they bear), or other parts of its
+        mediators alone, those
+        (:func:`~kgqa.reasoning.constraints.narrowed_by_words`).
 
         Args:
             top_n: without a threshold, at most how many answers; with one, ignored.
@@ -394,8 +393,8 @@ class ExtractiveReader:
         allowed = answerable if candidates is None else candidates & answerable
         probs = self.entity_probabilities(retrieval) if probabilities is None else probabilities
         narrowed = None
-        if self.mediator_constraints:
-            narrowed = narrowed_by_mediators(retrieval, allowed)
+        if self.constraints:
+            narrowed = narrowed_by_words(retrieval, allowed)
         if narrowed is not None:
             allowed, top_n = narrowed, int(narrowed.sum())
         else:

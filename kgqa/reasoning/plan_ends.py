@@ -76,7 +76,7 @@ def parts_beside_last_step(retrieval: Retrieval) -> Tensor:
     film.actor.film -> performance: "who plays stephanie plum in one for the money" walks
     starring, then actor, and no plan ending in that step reaches her, though her performance is
     the one the character's name singles out
-    (:func:`~kgqa.reasoning.constraints.narrowed_by_mediators`).
+    (:func:`~kgqa.reasoning.constraints.narrowed_by_words`).
     """
     parts = torch.zeros(retrieval.prepared.subgraph.num_entities, dtype=torch.bool)
     sub, ranked, named = retrieval.prepared.subgraph, retrieval.plans, retrieval.named

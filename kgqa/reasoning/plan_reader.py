@@ -14,7 +14,7 @@ import time
 import torch
 from torch import Tensor
 
-from kgqa.reasoning.constraints import narrowed_by_mediators
+from kgqa.reasoning.constraints import narrowed_by_words
 from kgqa.reasoning.extractive import ExtractedAnswer, ranked_answers
 from kgqa.reasoning.plan_ends import TIE, ends_tied_to_every_topic
 from kgqa.retrieval.graph.tables import EntityTable
@@ -48,14 +48,14 @@ class PlanReader:
         entities: the retriever's entity table (``Retriever.tables[0]``). Where given, the answer
             set (every end of the best plan, tied in score) is ordered by how near each answer's
             name lies to the question (:func:`question_fit`); else in the subgraph's order.
-        mediator_constraints: narrow the answer set to the ends the question's other words single
-            out through a nameless mediator
-            (:func:`~kgqa.reasoning.constraints.narrowed_by_mediators`).
+        constraints: narrow the answer set to the ends the question's other words single
+            out, through a nameless mediator or by a category they bear
+            (:func:`~kgqa.reasoning.constraints.narrowed_by_words`).
     """
 
-    def __init__(self, entities: EntityTable | None = None, *, mediator_constraints: bool = True) -> None:
+    def __init__(self, entities: EntityTable | None = None, *, constraints: bool = True) -> None:
         self.entities = entities
-        self.mediator_constraints = mediator_constraints
+        self.constraints = constraints
 
     def entity_probabilities(self, retrieval: Retrieval) -> Tensor:
         """FloatTensor [N] in [0, 1]: the probability of the likeliest plan ending at each entity
@@ -88,7 +88,7 @@ class PlanReader:
     ) -> list[ExtractedAnswer]:
         """Every entity tied with the best score (the best plan's ends: the whole answer set; none
         where no plan reaches one), narrowed to those the question's other words single out
-        through a mediator (:func:`~kgqa.reasoning.constraints.narrowed_by_mediators`), each with
+        (:func:`~kgqa.reasoning.constraints.narrowed_by_words`), each with
         its best incident triples; arguments as
         :meth:`~kgqa.reasoning.extractive.ExtractiveReader.extract_answers`, where ``top_n`` is
         for readers that return a fixed number.
@@ -104,8 +104,8 @@ class PlanReader:
         top = float(shown.max()) if shown.numel() else 0.0
         reached = allowed & (probs > 0)
         best = reached & (shown >= top * (1 - TIE)) if top > 0 else torch.zeros_like(allowed)
-        if self.mediator_constraints:
-            chosen = narrowed_by_mediators(retrieval, reached)
+        if self.constraints:
+            chosen = narrowed_by_words(retrieval, reached)
             best = best if chosen is None else chosen
         answers = ranked_answers(retrieval, probs, best, int(best.sum()), support=support)
         if self.entities is not None and len(answers) > 1:

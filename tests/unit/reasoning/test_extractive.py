@@ -252,7 +252,7 @@ def test_a_word_naming_a_mediators_other_part_narrows_the_readers_answers(
     assert [a.name for a in extractive.extract_answers(mediated)] == ["The Terminal"]
     assert [a.name for a in off.extract_answers(mediated, top_n=3)] == ["The Terminal"]
     unconstrained = ExtractiveReader(
-        extractive.model, extractive.tables, plan_answers=False, mediator_constraints=False
+        extractive.model, extractive.tables, plan_answers=False, constraints=False
     )
     assert [a.name for a in unconstrained.extract_answers(mediated, top_n=3)] != ["The Terminal"]
 

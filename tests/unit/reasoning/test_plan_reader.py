@@ -194,7 +194,7 @@ def test_a_word_naming_a_mediators_other_part_narrows_the_answers(
     assert int(counts[local["Hansel's Posse Member #1"]]) == 0
     assert [a.name for a in PlanReader().extract_answers(retrieval)] == ["Keno Waitress"]
     both = {"Keno Waitress", "Hansel's Posse Member #1"}
-    assert {a.name for a in PlanReader(mediator_constraints=False).extract_answers(retrieval)} == both
+    assert {a.name for a in PlanReader(constraints=False).extract_answers(retrieval)} == both
     # a word of the relations' names asks for a relation; a word no mediator meets chooses nothing
     for other in ("who does Amy Stiller play in the film", "who does Amy Stiller play in zoolander"):
         answers = PlanReader().extract_answers(replace(retrieval, question=other))
@@ -230,7 +230,7 @@ def test_a_part_the_words_alone_single_out_answers_though_filed_the_other_way_ro
     cast = {"Debbie Reynolds", "Jason O'Mara"}
     assert {name for name, i in local.items() if beside[i]} == {*cast, "Katherine Heigl", "Stephanie Plum"}
     assert [a.name for a in PlanReader().extract_answers(film)] == ["Katherine Heigl"]
-    assert {a.name for a in PlanReader(mediator_constraints=False).extract_answers(film)} == cast
+    assert {a.name for a in PlanReader(constraints=False).extract_answers(film)} == cast
     # a part outside the plan's ends answers only where the words single out such parts alone:
     # "samsung" meets every part of the headquarters through Samsung Electronics, the city too
     based = sure_of(
@@ -273,7 +273,7 @@ def test_a_category_the_question_names_narrows_the_answers_that_bear_it(
         "Cast Away",
         "Philadelphia",
     }
-    everything = PlanReader(mediator_constraints=False).extract_answers(
+    everything = PlanReader(constraints=False).extract_answers(
         sure_of(retriever.retrieve("which comedies starred [Tom Hanks]"), ["<-STARRED_ACTORS"])
     )
     assert len(everything) == 4
