@@ -124,15 +124,7 @@ def neighbours_named(retrieval: Retrieval, candidates: Tensor) -> Tensor:
     elizabethtown kentucky": the time zones Kentucky is in, not Elizabethtown's)."""
     sub = retrieval.prepared.subgraph
     counts = torch.zeros(sub.num_entities, dtype=torch.long)
-    mentions = [t.mention or t.name for t in retrieval.topics]
-    relation_words = relation_name_words(sub.relation_types)
-    said: set[str] = set()
-    for run in content_words(retrieval.question, mentions):
-        words = [singular(w) for w in run.split()]
-        for i in range(len(words)):
-            for j in range(i + 1, len(words) + 1):
-                if j - i > 1 or words[i] not in relation_words:
-                    said.add(" ".join(words[i:j]))
+    said = _names_said(retrieval)
     if not said:
         return counts
     ids = sub.entity_ids
@@ -166,6 +158,22 @@ def neighbours_named(retrieval: Retrieval, candidates: Tensor) -> Tensor:
     for answer, others in met.items():
         counts[answer] = sum(sharing[other] >= MIN_SHARING for other in others)
     return counts
+
+
+def _names_said(retrieval: Retrieval) -> set[str]:
+    """The names the question's words say, lower case, each word in the singular: every run of
+    adjacent words of each content-word run outside the topics' mentions, but a single word the
+    subgraph's relation names hold."""
+    mentions = [t.mention or t.name for t in retrieval.topics]
+    relation_words = relation_name_words(retrieval.prepared.subgraph.relation_types)
+    said: set[str] = set()
+    for run in content_words(retrieval.question, mentions):
+        words = [singular(w) for w in run.split()]
+        for i in range(len(words)):
+            for j in range(i + 1, len(words) + 1):
+                if j - i > 1 or words[i] not in relation_words:
+                    said.add(" ".join(words[i:j]))
+    return said
 
 
 def constrained(retrieval: Retrieval, candidates: Tensor) -> Tensor | None:
