@@ -22,6 +22,7 @@ them out, among the other parts of the mediators that step leaves.
 
 from __future__ import annotations
 
+import functools
 import re
 from collections import Counter, defaultdict
 
@@ -124,35 +125,32 @@ def neighbours_named(retrieval: Retrieval, candidates: Tensor) -> Tensor:
     elizabethtown kentucky": the time zones Kentucky is in, not Elizabethtown's)."""
     sub = retrieval.prepared.subgraph
     counts = torch.zeros(sub.num_entities, dtype=torch.long)
-    said = _names_said(retrieval)
-    if not said:
-        return counts
-    ids = sub.entity_ids
-    named = [True] * sub.num_entities if retrieval.named is None else retrieval.named.tolist()
-    is_said = [
-        entity >= sub.num_topics
-        and named[entity]
-        and " ".join(map(singular, _NAME_WORD.findall(retrieval.names.get(ids[entity], ids[entity]).lower())))
-        in said
-        for entity in range(sub.num_entities)
-    ]
-    if not any(is_said):
-        return counts
-    edges = list(zip(sub.head.tolist(), sub.tail.tolist(), strict=True))
-    for head, tail in edges:  # a name a topic bears says what the topic is ("mount st helens volcano")
-        for topic, other in ((head, tail), (tail, head)):
-            if topic < sub.num_topics:
-                is_said[other] = False
     ranked = retrieval.plans
     if ranked is not None and ranked.probabilities.numel():
         top = torch.zeros(sub.num_entities, dtype=torch.bool)
         top[ranked.top_ends()] = True
         candidates = candidates & top
+    said = _names_said(retrieval) if int(candidates.sum()) >= MIN_SHARING else set()
+    if not said:
+        return counts
+    edges = list(zip(sub.head.tolist(), sub.tail.tolist(), strict=True))
+    # a name a topic bears says what the topic is ("mount st helens volcano")
+    beside_topic = {b for h, t in edges for a, b in ((h, t), (t, h)) if a < sub.num_topics}
+    named = None if retrieval.named is None else retrieval.named.tolist()
+    ids = sub.entity_ids
+
+    @functools.cache
+    def is_said(entity: int) -> bool:
+        if entity < sub.num_topics or entity in beside_topic or (named is not None and not named[entity]):
+            return False
+        name = retrieval.names.get(ids[entity], ids[entity])
+        return " ".join(map(singular, _NAME_WORD.findall(name.lower()))) in said
+
     wanted = candidates.tolist()
     met: dict[int, set[int]] = defaultdict(set)
     for head, tail in edges:
         for answer, other in ((head, tail), (tail, head)):
-            if wanted[answer] and is_said[other]:
+            if wanted[answer] and is_said(other):
                 met[answer].add(other)
     sharing = Counter(other for others in met.values() for other in others)
     for answer, others in met.items():
