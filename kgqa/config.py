@@ -120,7 +120,9 @@ class RetrievalSettings(_Section):
     rescoring: Literal["plan", "path", "none"] = "plan"
     # Weight of the relation names' match with the question's words, added to a trained planner's
     # plan scores: a planner trained on few labels has not met every relation (0 turns it off).
-    name_prior: float = Field(0.3, ge=0)
+    # Unset: 0.3, more for a checkpoint trained on fewer than 150 labelled questions
+    # (kgqa.retrieval.models.plans.name_prior_for).
+    name_prior: float | None = Field(None, ge=0)
     # Weight of the answers' kind a question names ("what country") against each plan's walk ends'
     # names, beside any planner's scores (kgqa.retrieval.models.answer_type; 0 turns it off).
     answer_type: float = Field(0.1, ge=0)

@@ -25,7 +25,13 @@ from kgqa.reasoning.extractive import ExtractiveReader
 from kgqa.retrieval.evidence.items import EvidenceItem
 from kgqa.retrieval.evidence.organise import ChainGuide, Evidence, organise, uses_plan_chains
 from kgqa.retrieval.features import SubgraphSettings
-from kgqa.retrieval.retriever import SHOWN_PLANS, Retrieval, RetrievalRequest, Retriever
+from kgqa.retrieval.retriever import (
+    SHOWN_PLANS,
+    Retrieval,
+    RetrievalRequest,
+    Retriever,
+    checkpoint_name_prior,
+)
 from kgqa.store import open_store
 from kgqa.store.schema import check_query_embedder, ensure_lookup_indexes
 from kgqa.threads import batch_threads
@@ -109,7 +115,8 @@ def model_origin(settings: Settings) -> str:
         return f"{settings.checkpoint_path}, MoR (typed plans and a trajectory reranker)"
     from kgqa.checkpoint_file import load_checkpoint
 
-    sources = [Path(path) for path, _ in load_checkpoint(settings.checkpoint_path).get("sources", [])]
+    data = load_checkpoint(settings.checkpoint_path)
+    sources = [Path(path) for path, _ in data.get("sources", [])]
     made = sum(graph_made(source) for source in sources)
     if sources and made == len(sources):
         return (
@@ -119,7 +126,11 @@ def model_origin(settings: Settings) -> str:
     kinds = (["labelled questions"] if made < len(sources) else []) + (
         ["questions made from the graph"] if made else []
     )
-    return f"{settings.checkpoint_path}, trained on {' and '.join(kinds) or 'unrecorded questions'}"
+    prior = checkpoint_name_prior(data, settings.retrieval.name_prior)
+    return (
+        f"{settings.checkpoint_path}, trained on {' and '.join(kinds) or 'unrecorded questions'}; "
+        f"relation-name prior {prior:.2f}"
+    )
 
 
 def train_free(settings: Settings) -> bool:

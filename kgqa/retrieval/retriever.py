@@ -46,6 +46,7 @@ from kgqa.retrieval.models.plan_attention import AttentionPlanScorer
 from kgqa.retrieval.models.plans import (
     Planner,
     RankedPlans,
+    name_prior_for,
     plan_guided_scores,
     planner_from_checkpoint,
     question_views,
@@ -192,6 +193,15 @@ def checkpoint_subgraph(data: dict[str, Any], override: SubgraphSettings | None 
     return replace(override or SubgraphSettings(**stored), topic_walks=bool(stored.get("topic_walks", False)))
 
 
+def checkpoint_name_prior(data: dict[str, Any], setting: float | None = None) -> float:
+    """The weight of the relation-name match beside a checkpoint's (:func:`load_bundle`) planner:
+    ``setting`` where given, else :func:`name_prior_for` the labelled training questions its
+    report counts (the default weight for a checkpoint that counts none)."""
+    if setting is not None:
+        return setting
+    return name_prior_for(data.get("report", {}).get("examples", {}).get("labelled_train"))
+
+
 def embed_distinct(embedder: Embedder, texts: Sequence[str]) -> torch.Tensor:
     """``embedder.embed(texts)``, each distinct text encoded once: a question's planner views
     repeat (``"."`` for an empty side, a walk-order mention that is the whole text before the
@@ -276,13 +286,15 @@ class Retriever:
         *,
         subgraph: SubgraphSettings | None = None,
         rescoring: Rescoring = "plan",
-        name_prior: float = 0.0,
+        name_prior: float | None = None,
         answer_type: float = 0.0,
         answer_kind: float = 0.0,
         device: torch.device | str = "cpu",
     ) -> Retriever:
         """Load the scorers and planner written by ``kgqa train`` onto ``device`` (``subgraph``
-        overrides its caps, not its walk rule: :func:`checkpoint_subgraph`)."""
+        overrides its caps, not its walk rule: :func:`checkpoint_subgraph`). ``name_prior`` None:
+        the weight for the number of labelled questions the planner learnt from
+        (:func:`name_prior_for`)."""
         data = load_bundle(path, embedder.model_id)
         model_id = embedder.model_id
         scorer = TripleScorer.from_checkpoint(data["scorer"], embedder_model_id=model_id).to(device)
@@ -304,7 +316,7 @@ class Retriever:
             planner=planner,
             subgraph=subgraph,
             rescoring=rescoring,
-            name_prior=name_prior,
+            name_prior=checkpoint_name_prior(data, name_prior),
             answer_type=answer_type,
             answer_kind=answer_kind,
         )

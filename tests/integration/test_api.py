@@ -13,6 +13,7 @@ import pytest
 
 import kgqa
 from kgqa.errors import ConfigError, KgqaError
+from kgqa.retrieval.models.plans import name_prior_for
 
 SLICE = Path(__file__).resolve().parents[2] / "examples" / "metaqa_movies"
 
@@ -122,5 +123,10 @@ def test_train_writes_the_checkpoint_open_then_answers_with(data_dir: str, tmp_p
     assert Path(report.out) == out and out.is_file() and report.questions["train"] > 0
     with kgqa.open(data_dir=data_dir, checkpoint=out) as g:
         assert "labelled questions" in g.model
+        labelled = report.examples["labelled_train"]
+        assert f"relation-name prior {name_prior_for(labelled):.2f}" in g.model
+        assert g._open_asker().retriever.name_prior == name_prior_for(labelled)  # type: ignore[union-attr]
         answer = g.ask("who directed cast away")
+    with kgqa.open(data_dir=data_dir, checkpoint=out, retrieval={"name_prior": 0.7}) as g:
+        assert "relation-name prior 0.70" in g.model
     assert answer.reader == "extractive" and answer.answers[0].name == "Robert Zemeckis"

@@ -646,6 +646,28 @@ def plan_guided_scores(probabilities: Tensor, ranked: RankedPlans, sub: Subgraph
     return (probabilities + ranked.triple_support(sub)) / 2
 
 
+#: The name prior's weight for a planner trained on :data:`PRIOR_LABELS` labelled questions or
+#: more: measured right from 200 labels up (docs/decisions.md).
+NAME_PRIOR = 0.3
+#: How many labelled questions the relation-name match counts as: below them the prior's weight
+#: rises as their count falls (:func:`name_prior_for`).
+PRIOR_LABELS = 150
+
+
+def name_prior_for(labelled: int | None) -> float:
+    """The weight of the relation-name match beside a planner trained on ``labelled`` labelled
+    questions (None: unrecorded): :data:`NAME_PRIOR` x ``max(1, PRIOR_LABELS / labelled)``.
+
+    Why: the name match is a prior and the planner's logits the evidence, and evidence grows
+    with the questions it was learnt from. At 50 labels the planner has met few relations and
+    wordings, a weight of 0.3 answered below the train-free path on both graphs measured, and
+    about three times that answered best (docs/decisions.md); from 200 up 0.3 was best.
+    """
+    if not labelled:
+        return NAME_PRIOR
+    return NAME_PRIOR * max(1.0, PRIOR_LABELS / labelled)
+
+
 def question_plans(planner: Planner | NameMatchPlanner, prepared: PreparedQuestion) -> Plans:
     """The plans ``prepared``'s subgraph can walk, at most as long as its hops and ``planner``'s
     ``max_steps`` (:func:`rank_plans` says why not exactly as long)."""

@@ -520,6 +520,19 @@ def _writer_question(**inputs: torch.Tensor | WordRuns) -> PreparedQuestion:
     )  # type: ignore[arg-type]
 
 
+def test_the_name_prior_weighs_more_beside_a_planner_of_few_labels() -> None:
+    from kgqa.retrieval.models.plans import NAME_PRIOR, PRIOR_LABELS, name_prior_for
+    from kgqa.retrieval.retriever import checkpoint_name_prior
+
+    weights = [name_prior_for(n) for n in (10, 50, 100, PRIOR_LABELS, 1000)]
+    assert weights == sorted(weights, reverse=True) and weights[0] > weights[2] > NAME_PRIOR
+    assert weights[3:] == [NAME_PRIOR, NAME_PRIOR]
+    assert name_prior_for(None) == name_prior_for(0) == NAME_PRIOR  # unrecorded: the default
+    report = {"report": {"examples": {"train": 900, "labelled_train": 50}}}
+    assert checkpoint_name_prior(report) == name_prior_for(50)  # the labels, not graph-made questions
+    assert checkpoint_name_prior(report, 0.0) == 0.0 and checkpoint_name_prior({}) == NAME_PRIOR
+
+
 def test_the_name_prior_lifts_the_plan_whose_relations_the_question_names() -> None:
     model = _untrained_planner()
     relations = torch.eye(4)[:2]  # WRITTEN_BY, DIRECTED_BY
