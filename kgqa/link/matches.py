@@ -73,12 +73,12 @@ def span_tier(match: Match, uncased: bool) -> int:
     span = match.span
     if span.capitalised and _case_exact(match) and match.quality >= 1.0:
         return 0
-    if uncased and (span.relational or _title_without_article(match)):
+    if uncased and (span.relational or title_without_article(match)):
         return 2
     return 1 if span.name_like or span.words > 1 else 2
 
 
-def _title_without_article(match: Match) -> bool:
+def title_without_article(match: Match) -> bool:
     """The name starts with an article the question does not put before the mention (the
     article cue of :func:`~kgqa.link.exact.rank_rows` against the name)."""
     return (
@@ -140,7 +140,7 @@ def _lone_key(match: Match, name: str) -> tuple[bool, bool, bool, float]:
 def _weak_reading(match: Match) -> bool:
     """A typo, a partial name, or a title without its article ("people speak"): ranked after
     whole names among lone words."""
-    return match.kind in ("typo", "partial") or _title_without_article(match)
+    return match.kind in ("typo", "partial") or title_without_article(match)
 
 
 def _lone_strength(match: Match) -> float:

@@ -15,6 +15,7 @@ from kgqa.link.matches import (
     prior,
     span_rank,
     span_tier,
+    title_without_article,
     twins,
     uncased_lone_rank,
     uncased_span_rank,
@@ -25,6 +26,7 @@ from kgqa.link.search import EmbedderSource, link_fulltext
 from kgqa.link.tokens import Token, content_words, is_proper, ngrams
 from kgqa.linking_words import RelationWords, is_demonym_of
 from kgqa.names import normalise_name
+from kgqa.store import queries
 from kgqa.store.protocol import GraphStore
 from kgqa.types import LinkedEntity
 
@@ -107,19 +109,25 @@ def link_names(
         best_tier = span_rank(chosen[0][0], uncased)[0]
         if best_tier == 0:
             # The question capitalises names, so lower-case words are not mentions ("films", "star"),
-            # but for the whole of a name people left in lower case ("Tom Hanks and meg ryan").
-            chosen = [g for g in chosen if g[0].span.name_like or _uncapitalised_name(g)]
+            # but for the whole of a name people left in lower case ("Tom Hanks and meg ryan"), and a
+            # lone word naming one the graph ties to the topic ("who plays forward for FC Barcelona").
+            named = [g for g in chosen if g[0].span.name_like or _uncapitalised_name(g)]
+            rest = [g for g in chosen if g not in named]
+            chosen = named + _tied_lone_names(store, candidate(named[0][0]), rest, tokens, qualifying)
         elif best_tier == 1:
             # A named mention is present: a lone common noun ("director") is not a topic, nor,
-            # beside a whole name, a partial one ("come out" of Come Out and Play beside "cast away").
+            # beside a whole name, a partial one ("come out" of Come Out and Play beside "cast away"),
+            # but a lone word naming one the graph ties to the topic is ("tigres uanl ... mexico").
             first = chosen[0][0]
             narrowing = [g for g in chosen if first.kind == "partial" and _narrows(g[0], first)]
             whole = first.kind == "name" and first.quality >= 1.0
-            chosen = narrowing + [
+            named = narrowing + [
                 g
                 for i, g in enumerate(chosen)
                 if span_tier(g[0], uncased) < 2 and not (i and whole and g[0].kind == "partial")
             ]
+            rest = [g for g in chosen if g not in named]
+            chosen = named + _tied_lone_names(store, candidate(named[0][0]), rest, tokens, qualifying)
         elif any(g[0].span.start in qualifying and span_tier(g[0], uncased) < 2 for g in chosen):
             # A lone name a named mention qualifies ("christchurch new zealand") is the topic.
             heads = [g for g in chosen if g[0].span.end in qualifying]
@@ -148,10 +156,83 @@ def link_names(
                 ties = twins(groups[0])
             else:  # a partial name: the full-text hits that scored the same
                 ties = tuple(c for c in partial if (c.mention, c.score) == (top.mention, top.score))
-            return LinkResult(ranked, chosen=ranked[:1], ties=ties)
+            # the other lone words are runners-up, but for names the graph ties to the topic
+            # ("name a player who plays at forward from mexico")
+            others = [g for g in chosen if candidate(g[0]).id != top.id]
+            tied = [candidate(g[0]) for g in _tied_lone_names(store, top, others, tokens, qualifying)]
+            return LinkResult(ranked, chosen=(top, *tied), ties=ties)
     if not chosen:
         return LinkResult(())
     return LinkResult(interleave([[candidate(m) for m in group] for group in chosen]), ties=twins(chosen[0]))
+
+
+#: A neighbour in common with more relationships than this ties no two entities
+#: (:func:`_tied_lone_names`): a genre, a year or a country shares a neighbour with much of a graph.
+TIE_MAX_DEGREE = 100
+
+
+def _tied_lone_names(
+    store: GraphStore,
+    topic: LinkedEntity,
+    groups: Sequence[list[Match]],
+    tokens: Sequence[Token],
+    qualifying: set[int],
+) -> list[list[Match]]:
+    """The mentions among ``groups`` that name a second topic: a lone lower-case word that is the
+    whole name of a proper name in the graph (no relation word, no title without its article),
+    neither a place qualifying the mention before it (``qualifying``: "kansas city kansas") nor
+    the noun whose kinds the question asks for ("what type of cancer"), which the graph
+    ties to ``topic``: a relationship between them, or a neighbour in common of at most
+    :data:`TIE_MAX_DEGREE` relationships (``link_tied``).
+
+    Why: people type positions, countries and shows in lower case ("which player in tigres uanl
+    is from mexico", "who did woody harrelson play on cheers"), and a lone lower-case word is
+    otherwise a common word at best a runner-up; WorldCup2014's two-topic questions typed so
+    answered 34 of 300. The tie tells the name from a common word some title bears: "star" or
+    "speak" share nothing with the question's topic.
+    """
+    lone = [
+        g
+        for g in groups
+        if _lone_name(g[0]) and g[0].span.start not in qualifying and not _asked_kind(tokens, g[0].span.start)
+    ]
+    ids = [candidate(g[0]).id for g in lone if candidate(g[0]).id != topic.id]
+    if not ids:
+        return []
+    rows = store.run(queries.get("link_tied"), {"topic": topic.id, "ids": ids, "max_degree": TIE_MAX_DEGREE})
+    tied = {row["id"] for row in rows}
+    return [g for g in lone if candidate(g[0]).id in tied]
+
+
+#: "what kind of" and its like: the noun after them is the class whose kinds are the answers.
+_ASKING = frozenset({"what", "which"})
+_KIND_FRAMES = frozenset({"kind", "kinds", "type", "types", "sort", "sorts"})
+
+
+def _asked_kind(tokens: Sequence[Token], start: int) -> bool:
+    """Whether the word at ``start`` follows "what / which kind / type / sort of": the answers are
+    kinds of it ("what type of cancer": Cervical cancer), not things tied to it. Not a noun right
+    after "which": "which spain footballer" and "which forward plays for X" ask for things tied to
+    Spain and to Forward."""
+    before = [t.word for t in tokens[max(0, start - 3) : start]]
+    return (
+        len(before) == 3
+        and before[0] in {"what", "which"}
+        and before[1] in _KIND_FRAMES
+        and before[2] == "of"
+    )
+
+
+def _lone_name(match: Match) -> bool:
+    """The mention is one lower-case word, the whole name of a proper name in the graph: no
+    relation word ("star"), no title without its article ("speak" of The People Speak)."""
+    return (
+        match.span.words == 1
+        and not match.span.name_like
+        and match.kind == "name"
+        and _whole_proper_name(match)
+        and not title_without_article(match)
+    )
 
 
 def _uncased_order(group: Sequence[Match]) -> Callable[[Match], tuple[bool, float]]:

@@ -120,6 +120,10 @@ CASES: dict[str, tuple[dict[str, Any], bool]] = {
     "link_fulltext": ({"query": "hanks", "limit": 5}, False),
     "link_prefix": ({"prefix": "tom", "limit": 5}, False),
     "link_relation_names": ({"limit": 100}, False),
+    "link_tied": (
+        {"topic": "Tom Hanks", "ids": ["Robert Zemeckis", "Cast Away", "nobody"], "max_degree": 100},
+        False,
+    ),
     "link_vector": ({"embedding": VEC16, "k": 3}, False),
     "entities_get": ({"ids": ["Tom Hanks", "nobody"]}, False),
     "entities_names": ({"ids": ["Tom Hanks", "nobody"]}, False),

@@ -331,6 +331,17 @@ def test_linking_kernels_find_the_matrix(store: Any, graph: dict[str, Any]) -> N
     assert 0.5 < vector[1]["score"] < 1.0
 
 
+@covers("link_tied")
+def test_link_tied_finds_a_relationship_or_a_neighbour_in_common_below_the_cap(
+    store: Any, graph: dict[str, Any]
+) -> None:
+    # p1 directed m1, which p2 starred in; m2 is three steps from p1
+    tied = run(store, "link_tied", topic="p1", ids=["m1", "m2", "p2"], max_degree=10)
+    assert {r["id"] for r in tied} == {"m1", "p2"}
+    capped = run(store, "link_tied", topic="p1", ids=["m1", "m2", "p2"], max_degree=1)
+    assert {r["id"] for r in capped} == {"m1"}  # m1 has two relationships: too many to tie p2
+
+
 @covers("subgraph_hop")
 def test_subgraph_hop_returns_parallel_arrays(store: Any, graph: dict[str, Any]) -> None:
     hop = graph["hop_before_question"]

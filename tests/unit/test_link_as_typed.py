@@ -11,6 +11,7 @@ from pathlib import Path
 
 import pytest
 from conftest import FakeEmbedder
+from kb_excerpts import FIXTURES, load_excerpt
 
 from ingest.embedding import embed_store
 from ingest.loader import load
@@ -96,3 +97,32 @@ def test_link_refuses_gibberish_that_only_the_vector_step_could_place(tmp_path: 
         with pytest.raises(EntityNotFoundError, match="well enough"):
             link(store, embedder, "zzzxqv qqqq")
         assert link(store, embedder, "what genre is forest gump").topics[0].id == "Forrest Gump"
+
+
+@pytest.fixture(scope="module")
+def squads(tmp_path_factory: pytest.TempPathFactory) -> Iterator[KgliteStore]:
+    """Ten WorldCup2014 facts (``tests/fixtures/wc2014_two_topics.tsv``, cut from WC2014.txt): two
+    Tigres UANL players from Mexico, a forward of FC Barcelona listed for Spain."""
+    with KgliteStore(tmp_path_factory.mktemp("squads") / "graph.kgl") as store:
+        yield load_excerpt(store, FIXTURES / "wc2014_two_topics.tsv", FakeEmbedder())
+
+
+@pytest.mark.parametrize(
+    ("question", "topics"),
+    [
+        # a named mention and a lone lower-case word the graph ties to it (two players share them)
+        ("which player in tigres uanl is from mexico", {"Tigres_UANL", "Mexico"}),
+        # lone words only: each a name, tied by Alan Pulido
+        ("name a player who plays at forward from mexico", {"Forward", "Mexico"}),
+        # a capitalised question with a position in lower case
+        ("who plays forward for FC Barcelona", {"FC_Barcelona", "Forward"}),
+        # nothing in the graph ties Spain to Tigres UANL: a word, not a second topic
+        ("which player in tigres uanl is from spain", {"Tigres_UANL"}),
+        # a name between "which" and the noun it qualifies is a topic too
+        ("which mexico footballer plays for the club tigres uanl", {"Tigres_UANL", "Mexico"}),
+    ],
+)
+def test_a_lone_lower_case_name_the_graph_ties_to_the_topic_is_a_second_topic(
+    squads: KgliteStore, question: str, topics: set[str]
+) -> None:
+    assert {t.id for t in link(squads, _no_embedder, question).topics} == topics

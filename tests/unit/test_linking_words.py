@@ -174,6 +174,20 @@ def test_link_a_place_named_after_a_place_qualifies_it(wqsp_kg: KgliteStore, fak
     )
 
 
+def test_a_qualifying_place_or_an_asked_class_is_no_second_topic(
+    kglite_store: KgliteStore, fake_embedder: Embedder
+) -> None:
+    # facts of Kansas City and Eva Perón (webqsp_evidence_not_topics.tsv): the graph ties Kansas
+    # and Cancer to them, but "kansas" after "kansas city" says which Kansas City, and "what type
+    # of cancer" asks for kinds of cancer: neither is a second thing the answers are tied to
+    store = load_excerpt(kglite_store, EXCERPT.with_name("webqsp_evidence_not_topics.tsv"), fake_embedder)
+    for question, topic in (
+        ("what county is kansas city kansas?", "Kansas City"),
+        ("what type of cancer did eva peron die from?", "Eva Perón"),
+    ):
+        assert [t.id for t in link(store, fake_embedder, question).topics] == [topic]
+
+
 def test_link_title_without_its_article_is_no_named_mention(
     wqsp_kg: KgliteStore, fake_embedder: Embedder
 ) -> None:
