@@ -20,6 +20,11 @@ point (lower-case) and 3 points (typo) of the bracketed setting; linking p50 <= 
 
 usage: python -m bench.linking --data-dir DIR --checkpoint FILE [--limit 300] [--show-misses N]
 
+``--dataset wc2014`` asks WorldCup2014's held-out WC-P2 and WC-C questions (one topic, and two:
+"which player in Tigres_UANL is from Mexico ?") as written and as people type them, lower case
+with spaces for the ids' underscores, end to end with ``--checkpoint`` or train-free without:
+Hit@1 and how often every topic the file names was linked (not only the first).
+
 ``--dataset webqsp-evidence`` measures the linker alone (no checkpoint, no reader) on the real
 WebQSP questions of ``../shared/data/webqsp_evidence/questions_learn.jsonl`` over a store of its
 KB: linking top-1 (the first linked topic is one of the file's ``q_entity``) on the part training
@@ -168,15 +173,71 @@ def _webqsp_evidence(data_dir: Path, limit: int, show_misses: int, out: Path) ->
     )
 
 
+#: WorldCup2014's question files, one topic and two (``--dataset wc2014``).
+WC2014_FILES = ("WC-P2", "WC-C")
+
+
+def _typed(example: Any) -> Any:
+    """``example`` as a person types it: lower case, spaces for the ids' underscores."""
+    return replace(example, question=example.question.lower().replace("_", " "))
+
+
+def _wc2014(data_dir: Path, checkpoint: Path | None, limit: int, device: str, out: Path) -> None:
+    """Hit@1 and all-topics-linked on WorldCup2014's held-out questions, as written and typed."""
+    from kgqa.eval.session import select
+    from kgqa.pipeline import open_asker
+
+    settings = common.retriever_settings(data_dir, device, checkpoint)
+    results: dict[str, dict[str, dict[str, float]]] = {}
+    rows = []
+    with open_asker(settings) as asker:
+        for name in WC2014_FILES:
+            path = common.SHARED_DATA / "wc2014" / f"{name}.train.txt"
+            if not path.exists():
+                raise click.ClickException(f"{path} is not available (WorldCup2014 lives in ../shared/data)")
+            examples = select(settings, path, "wc2014", limit=limit, lines_file=None, heldout=True)
+            results[name] = {}
+            for reading, batch in (("as written", examples), ("lower-case", [_typed(e) for e in examples])):
+                summary, records = _run(asker, batch, lambda e: settings.retrieval.hops, free_text=True)
+                answered = {r["qid"]: r for r in records if "error" not in r}
+                linked = sum(
+                    set(e.topic_ids) <= {t["id"] for t in answered[e.qid]["linked"]}
+                    for e in batch
+                    if e.qid in answered
+                )
+                hits = summary.reader.get("hit_at_1", float("nan")) * len(answered) / len(records)
+                results[name][reading] = {
+                    "questions": len(records),
+                    "all_topics_linked": linked / len(records),
+                    "hit_at_1": hits,
+                }
+                rows.append([name, reading, len(records), f"{linked / len(records):.3f}", f"{hits:.3f}"])
+    click.echo(
+        f"WorldCup2014, held-out part; store {data_dir}, checkpoint {checkpoint or 'none (train-free)'}"
+    )
+    click.echo(common.markdown_table(["file", "reading", "questions", "all topics linked", "Hit@1"], rows))
+    common.append_jsonl(
+        out,
+        {
+            "bench": "linking",
+            "dataset": "wc2014",
+            "limit": limit,
+            **common.environment(device),
+            "results": results,
+        },
+    )
+
+
 @click.command()
 @click.option("--data-dir", type=click.Path(file_okay=False, path_type=Path), required=True)
 @click.option("--checkpoint", type=click.Path(dir_okay=False, path_type=Path), default=None)
 @click.option(
     "--dataset",
-    type=click.Choice(["metaqa", "webqsp-evidence"]),
+    type=click.Choice(["metaqa", "wc2014", "webqsp-evidence"]),
     default="metaqa",
     show_default=True,
-    help="metaqa: three readings end to end (needs --checkpoint); webqsp-evidence: the linker alone.",
+    help="metaqa: three readings end to end (needs --checkpoint); wc2014: as written and lower case, "
+    "train-free without --checkpoint; webqsp-evidence: the linker alone.",
 )
 @click.option("--limit", type=int, default=300, show_default=True, help="Held-out questions per hop.")
 @click.option("--device", default="cpu", show_default=True)
@@ -194,6 +255,9 @@ def main(
     """Linking top-1, end-to-end Hit@1 and linking latency: bracketed, lower-case, one typo."""
     if dataset == "webqsp-evidence":
         _webqsp_evidence(data_dir, limit, show_misses, out)
+        return
+    if dataset == "wc2014":
+        _wc2014(data_dir, checkpoint, limit, device, out)
         return
     if checkpoint is None:
         raise click.UsageError("--checkpoint is required with --dataset metaqa")
