@@ -254,6 +254,10 @@ class TrainingSettings(_Section):
     val_fraction: float = Field(0.1, gt=0, lt=1)
     path_scorer: bool = True  # the second-pass scorer that sees each entity's best path from a topic
     planner: bool = True  # the planner that rates whole relation paths for the reader
+    # Fewest labelled training questions the extractive reader is trained on: below them the
+    # answers are the likeliest plan's ends, which a reader of 50 or 100 WebQSP questions read
+    # worse (and one of 349 better; docs/decisions.md). 0: always train one.
+    reader_min_questions: int = Field(150, ge=0)
     # mlp (sentence embeddings, fast), attention (reads the question's word order), or auto (train
     # both, keep the better validation plan accuracy; the MLP on a tie). mlp: the word-order
     # planner validated lower on MetaQA and PathQuestion, and auto costs a second planner.

@@ -127,9 +127,12 @@ def model_origin(settings: Settings) -> str:
         ["questions made from the graph"] if made else []
     )
     prior = checkpoint_name_prior(data, settings.retrieval.name_prior)
+    answers = (
+        "" if data.get("reader") is not None else "; answers: the likeliest plan's ends (no reader trained)"
+    )
     return (
         f"{settings.checkpoint_path}, trained on {' and '.join(kinds) or 'unrecorded questions'}; "
-        f"relation-name prior {prior:.2f}"
+        f"relation-name prior {prior:.2f}{answers}"
     )
 
 
@@ -188,7 +191,7 @@ class Asker:
     def reader_name(self) -> str:
         if self.llm is not None:
             return f"llm:{self.llm.client.model_id}"
-        if not self.retriever.plans_by_name:
+        if isinstance(self.extractive, ExtractiveReader):
             return "extractive"
         return "plan ends" if self.retriever.trained else "train-free"
 
@@ -397,10 +400,12 @@ def open_asker(settings: Settings) -> Iterator[Asker]:
 
 def open_extractive_reader(settings: Settings, retriever: Retriever) -> ExtractiveReader | PlanReader:
     """The extractive reader of the configured checkpoint, over ``retriever``'s tables, or the
-    plans' ends where the name match ranks the plans (``Retriever.plans_by_name``)."""
+    plans' ends where the name match ranks the plans (``Retriever.plans_by_name``) or the
+    checkpoint has no reader (``kgqa train`` on fewer than ``train.reader_min_questions``)."""
+    from kgqa.checkpoint_file import load_checkpoint
     from kgqa.reasoning.plan_reader import PlanReader
 
-    if retriever.plans_by_name:
+    if retriever.plans_by_name or load_checkpoint(settings.checkpoint_path).get("reader") is None:
         return PlanReader(retriever.tables[0], constraints=settings.answer.constraints)
     return ExtractiveReader.from_checkpoint(
         settings.checkpoint_path,

@@ -65,6 +65,9 @@ class TrainReport:
     seconds: dict[str, float] = field(default_factory=dict)
     example_cache: dict[str, str] = field(default_factory=dict)  # part -> "hit" | "written"
     walk_rule: dict[str, Any] = field(default_factory=dict)  # WalkRule.to_dict()
+    # What answers: "extractive" (the trained reader) or "plan ends" (none trained: no labelled
+    # questions, or fewer than train.reader_min_questions).
+    reader: str = ""
     # With labelled and graph-made questions: whether the scorers trained on both were kept, and
     # each candidate's reader validation (metric and loss at its best epoch), by candidate name.
     graph_questions: dict[str, Any] = field(default_factory=dict)
@@ -282,7 +285,11 @@ def run_training(
             report.planner_history = planner_history.to_dict()
     reader = None
     readers: dict[str, tuple[EntityReader, History]] = {}
-    if not graph_only:
+    # With no labels, or a planner and fewer than reader_min_questions of them, the likeliest
+    # plan's ends answer (the train-free reading) and no reader is trained.
+    few = learn_plans and len(asked_train) < train_settings.reader_min_questions
+    report.reader = "plan ends" if graph_only or few else "extractive"
+    if report.reader == "extractive":
         started = time.perf_counter()
         with torch_threads(budget):
             for name, candidate in candidates.items():
@@ -299,7 +306,7 @@ def run_training(
                     plans=plans,
                 )
         report.seconds["reader"] = time.perf_counter() - started
-    chosen = _kept_candidate(readers) if readers else next(iter(candidates))
+    chosen = _kept_candidate(readers) if readers else min(candidates, key=lambda name: name != LABELLED)
     scorer, path_scorer = candidates[chosen].scorer, candidates[chosen].path_scorer
     if candidates[chosen].report is not report:  # trained here: the histories and seconds into report
         report.scorer_history = candidates[chosen].report.scorer_history

@@ -89,6 +89,8 @@ class TrainSettings:
         TRAIN_DEFAULTS.path_scorer
     )  # the second-pass scorer (kgqa.retrieval.models.path_context)
     planner: bool = TRAIN_DEFAULTS.planner  # the relation-path planner (kgqa.retrieval.models.plans)
+    # Fewest labelled training questions the extractive reader trains on (below: plan ends).
+    reader_min_questions: int = TRAIN_DEFAULTS.reader_min_questions
     planner_steps: int = 3  # longest plan
     # mlp (kgqa.retrieval.models.plans), attention (word order, kgqa.retrieval.models.plan_attention) or auto.
     planner_kind: str = TRAIN_DEFAULTS.planner_kind
@@ -120,6 +122,7 @@ class TrainSettings:
             seed=train.seed,
             path_scorer=train.path_scorer,
             planner=train.planner,
+            reader_min_questions=train.reader_min_questions,
             planner_kind=train.planner_kind,
             planner_batch=train.planner_batch,
         )

@@ -65,6 +65,7 @@ def test_kgqa_train_trains_the_planner_beside_the_scorers_within_a_budget_of_two
         train = [
             "train", str(examples / "questions.txt"), "--format", "metaqa", "--data-dir", data,
             "--limit", "40", "--set", "train.epochs=2", "--set", "train.hidden=32", "--out", out, "--json",
+            "--set", "train.reader_min_questions=0",
         ]  # fmt: skip
         result = runner.invoke(cli, train, env={"KGQA_THREADS": threads}, catch_exceptions=False)
         assert result.exit_code == 0, result.stderr

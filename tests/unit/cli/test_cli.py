@@ -224,6 +224,8 @@ def test_train_retrieve_eval_on_the_bundled_slice(tmp_path: Path) -> None:
         "train.hidden=32",
         "--set",
         "train.planner_kind=auto",
+        "--set",
+        "train.reader_min_questions=0",  # 40 labels: train the reader all the same
         "--json",
     )
     assert code == 0, err
@@ -244,7 +246,8 @@ def test_train_retrieve_eval_on_the_bundled_slice(tmp_path: Path) -> None:
     code, out, err = _run(
         "train", str(examples / "questions.txt"), "--format", "metaqa", "--data-dir", data, "--limit", "40",
         "--set", "train.epochs=1", "--set", "train.hidden=32",
-        "--set", f"train.reuse_scorers={report['out']}", "--out", again, "--json",
+        "--set", f"train.reuse_scorers={report['out']}", "--set", "train.reader_min_questions=0",
+        "--out", again, "--json",
     )  # fmt: skip
     assert code == 0, err
     reused = json.loads(out)

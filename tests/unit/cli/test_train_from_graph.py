@@ -90,6 +90,7 @@ def test_beside_labels_the_graphs_questions_train_the_scorers_not_the_planner_or
         monkeypatch.setattr(retriever_training.run, name, recording(name))
     args = ("train", str(SLICE / "questions.txt"), "--format", "metaqa", "--from-graph", "--limit", "10")
     args += ("--set", "train.graph_questions=60", "--set", "train.epochs=1", "--set", "train.hidden=32")
+    args += ("--set", "train.reader_min_questions=0")  # 10 labels: train the readers all the same
     result = CliRunner().invoke(
         cli, [*args, "--data-dir", data, "--json"], env={"KGQA_THREADS": "1"}, catch_exceptions=False
     )
@@ -125,3 +126,22 @@ def test_graph_questions_beside_labels_leave_the_planner_labels_alone_train(tmp_
     alone, beside = planners
     assert alone.keys() == beside.keys()
     assert all(torch.equal(alone[k], beside[k]) for k in alone)
+
+
+def test_below_reader_min_questions_the_plans_ends_answer(tmp_path: Path) -> None:
+    data = str(tmp_path / "d")
+    code, _, err = _run("ingest", str(SLICE / "kb.txt"), "--format", "metaqa", "--data-dir", data)
+    assert code == 0, err
+    args = ("train", str(SLICE / "questions.txt"), "--format", "metaqa", "--limit", "10", "--data-dir", data)
+    code, out, err = _run(*args, "--set", "train.epochs=2", "--set", "train.hidden=32", "--json")
+    assert code == 0, err
+    report = json.loads(out)
+    # 10 labelled questions: a planner and scorers, no reader; the likeliest plan's ends answer
+    assert report["reader"] == "plan ends" and not report["reader_history"]
+    saved = load_checkpoint(Path(report["out"]))
+    assert saved["planner"]["kind"] == "plan_scorer" and saved["reader"] is None
+    code, out, err = _run("ask", "who directed Cast Away", "--data-dir", data, "--json")
+    assert code == 0, err
+    asked = json.loads(out)
+    assert asked["reader"] == "plan ends" and asked["answers"][0]["name"] == "Robert Zemeckis"
+    assert "the likeliest plan's ends" in asked["model"]
