@@ -215,12 +215,7 @@ def _asked_kind(tokens: Sequence[Token], start: int) -> bool:
     after "which": "which spain footballer" and "which forward plays for X" ask for things tied to
     Spain and to Forward."""
     before = [t.word for t in tokens[max(0, start - 3) : start]]
-    return (
-        len(before) == 3
-        and before[0] in {"what", "which"}
-        and before[1] in _KIND_FRAMES
-        and before[2] == "of"
-    )
+    return len(before) == 3 and before[0] in _ASKING and before[1] in _KIND_FRAMES and before[2] == "of"
 
 
 def _lone_name(match: Match) -> bool:
