@@ -116,8 +116,11 @@ def measure_training(
         subgraph=subgraph_settings(settings),
         oracle_hops=False,
         split=SplitSettings(0.2, 0.1, 0),
+        # every model is timed, the reader too, however few the questions (--size small)
         train_settings=replace(
-            train_settings, min_epochs=min(train_settings.min_epochs, train_settings.epochs)
+            train_settings,
+            min_epochs=min(train_settings.min_epochs, train_settings.epochs),
+            reader_min_questions=0,
         ),
         limit=limit,
         progress=False,

@@ -169,6 +169,9 @@ def _train_once(settings: Any, files: list[Path], out: Path, limit: int, epochs:
 
     parameters = inspect.signature(run_training).parameters
     extra = {"cache_dir": cache} if "cache_dir" in parameters else {}
+    # The reader is timed too, however few the questions (older trees train one always).
+    known = TrainSettings.__dataclass_fields__
+    reader = {"reader_min_questions": 0} if "reader_min_questions" in known else {}
     # No hop count from the files: every question walked HOPS far (older trees call it auto_hops).
     extra["oracle_hops" if "oracle_hops" in parameters else "auto_hops"] = False
     started = time.perf_counter()
@@ -178,7 +181,9 @@ def _train_once(settings: Any, files: list[Path], out: Path, limit: int, epochs:
         out,
         subgraph=replace(subgraph_settings(settings), hops=HOPS),
         split=SplitSettings(0.2, 0.1, 0),
-        train_settings=TrainSettings(epochs=epochs, patience=epochs, scorer_hidden=64, reader_hidden=64),
+        train_settings=TrainSettings(
+            epochs=epochs, patience=epochs, scorer_hidden=64, reader_hidden=64, **reader
+        ),
         limit=limit,
         progress=False,
         **extra,
