@@ -174,6 +174,12 @@ def train(
         click.echo(f"planner kinds by validation {report.planner_history['metric']}: {tried}")
     if r:
         click.echo(f"extractive reader: best hit@1 {max(r['val_metric']):.4f} at epoch {r['best_epoch']}")
+    elif report.planner_history:
+        click.echo(
+            f"extractive reader: not trained on {report.examples.get('labelled_train', 0)} labelled "
+            f"training questions (fewer than train.reader_min_questions, {t.reader_min_questions}); "
+            "the likeliest plan's ends answer"
+        )
     else:
         click.echo(
             "planner and reader: not trained on questions made from the graph alone; plans and "

@@ -145,3 +145,6 @@ def test_below_reader_min_questions_the_plans_ends_answer(tmp_path: Path) -> Non
     asked = json.loads(out)
     assert asked["reader"] == "plan ends" and asked["answers"][0]["name"] == "Robert Zemeckis"
     assert "the likeliest plan's ends" in asked["model"]
+    code, out, err = _run(*args, "--set", "train.epochs=2", "--set", "train.hidden=32")
+    assert code == 0, err
+    assert "extractive reader: not trained on" in out and "the likeliest plan's ends answer" in out
