@@ -104,6 +104,8 @@ def train(
     Weak labels are the triples on the gold relation path where the file names it (MetaQA
     qtype, PathQuestion/WC2014 paths, JSONL relation_paths), else on shortest topic -> answer paths.
     Without gold paths, 'kgqa refine' writes refined ones first (docs/guide.md: your own KG).
+    With fewer than train.reader_min_questions (150) labelled training questions no reader is
+    trained: the ends of the path the planner likes best answer (a reader of so few read worse).
 
     With --format stark (text-rich typed graphs) it trains MoR instead: the typed planner on the
     files' metapath column and the trajectory reranker on their answers (train.epochs,
