@@ -306,6 +306,8 @@ def run_training(
                     plans=plans,
                 )
         report.seconds["reader"] = time.perf_counter() - started
+    # Without a reader to validate them (graph-made questions alone, or few labels) the labels'
+    # own scorers are kept where there are some, as on a validation tie.
     chosen = _kept_candidate(readers) if readers else min(candidates, key=lambda name: name != LABELLED)
     scorer, path_scorer = candidates[chosen].scorer, candidates[chosen].path_scorer
     if candidates[chosen].report is not report:  # trained here: the histories and seconds into report
