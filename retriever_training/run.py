@@ -287,9 +287,9 @@ def run_training(
     readers: dict[str, tuple[EntityReader, History]] = {}
     # With no labels, or a planner and fewer than reader_min_questions of them, the likeliest
     # plan's ends answer (the train-free reading) and no reader is trained.
-    few = learn_plans and len(asked_train) < train_settings.reader_min_questions
-    report.reader = "plan ends" if graph_only or few else "extractive"
-    if report.reader == "extractive":
+    plan_ends = graph_only or (learn_plans and len(asked_train) < train_settings.reader_min_questions)
+    report.reader = "plan ends" if plan_ends else "extractive"
+    if not plan_ends:
         started = time.perf_counter()
         with torch_threads(budget):
             for name, candidate in candidates.items():

@@ -23,7 +23,7 @@ from kgqa.link.matches import (
 from kgqa.link.people import acronym_matches, people_matches
 from kgqa.link.result import LinkResult, interleave, unique
 from kgqa.link.search import EmbedderSource, link_fulltext
-from kgqa.link.tokens import Token, content_words, is_proper, ngrams
+from kgqa.link.tokens import Token, asks_kinds_of, content_words, is_proper, ngrams
 from kgqa.linking_words import RelationWords, is_demonym_of
 from kgqa.names import normalise_name
 from kgqa.store import queries
@@ -158,8 +158,7 @@ def link_names(
                 ties = tuple(c for c in partial if (c.mention, c.score) == (top.mention, top.score))
             # the other lone words are runners-up, but for names the graph ties to the topic
             # ("name a player who plays at forward from mexico")
-            others = [g for g in chosen if candidate(g[0]).id != top.id]
-            tied = [candidate(g[0]) for g in _tied_lone_names(store, top, others, tokens, qualifying)]
+            tied = [candidate(g[0]) for g in _tied_lone_names(store, top, chosen, tokens, qualifying)]
             return LinkResult(ranked, chosen=(top, *tied), ties=ties)
     if not chosen:
         return LinkResult(())
@@ -181,7 +180,8 @@ def _tied_lone_names(
     """The mentions among ``groups`` that name a second topic: a lone lower-case word that is the
     whole name of a proper name in the graph (no relation word, no title without its article),
     neither a place qualifying the mention before it (``qualifying``: "kansas city kansas") nor
-    the noun whose kinds the question asks for ("what type of cancer"), which the graph
+    the noun whose kinds the question asks for ("what type of cancer"; a noun right after "which"
+    stays: "which spain footballer" asks for things tied to Spain), which the graph
     ties to ``topic``: a relationship between them, or a neighbour in common of at most
     :data:`TIE_MAX_DEGREE` relationships (``link_tied``).
 
@@ -194,7 +194,9 @@ def _tied_lone_names(
     lone = [
         g
         for g in groups
-        if _lone_name(g[0]) and g[0].span.start not in qualifying and not _asked_kind(tokens, g[0].span.start)
+        if _lone_name(g[0])
+        and g[0].span.start not in qualifying
+        and not asks_kinds_of([t.word for t in tokens[max(0, g[0].span.start - 3) : g[0].span.start]])
     ]
     ids = [candidate(g[0]).id for g in lone if candidate(g[0]).id != topic.id]
     if not ids:
@@ -202,20 +204,6 @@ def _tied_lone_names(
     rows = store.run(queries.get("link_tied"), {"topic": topic.id, "ids": ids, "max_degree": TIE_MAX_DEGREE})
     tied = {row["id"] for row in rows}
     return [g for g in lone if candidate(g[0]).id in tied]
-
-
-#: "what kind of" and its like: the noun after them is the class whose kinds are the answers.
-_ASKING = frozenset({"what", "which"})
-_KIND_FRAMES = frozenset({"kind", "kinds", "type", "types", "sort", "sorts"})
-
-
-def _asked_kind(tokens: Sequence[Token], start: int) -> bool:
-    """Whether the word at ``start`` follows "what / which kind / type / sort of": the answers are
-    kinds of it ("what type of cancer": Cervical cancer), not things tied to it. Not a noun right
-    after "which": "which spain footballer" and "which forward plays for X" ask for things tied to
-    Spain and to Forward."""
-    before = [t.word for t in tokens[max(0, start - 3) : start]]
-    return len(before) == 3 and before[0] in _ASKING and before[1] in _KIND_FRAMES and before[2] == "of"
 
 
 def _lone_name(match: Match) -> bool:

@@ -32,6 +32,10 @@ _LUCENE_SPECIAL = frozenset('+-&|!(){}[]^"~*?:\\/')
 _CASE_NON_WORD = re.compile(r"[^0-9A-Za-z]+")
 _CASE_ARTICLE = re.compile(r"^(?:the|a|an) ", re.I)
 ARTICLES = frozenset({"the", "a", "an"})
+#: Question words whose noun names the answers' kind ("what country", "which films").
+ASKING_WORDS = frozenset({"what", "which"})
+#: Nouns that say "a kind of" the noun after them ("what kind of music").
+KIND_FRAMES = frozenset({"kind", "kinds", "type", "types", "sort", "sorts"})
 _MIN_WORDS_ALL_CAPS = 3  # from this many words on, a fully capitalised question carries no case cue
 
 
@@ -160,3 +164,10 @@ def escape_lucene(text: str) -> str:
     lower-case them or drop them before building a query.
     """
     return "".join(f"\\{ch}" if ch in _LUCENE_SPECIAL else ch for ch in text)
+
+
+def asks_kinds_of(words: Sequence[str]) -> bool:
+    """Whether ``words`` (lower case) are "what / which kind / type / sort of": the noun after
+    them names a class whose kinds are the answers ("what type of cancer": Cervical cancer), not
+    a thing the answers are of or tied to."""
+    return len(words) == 3 and words[0] in ASKING_WORDS and words[1] in KIND_FRAMES and words[2] == "of"

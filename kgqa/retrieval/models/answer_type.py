@@ -30,12 +30,9 @@ from collections.abc import Sequence
 import torch
 from torch import Tensor
 
+from kgqa.link.tokens import ASKING_WORDS, asks_kinds_of
 from kgqa.retrieval.models.name_match import around_mentions, is_content_word
 
-#: Question words whose noun names the answers' kind ("what country", "which films").
-_ASKING = frozenset({"what", "which"})
-#: Nouns that say "a kind of" the noun after them ("what kind of music").
-_KIND_FRAMES = frozenset({"kind", "kinds", "type", "types", "sort", "sorts"})
 _TOKEN = re.compile(r"[a-z0-9][a-z0-9'-]*")
 
 
@@ -53,10 +50,10 @@ def answer_noun(question: str, mentions: Sequence[str]) -> str | None:
     """
     # a mention before the noun qualifies it: "which England footballer"
     words = [w for piece in around_mentions(question, mentions) for w in _TOKEN.findall(piece.lower())]
-    if len(words) < 2 or words[0] not in _ASKING:
+    if len(words) < 2 or words[0] not in ASKING_WORDS:
         return None
     start = 1
-    if len(words) > 3 and words[1] in _KIND_FRAMES and words[2] == "of":
+    if len(words) > 3 and asks_kinds_of(words[:3]):
         start = 3
     while start < len(words) and words[start].isdigit():  # "what 5 countries border X"
         start += 1
@@ -93,7 +90,7 @@ def names_a_kind_of(question: str) -> bool:
     False
     """
     words = _TOKEN.findall(question.lower())
-    return len(words) > 3 and words[0] in _ASKING and words[1] in _KIND_FRAMES and words[2] == "of"
+    return len(words) > 3 and asks_kinds_of(words[:3])
 
 
 def answer_type_fit(

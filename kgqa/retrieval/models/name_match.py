@@ -53,6 +53,7 @@ import torch
 from torch import Tensor
 
 from kgqa.embed.protocol import Embedder
+from kgqa.link.tokens import ASKING_WORDS
 from kgqa.names import relation_text
 from kgqa.retrieval.features import PreparedQuestion
 
@@ -129,7 +130,6 @@ def content_words(question: str, mentions: Sequence[str]) -> list[str]:
 _FRAME_NOUNS = frozenset({"name", "names"})
 _COPULAS = frozenset({"is", "are", "was", "were"})
 _PLACE_AND_TIME = frozenset({"where", "when"})
-_ASKING_WHAT = frozenset({"what", "which"})
 _POSSESSIVE = re.compile(r"(?<=\w)'s\b")
 
 
@@ -439,7 +439,7 @@ def _kind_noun(words: Sequence[str], start: int, end: int) -> bool:
 def _asked_last(words: Sequence[str], start: int, end: int, mention_before: bool) -> bool:
     """Whether the run ``words[start:end]`` after a mention is the noun of a "which N" that ends
     the question ("the screenwriter of X also wrote which movies")."""
-    return mention_before and end == len(words) and start > 1 and words[start - 1] in _ASKING_WHAT
+    return mention_before and end == len(words) and start > 1 and words[start - 1] in ASKING_WORDS
 
 
 def _is_participle(word: str) -> bool:
@@ -494,12 +494,12 @@ def _chain_before_mention(words: Sequence[str]) -> set[int]:
         if k == end:
             break
         ends.add(end)
-    if k > 2 and words[k - 1] in _COPULAS and words[0] in _ASKING_WHAT:
+    if k > 2 and words[k - 1] in _COPULAS and words[0] in ASKING_WORDS:
         if all(is_content_word(w) for w in words[1 : k - 1]):
             ends.add(k - 1)
     if k > 0 and words[0] in _PLACE_AND_TIME and not any(is_content_word(w) for w in words[1:k]):
         ends.add(1)  # "where did X 's son die" asks for "the place of X 's son's death"
-    if not ends and k > 1 and words[0] in _ASKING_WHAT | {"who"}:
+    if not ends and k > 1 and words[0] in ASKING_WORDS | {"who"}:
         if all(is_content_word(w) for w in words[1:k]):
             ends.add(k)  # "who directed X 's films": the films' directors
     return ends
@@ -532,7 +532,7 @@ def _names_the_answer(before: Sequence[str]) -> bool:
     directed by"), or "which"/"what", a noun and a copula ("which films were directed by"), not
     "what types are the films directed by"."""
     rest = list(before)
-    if rest and rest[0] in _ASKING_WHAT:
+    if rest and rest[0] in ASKING_WORDS:
         rest = rest[1:]
         while rest and is_content_word(rest[0]):
             rest = rest[1:]
@@ -564,7 +564,7 @@ def _subject_before_mention(words: Sequence[str]) -> bool:
     """Whether the words before a mention are "what/which N did the M of": the answer is what "the
     M of" the topic did, named by the verb after the mention."""
     k = _before_the_noun_of(words)
-    if k is None or k < 3 or words[k - 1] not in _AUXILIARIES or words[0] not in _ASKING_WHAT:
+    if k is None or k < 3 or words[k - 1] not in _AUXILIARIES or words[0] not in ASKING_WORDS:
         return False
     return all(is_content_word(w) for w in words[1 : k - 1])
 
