@@ -68,8 +68,10 @@ class TrainReport:
     # What answers: "extractive" (the trained reader) or "plan ends" (none trained: no labelled
     # questions, or fewer than train.reader_min_questions).
     reader: str = ""
-    # With labelled and graph-made questions: whether the scorers trained on both were kept, and
-    # each candidate's reader validation (metric and loss at its best epoch), by candidate name.
+    # With labelled and graph-made questions: whether the graph's trained a scorer candidate
+    # ("used": not beside a planner's fewer than train.reader_min_questions labels), whether the
+    # scorers trained on both were kept, and each candidate's reader validation (metric and loss
+    # at its best epoch), by candidate name.
     graph_questions: dict[str, Any] = field(default_factory=dict)
 
     def to_dict(self) -> dict[str, Any]:
@@ -150,7 +152,9 @@ def run_training(
 
     Questions of a file ``--from-graph`` made (:func:`~kgqa.pipeline.graph_made`) train the
     triple scorers only; the planner and the reader train on the labelled questions, and with
-    none the checkpoint keeps the name match for plans and answers.
+    none the checkpoint keeps the name match for plans and answers. Beside a planner's fewer
+    than ``reader_min_questions`` labelled ones they are not prepared at all
+    (:func:`_graph_questions_used`).
 
     The models train on ``settings.runtime.device`` (``auto``: CUDA where present), the
     examples being prepared on the CPU and moved there one batch at a time.
@@ -202,37 +206,40 @@ def run_training(
             "with_tokens": with_tokens,
             **({"gold_paths": False} if not gold_paths else {}),  # keys of earlier caches stay valid
         }
+
+        def prepare(part: str, name: str, questions: list[QAExample]) -> list[TrainingExample]:
+            def build() -> list[TrainingExample]:
+                return examples_by_hops(
+                    store,
+                    embedder,
+                    questions,
+                    tables,
+                    subgraph,
+                    oracle_hops=oracle_hops,
+                    progress=progress,
+                    desc=f"preparing {name}",
+                    with_tokens=with_tokens,
+                    gold_paths=gold_paths,
+                    embed_threads=budget,
+                )
+
+            if not questions or cache_dir is None:
+                return build() if questions else []
+            key = cache_key(kb, settings.embedder, questions, example_settings)
+            examples, hit = cached_examples(cache_dir / f"{part}-{key}.pt", tables, build)
+            report.example_cache[name] = "hit" if hit else "written"
+            return examples
+
         # Labelled questions and graph-made ones are prepared (and cached) apart: the embedder's
         # batches would otherwise make each depend slightly on the other, so the labelled examples
         # are the very ones of a run without --from-graph, and the graph's serve every label count.
-        prepared: dict[str, list[TrainingExample]] = {}
+        prepared = {p: prepare(p, p, [q for q in parts[p] if q not in made]) for p in ("train", "val")}
+        graph_used = _graph_questions_used(len(prepared["train"]), train_settings)
         for part in ("train", "val"):
-            for name, questions in (
-                (part, [q for q in parts[part] if q not in made]),
-                (f"{part}_from_graph", [q for q in parts[part] if q in made]),
-            ):
-
-                def build(questions: list[QAExample] = questions, name: str = name) -> list[TrainingExample]:
-                    return examples_by_hops(
-                        store,
-                        embedder,
-                        questions,
-                        tables,
-                        subgraph,
-                        oracle_hops=oracle_hops,
-                        progress=progress,
-                        desc=f"preparing {name}",
-                        with_tokens=with_tokens,
-                        gold_paths=gold_paths,
-                        embed_threads=budget,
-                    )
-
-                if not questions or cache_dir is None:
-                    prepared[name] = build() if questions else []
-                    continue
-                key = cache_key(kb, settings.embedder, questions, example_settings)
-                prepared[name], hit = cached_examples(cache_dir / f"{part}-{key}.pt", tables, build)
-                report.example_cache[name] = "hit" if hit else "written"
+            made_part = [q for q in parts[part] if q in made] if graph_used else []
+            prepared[f"{part}_from_graph"] = prepare(part, f"{part}_from_graph", made_part)
+        if made and not graph_used:
+            report.graph_questions = {"kept": False, "used": False}
     if not prepared["train"] + prepared["train_from_graph"]:
         raise no_examples_error(parts["train"], part="training")
     walk_rule = choose_walk_rule(prepared["train"] + prepared["train_from_graph"])
@@ -321,6 +328,7 @@ def run_training(
         report.reader_history = reader_history.to_dict()
     if len(candidates) > 1:
         report.graph_questions = {
+            "used": True,
             "kept": chosen == WITH_GRAPH,
             "reader_val": {name: _best_validation(history) for name, (_, history) in readers.items()},
         }
@@ -408,6 +416,16 @@ def _scorer_parts(
     if not asked_train or len(train) == len(asked_train):
         return {WITH_GRAPH if not asked_train else LABELLED: (train, val)}
     return {WITH_GRAPH: (train, val), LABELLED: (asked_train, asked_val)}
+
+
+def _graph_questions_used(labelled_train: int, train_settings: TrainSettings) -> bool:
+    """Whether questions ``--from-graph`` made beside ``labelled_train`` labelled training
+    examples train a scorer candidate. Not beside a planner's fewer than
+    ``reader_min_questions``: no reader is trained then (the likeliest plan's ends answer), so
+    none could validate the graph's scorers against the labels' own, and the labels' are kept
+    (:func:`run_training`); preparing and training the graph's would be time thrown away."""
+    few = train_settings.planner and labelled_train < train_settings.reader_min_questions
+    return not labelled_train or not few
 
 
 def _best_validation(history: History) -> dict[str, float]:

@@ -120,7 +120,8 @@ def train(
     triple scorers too, or alone without FILES. The planner and the reader learn from FILES
     only; without FILES, plans and answers stay the relation-name match. With FILES, the
     scorers also train on FILES alone and the pair whose reader answers FILES' validation
-    questions better is kept (FILES alone on a tie).
+    questions better is kept (FILES alone on a tie); below train.reader_min_questions
+    labelled questions no reader is trained to weigh them, so the graph's are not used.
 
     Epochs, model sizes, the split and the optional models are the [train] config keys
     ('kgqa config show'), e.g. --set train.epochs=4 --set train.planner_kind=auto.
@@ -162,6 +163,12 @@ def train(
         counts = f"{generated['questions']} questions by steps {generated['by_length']}"
         click.echo(f"from the graph{reused}: {counts} in {generated['path']}")
     click.echo(f"questions {report.questions}, examples {report.examples}")
+    if report.graph_questions.get("used") is False:
+        click.echo(
+            "questions made from the graph: not used beside fewer than train.reader_min_questions "
+            f"({t.reader_min_questions}) labelled training questions (no reader is trained to "
+            "weigh their scorers against the labels' own)"
+        )
     w = report.walk_rule
     rule = "may pass through and end at a topic" if w["topic_walks"] else "never back through a topic"
     click.echo(f"walk rule: {rule} ({w['returning']} of {w['questions']} training questions return)")

@@ -148,3 +148,23 @@ def test_below_reader_min_questions_the_plans_ends_answer(tmp_path: Path) -> Non
     code, out, err = _run(*args, "--set", "train.epochs=2", "--set", "train.hidden=32")
     assert code == 0, err
     assert "extractive reader: not trained on" in out and "the likeliest plan's ends answer" in out
+
+
+def test_beside_too_few_labels_for_a_reader_the_graphs_questions_train_nothing(tmp_path: Path) -> None:
+    data = str(tmp_path / "d")
+    code, _, err = _run("ingest", str(SLICE / "kb.txt"), "--format", "metaqa", "--data-dir", data)
+    assert code == 0, err
+    args = ("train", str(SLICE / "questions.txt"), "--format", "metaqa", "--from-graph", "--limit", "10")
+    args += ("--set", "train.graph_questions=60", "--set", "train.epochs=1", "--set", "train.hidden=32")
+    code, out, err = _run(*args, "--data-dir", data, "--json")
+    assert code == 0, err
+    report = json.loads(out)
+    # 10 labels: no reader would weigh the graph's scorers against the labels', so the graph's
+    # questions are generated but neither prepared nor trained on; the labels' scorers answer.
+    assert report["reader"] == "plan ends" and report["from_graph"]["questions"] == 60
+    assert report["graph_questions"] == {"kept": False, "used": False}
+    assert report["examples"]["train"] == report["examples"]["labelled_train"] <= 10
+    assert not any(stage.endswith("_with_graph") for stage in report["seconds"])
+    code, out, err = _run(*args, "--data-dir", data)
+    assert code == 0, err
+    assert "questions made from the graph: not used" in out
