@@ -46,6 +46,12 @@ NEAR_RELATION_WORD = 0.6
 #: Letters the two forms must start with alike: "speak" / "speech", "compose" / "composition";
 #: without it place names read as their kind ("japan" / "country" 0.66).
 SHARED_STEM = 3
+#: English inflections a relation word may carry ("directed", "starring"), longest first: what
+#: :meth:`RelationWords.with_forms` strips to find the stem other forms of the word share.
+INFLECTIONS = ("ing", "ed")
+#: Letters a relation word's stem keeps at least for its other forms to count: "direct"
+#: (directed) and "starr" (starred) do, "us" (used) would make "usa" a relation word.
+MIN_FORM_STEM = 5
 MIN_PREFIX_LETTERS = 3  # "ben" stands for Benjamin; shorter is an initial, not a name
 MIN_DEMONYM_STEM = 4  # letters a demonym shares with its place at least ("egyp" in egyptian/Egypt)
 DEMONYM_SUFFIX_MAX = 4  # letters a demonym adds after the stem at most ("-ians" in brazilians)
@@ -149,11 +155,39 @@ class RelationWords:
         near = {singular(w) for w in fresh if self.near_cache[w]}
         return replace(self, words=self.words | near, vectors=None) if near else self
 
+    def with_forms(self, question_words: Sequence[str]) -> RelationWords:
+        """These words and the ``question_words`` that begin with a relation word's stem, the word
+        less an English inflection (:data:`INFLECTIONS`), where that stem keeps
+        :data:`MIN_FORM_STEM` letters or more: "director" and "directors" of ``directed_by``
+        ("direct"), "starring" of ``starred_actors``. Self when none does.
+
+        Why: the embedding model does not always put a relation word's derived forms within
+        :data:`NEAR_RELATION_WORD` of it ("director" / "directed" 0.57), and a lone lower-case word
+        that names a relation is otherwise a topic where some tag or title bears it ("what types
+        are the films directed by the director of cuba" linked the tag "director", not Cuba).
+        """
+        stems = {stem for w in self.words if len(stem := inflection_stem(w)) >= MIN_FORM_STEM}
+        forms = {
+            singular(w)
+            for w in question_words
+            if singular(w) not in self.words and any(w.startswith(stem) for stem in stems)
+        }
+        return replace(self, words=self.words | forms) if forms else self
+
     def share(self, words: Sequence[str]) -> float:
         """Fraction of ``words`` (normalised question words) that are relation words, in [0, 1]."""
         if not words:
             return 0.0
         return sum(singular(w) in self.words for w in words) / len(words)
+
+
+def inflection_stem(word: str) -> str:
+    """``word`` less its English inflection (:data:`INFLECTIONS`: "directed" -> "direct",
+    "starred" -> "starr"), or ``word`` where it has none."""
+    for ending in INFLECTIONS:
+        if word.endswith(ending):
+            return word[: -len(ending)]
+    return word
 
 
 def singular(word: str) -> str:

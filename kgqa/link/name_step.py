@@ -62,6 +62,8 @@ def link_names(
     if uncased and relation_words is None:
         relation_words = RelationWords.from_store(store)
         relation_words = relation_words if model is None else relation_words.embedded(model)
+    if uncased and relation_words is not None:
+        relation_words = relation_words.with_forms(content_words(tokens))
     if model is not None and relation_words is not None:
         relation_words = relation_words.with_near(content_words(tokens), model)
     spans = ngrams(question, tokens, max_ngram=max_ngram, relation_words=relation_words if uncased else None)

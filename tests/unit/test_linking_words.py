@@ -202,6 +202,14 @@ def test_link_partial_name_over_a_middle_name(wqsp_kg: KgliteStore, fake_embedde
     )
 
 
+def test_forms_of_a_relation_words_stem_are_relation_words() -> None:
+    words = RelationWords.from_names(["directed_by", "starred_actors", "has_tags", "used_for"])
+    forms = words.with_forms(["director", "directors", "starring", "usa", "cuba", "tag"])
+    assert {"director", "starring"} <= forms.words  # "direct" of directed, "starr" of starred
+    assert not {"usa", "cuba"} & forms.words  # "us" of used is too short a stem to stand for it
+    assert words.with_forms(["cuba"]) is words
+
+
 @pytest.fixture(scope="module")
 def minilm() -> Embedder:
     from kgqa.config import EmbedderSettings
