@@ -96,6 +96,8 @@ def _best_span(name_norm: str, spans: _SpansByWords, known: set[str]) -> tuple[S
     for _, edits, i in process.extract(
         name_norm, spans.norms.get(n, []), scorer=OSA.distance, score_cutoff=TYPO_EDITS * n, limit=None
     ):
+        if edits == 0:  # the name itself: the exact step looked it up and ranked it already
+            continue
         words = spans.spans[n][i].words_norm
         if n == 1 and words[0] in known and words[0] != name_words[0]:
             continue

@@ -23,7 +23,7 @@ from kgqa.link.matches import (
 from kgqa.link.people import acronym_matches, people_matches
 from kgqa.link.result import LinkResult, interleave, unique
 from kgqa.link.search import EmbedderSource, link_fulltext
-from kgqa.link.tokens import Token, asks_kinds_of, content_words, is_proper, ngrams
+from kgqa.link.tokens import ARTICLES, Token, asks_kinds_of, content_words, is_proper, ngrams
 from kgqa.linking_words import RelationWords, is_demonym_of
 from kgqa.names import normalise_name
 from kgqa.store import queries
@@ -91,8 +91,11 @@ def link_names(
     for match in matches:
         by_span.setdefault((match.span.start, match.span.end), []).append(match)
     groups = [
-        sorted(group, key=_uncased_order(group) if uncased else (lambda m: -m.quality))  # stable
-        for group in by_span.values()
+        sorted(
+            group,
+            key=_uncased_order(group, _after_article(group, tokens)) if uncased else (lambda m: -m.quality),
+        )
+        for group in by_span.values()  # sorted is stable
     ]
     chosen: list[list[Match]] = []
     taken: set[int] = set()
@@ -220,18 +223,31 @@ def _lone_name(match: Match) -> bool:
     )
 
 
-def _uncased_order(group: Sequence[Match]) -> Callable[[Match], tuple[bool, float]]:
+def _uncased_order(
+    group: Sequence[Match], after_article: bool
+) -> Callable[[Match], tuple[bool, bool, float]]:
     """The order of a lower-case question's readings of one mention: by the popularity prior
     (:func:`prior`), except that a whole name the question's article contradicts follows a twin
     it fits ("the animal kingdom" -> The Animal Kingdom before the better connected Animal
-    Kingdom; "girl" -> Girl before The Girl: :func:`~kgqa.link.exact.rank_rows`' article cue).
-    Partial names and other readings are weighed by the prior alone."""
+    Kingdom; "girl" -> Girl before The Girl: :func:`~kgqa.link.exact.rank_rows`' article cue),
+    and where an article stands before the mention (``after_article``), a whole name it fits
+    comes before the other readings: "the movie the war" is about The War, not the better
+    connected tag "world war ii" that holds the word. Partial names and other readings are
+    weighed by the prior alone."""
     fitting = any(m.kind == "name" and m.cue[:1] == (False,) for m in group)
 
-    def key(match: Match) -> tuple[bool, float]:
-        return (fitting and match.kind == "name" and match.cue[:1] == (True,), -prior(match))
+    def key(match: Match) -> tuple[bool, bool, float]:
+        whole = match.kind == "name"
+        fits = after_article and whole and match.cue[:1] == (False,)
+        return (not fits, fitting and whole and match.cue[:1] == (True,), -prior(match))
 
     return key
+
+
+def _after_article(group: Sequence[Match], tokens: Sequence[Token]) -> bool:
+    """Whether an article stands right before the group's mention ("the war")."""
+    start = group[0].span.start
+    return start > 0 and tokens[start - 1].text.lower() in ARTICLES
 
 
 def _uncapitalised_name(group: Sequence[Match]) -> bool:

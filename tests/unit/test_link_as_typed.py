@@ -141,3 +141,26 @@ def test_link_reads_another_form_of_a_relation_word_as_no_topic(cuba: KgliteStor
     # the question is about Cuba (the film, or the tag of the same name, which the fit decides)
     question = "what types are the films directed by the director of cuba"
     assert link(cuba, _no_embedder, question).topics[0].id in {"Cuba", "cuba"}
+
+
+@pytest.fixture(scope="module")
+def titles(tmp_path_factory: pytest.TempPathFactory) -> Iterator[KgliteStore]:
+    """MetaQA's facts of War, The War, Help! and The Help, some of Movie 43 and of the films
+    tagged "world war ii" (``tests/fixtures/metaqa_titles_and_tags.tsv``, cut from kb.txt.gz)."""
+    with KgliteStore(tmp_path_factory.mktemp("titles") / "graph.kgl") as store:
+        yield load_excerpt(store, FIXTURES / "metaqa_titles_and_tags.tsv", FakeEmbedder())
+
+
+@pytest.mark.parametrize(
+    ("question", "topic"),
+    [
+        # the article fits The War whole, before War and the better connected tag "world war ii"
+        ("what was the release year of the movie the war", "The War"),
+        # no article: the title that has none; "The Help" is no typo of "help"
+        ("who starred in help!", "Help!"),
+    ],
+)
+def test_link_takes_the_title_the_article_fits_over_other_readings_of_the_word(
+    titles: KgliteStore, question: str, topic: str
+) -> None:
+    assert link(titles, _no_embedder, question).topics[0].id == topic
