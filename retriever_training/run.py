@@ -152,9 +152,8 @@ def run_training(
 
     Questions of a file ``--from-graph`` made (:func:`~kgqa.pipeline.graph_made`) train the
     triple scorers only; the planner and the reader train on the labelled questions, and with
-    none the checkpoint keeps the name match for plans and answers. Beside a planner's fewer
-    than ``reader_min_questions`` labelled ones they are not prepared at all
-    (:func:`_graph_questions_used`).
+    none the checkpoint keeps the name match for plans and answers. Where no reader is trained
+    beside labels (:func:`_plan_ends_answer`) they are not prepared at all.
 
     The models train on ``settings.runtime.device`` (``auto``: CUDA where present), the
     examples being prepared on the CPU and moved there one batch at a time.
@@ -234,7 +233,10 @@ def run_training(
         # batches would otherwise make each depend slightly on the other, so the labelled examples
         # are the very ones of a run without --from-graph, and the graph's serve every label count.
         prepared = {p: prepare(p, p, [q for q in parts[p] if q not in made]) for p in ("train", "val")}
-        graph_used = _graph_questions_used(len(prepared["train"]), train_settings)
+        labelled_count = len(prepared["train"])
+        # Beside labels a reader weighs the graph's scorers against theirs; without one, the
+        # labels' are kept, so the graph's questions would be prepared and trained for nothing.
+        graph_used = not labelled_count or not _plan_ends_answer(labelled_count, train_settings)
         for part in ("train", "val"):
             made_part = [q for q in parts[part] if q in made] if graph_used else []
             prepared[f"{part}_from_graph"] = prepare(part, f"{part}_from_graph", made_part)
@@ -292,9 +294,7 @@ def run_training(
             report.planner_history = planner_history.to_dict()
     reader = None
     readers: dict[str, tuple[EntityReader, History]] = {}
-    # With no labels, or a planner and fewer than reader_min_questions of them, the likeliest
-    # plan's ends answer (the train-free reading) and no reader is trained.
-    plan_ends = graph_only or (learn_plans and len(asked_train) < train_settings.reader_min_questions)
+    plan_ends = _plan_ends_answer(len(asked_train), train_settings)
     report.reader = "plan ends" if plan_ends else "extractive"
     if not plan_ends:
         started = time.perf_counter()
@@ -418,14 +418,12 @@ def _scorer_parts(
     return {WITH_GRAPH: (train, val), LABELLED: (asked_train, asked_val)}
 
 
-def _graph_questions_used(labelled_train: int, train_settings: TrainSettings) -> bool:
-    """Whether questions ``--from-graph`` made beside ``labelled_train`` labelled training
-    examples train a scorer candidate. Not beside a planner's fewer than
-    ``reader_min_questions``: no reader is trained then (the likeliest plan's ends answer), so
-    none could validate the graph's scorers against the labels' own, and the labels' are kept
-    (:func:`run_training`); preparing and training the graph's would be time thrown away."""
+def _plan_ends_answer(labelled_train: int, train_settings: TrainSettings) -> bool:
+    """Whether the likeliest plan's ends answer (the train-free reading) and no reader is
+    trained: with no labelled training examples, or beside a planner with fewer than
+    ``reader_min_questions`` of them (a reader of so few reads worse than the plan's ends)."""
     few = train_settings.planner and labelled_train < train_settings.reader_min_questions
-    return not labelled_train or not few
+    return not labelled_train or few
 
 
 def _best_validation(history: History) -> dict[str, float]:

@@ -76,7 +76,7 @@ def link_names(
             span.text,
             raw=span.raw,
             uncased=uncased,
-            article=tokens[span.start - 1].text.lower() if span.start else "",
+            article=_word_before(span.start, tokens),
         )
     ]
     covered = {i for m in matches if span_tier(m, uncased) < 2 for i in range(m.span.start, m.span.end)}
@@ -246,8 +246,13 @@ def _uncased_order(
 
 def _after_article(group: Sequence[Match], tokens: Sequence[Token]) -> bool:
     """Whether an article stands right before the group's mention ("the war")."""
-    start = group[0].span.start
-    return start > 0 and tokens[start - 1].text.lower() in ARTICLES
+    return _word_before(group[0].span.start, tokens) in ARTICLES
+
+
+def _word_before(start: int, tokens: Sequence[Token]) -> str:
+    """The question's word right before token ``start``, lower case ("" at the start): where an
+    article cues the title a mention names (``rank_rows``, :func:`_uncased_order`)."""
+    return tokens[start - 1].text.lower() if start else ""
 
 
 def _uncapitalised_name(group: Sequence[Match]) -> bool:
