@@ -113,6 +113,26 @@ def test_train_free_who_acted_with_the_topic_are_its_co_stars(untrained_dir: str
 
 
 @pytest.mark.slow
+@pytest.mark.parametrize(
+    "question", ["who acted alongside tom hanks", "which actors have worked with tom hanks"]
+)
+def test_train_free_other_words_for_acting_with_the_topic(untrained_dir: str, question: str) -> None:
+    # both answered his films: "alongside" was no sharing word, and "which actors have" no "who"
+    asked = json.loads(_kgqa("ask", question, "--data-dir", untrained_dir, "--json"))
+    films = _heads("starred_actors", "Tom Hanks")
+    co_stars = {t for h, r, t in KB if r == "starred_actors" and h in films} - {"Tom Hanks"}
+    assert {a["name"] for a in asked["answers"]} == co_stars
+
+
+@pytest.mark.slow
+def test_train_free_what_films_did_the_director_of_x_also_direct(untrained_dir: str) -> None:
+    # "films" paid for a third step, to the actors of the director's films
+    question = "what films did the director of cast away also direct"
+    asked = json.loads(_kgqa("ask", question, "--data-dir", untrained_dir, "--json"))
+    assert {a["name"] for a in asked["answers"]} == _heads("directed_by", "Robert Zemeckis") - {"Cast Away"}
+
+
+@pytest.mark.slow
 @pytest.mark.parametrize("question", ["what kind of film is cast away", "what type of movie is cast away"])
 def test_train_free_what_kind_of_film_asks_for_the_genre(untrained_dir: str, question: str) -> None:
     # "film" leans to directed-by (centred cosine 0.18), "kind" to the genre only weakly

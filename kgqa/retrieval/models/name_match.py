@@ -85,7 +85,7 @@ _WORD = re.compile(r"[^\W\d_][\w'-]*")
 _ARTICLES = frozenset({"the", "a", "an"})
 #: English words that say the answers share something with the topic ("films with the same
 #: director as X", "who co-starred with X"): a walk there and back over one relation.
-_SHARING_WORDS = frozenset("same share shares shared sharing together also fellow".split())
+_SHARING_WORDS = frozenset("same share shares shared sharing together also fellow alongside".split())
 #: What a cued walk back earns: its step cost back, and this much more, so the walk there and back
 #: beats the walk there alone where the question says "same" or "co-".
 SHARING_BONUS = 0.05
@@ -185,7 +185,9 @@ class QuestionRuns:
             class ("what type of religion is X") or the topic's ("what kind of film is X", where
             "film" leans to directed-by); and the noun of a "which N" ending the question after
             the mention ("the director of X also directed which movies", where "movies" would pay
-            for a third step; "X's films were released in which years" still walks release year).
+            for a third step; "X's films were released in which years" still walks release year),
+            and the N of "what N did the M of X V" ("what films did the writer of X also write":
+            the writer's films, not a third step from them that "films" would pay for).
         asks: per run, whether it is the question word "where" or "when" alone, outside a
             possessive chain, opening a question that asks of a clause about the topic
             (:func:`_asks_of_the_topic`): it says what the answers are (a place, a time) rather
@@ -361,14 +363,17 @@ def _runs(question: str, mentions: Sequence[str], phrases: Collection[str] = ())
                     shares = FREE_CUE
                 elif shared_next:
                     shares = BOUND_CUE
-                kind = _asked_last(words, start, k, mention_before) or (
-                    mention_after and _kind_noun(words, start, k)
+                kind = (
+                    _asked_last(words, start, k, mention_before)
+                    or (mention_after and _kind_noun(words, start, k))
+                    or (subject and start == 1)  # the N of "what N did the M of X V"
                 )
                 end, shared_next = k, _shares_the_next(words, start, k)
                 if shared_next:  # "which movies share a director with X": the cue is the director's
                     end -= 1
                 run = _Run(tuple(words[start:end]), min(gaps, default=len(words)), chained, shares, kind)
-                if k == agent_end and shares and runs:  # "which films were directed by": the films'
+                if (k == agent_end and shares or k == partner_end and words[0] in ASKING_WORDS) and runs:
+                    # "which films were directed by": the films'; "which actors have worked with"
                     run = replace(run, words=runs.pop().words + run.words)
                 runs.append(run)
             start = None
@@ -571,9 +576,16 @@ def _subject_before_mention(words: Sequence[str]) -> bool:
 
 def _partner_before_mention(words: Sequence[str]) -> int | None:
     """Where the verb of "who V with" ends, when the words before a mention are that ("who acted
-    with": the people who acted beside the topic, not the topic's films)."""
+    with": the people who acted beside the topic, not the topic's films), the question word "which"
+    or "what" with its noun and an auxiliary too ("which actors have worked with")."""
     k = len(words)
-    if k > 2 and words[0] == "who" and words[-1] == "with" and all(is_content_word(w) for w in words[1:-1]):
+    if (
+        k > 2
+        and (words[0] == "who" or words[0] in ASKING_WORDS)
+        and words[-1] == "with"
+        and is_content_word(words[-2])
+        and all(is_content_word(w) or w in _AUXILIARIES for w in words[1:-1])
+    ):
         return k - 1
     return None
 

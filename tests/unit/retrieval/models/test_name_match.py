@@ -215,6 +215,8 @@ def test_sharing_cues_tell_a_cue_alone_from_one_bound_to_other_words() -> None:
         question_runs("the director of Jaws is also the director of", ["Jaws"]).words
     )
     assert cues.tolist() == [NO_CUE, FREE_CUE]  # "director" (once), "also"
+    cues = NameMatchPlanner.sharing_cues(question_runs("who acted alongside Tom Hanks", ["Tom Hanks"]).words)
+    assert cues.tolist() == [BOUND_CUE]  # "acted alongside": a walk back after the acting
 
 
 @pytest.mark.parametrize(
@@ -237,6 +239,8 @@ def test_sharing_cues_tell_a_cue_alone_from_one_bound_to_other_words() -> None:
         # no participle: the chain's noun, not "films", names the relation they share
         ("films by the writer of Jaws", [["writer"], ["films"]], [False, FREE_CUE]),
         ("who acted with Steven Spielberg", [["acted"]], [True]),  # his co-stars
+        # "which N" + an auxiliary before "V with": the noun and the verb are one run, the co-stars
+        ("which actors have worked with Steven Spielberg", [["actors", "worked"]], [True]),
         ("which films can be described with Jaws", [["described"], ["films"]], [False, False]),
         (
             "what films did the director of Jaws make",
@@ -304,6 +308,14 @@ def test_share_and_an_article_give_the_cue_to_the_word_after_them() -> None:
     # "share directors" is one run already, and bound by its own sharing word
     runs = question_runs("movies that share directors with Jaws", ["Jaws"])
     assert (runs.words, runs.shares) == ([["share", "directors"], ["movies"]], [NO_CUE, NO_CUE])
+
+
+def test_the_noun_of_what_n_did_the_m_of_x_v_is_marked() -> None:
+    # "films" names the answers (the director's films), not a third step from them
+    runs = question_runs("what films did the director of Jaws also direct", ["Jaws"])
+    assert (runs.words, runs.kinds) == ([["also", "direct"], ["director"], ["films"]], [False, False, True])
+    # a "what N" with no "the M of" before the mention is not
+    assert question_runs("what films did Jaws star in", ["Jaws"]).kinds == [False, False]
 
 
 def test_the_noun_of_a_which_that_ends_the_question_is_marked() -> None:
