@@ -3,6 +3,7 @@ and mentions against mentions (named before common, longer before shorter)."""
 
 from __future__ import annotations
 
+import math
 from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any, Literal
@@ -20,6 +21,11 @@ PRIOR_QUALITY_WEIGHT = 3.0  # match quality against log(1 + degree): a partial n
 #: letter is worth doubling the entity's facts. Chosen on the training parts of MetaQA (typed
 #: in lower case) and WebQSP-evidence, linker alone (docs/decisions.md).
 LONE_LENGTH_WEIGHT = 0.7
+#: What each e-fold of names sharing a lone word's partial reading costs it (``uncased_lone_rank``):
+#: a word many names hold ("college") is a class noun more often than the name a person means.
+#: Chosen on the training parts of WebQSP-evidence and MetaQA typed in lower case, linker alone
+#: (0.5 and 1.0 won the same question, 2.0 lost one; docs/decisions.md).
+SHARING_WEIGHT = 0.5
 
 
 @dataclass(frozen=True, slots=True)
@@ -119,16 +125,23 @@ def uncased_span_rank(match: Match) -> tuple[int, bool, bool, bool, float, int]:
     return (2, *_lone_key(match, match.name), match.span.start)
 
 
-def uncased_lone_rank(cand: LinkedEntity, match: Match | None) -> tuple[bool, bool, bool, bool, float]:
+def uncased_lone_rank(
+    cand: LinkedEntity, match: Match | None, sharing: int = 1
+) -> tuple[bool, bool, bool, bool, float]:
     """Order of lone-word candidates in a question without capitals: whole-name matches before
     the full-text bag of words, mentions of relation words last ("capital" after "egypt"),
     proper names before tags, typos, partial names and titles without their article after the
     rest ("write" is no typo of Writer where "tupac" names Tupac Shakur), then matched length
     and the popularity prior together (:func:`_lone_strength`): "enthiran" before "primary",
-    "peru" (69 facts) before the film "Speak" (2)."""
+    "peru" (69 facts) before the film "Speak" (2). A partial name loses :data:`SHARING_WEIGHT`
+    per e-fold of the ``sharing`` names its word is part of ("crabtree" of one, "college" of
+    dozens)."""
     if match is None:
         return (True, False, False, False, -cand.score)
-    return (False, *_lone_key(match, cand.name))
+    relational, not_proper, weak, weakness = _lone_key(match, cand.name)  # weakness: -strength
+    if match.kind == "partial":
+        weakness += SHARING_WEIGHT * math.log(sharing)
+    return (False, relational, not_proper, weak, weakness)
 
 
 def _lone_key(match: Match, name: str) -> tuple[bool, bool, bool, float]:

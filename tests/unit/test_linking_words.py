@@ -315,3 +315,13 @@ def test_link_an_acronym_with_a_possessive(kglite_store: KgliteStore, minilm: Em
     # "jfk's" is no 3-letter word; without its possessive it spells John F. Kennedy's initials.
     store = load_excerpt(kglite_store, EXCERPT.with_name("webqsp_evidence_mentions.tsv"), minilm)
     assert link(store, minilm, "what was the name of jfk's brothers?").topics[0].id == "John F. Kennedy"
+
+
+def test_link_a_lone_word_many_names_share_is_the_weaker_partial_name(
+    kglite_store: KgliteStore, fake_embedder: Embedder
+) -> None:
+    # facts of Michael Crabtree and of colleges (webqsp_evidence_shared_words.tsv): "college"
+    # is a word of every college's name, "crabtree" of one name only, so it is the one a person
+    # uses for a name; "key college" reads "key" as initials and outscored the surname
+    store = load_excerpt(kglite_store, EXCERPT.with_name("webqsp_evidence_shared_words.tsv"), fake_embedder)
+    assert link(store, fake_embedder, "where did crabtree go to college?").topics[0].id == "Michael Crabtree"
