@@ -2,7 +2,9 @@
 
 from __future__ import annotations
 
-from collections.abc import Callable
+import json
+import sys
+from collections.abc import Callable, Iterator
 from typing import TYPE_CHECKING, Any
 
 import click
@@ -23,6 +25,7 @@ from kgqa.cli.common import (
 
 if TYPE_CHECKING:
     from kgqa.answer import Answer
+    from kgqa.errors import KgqaError
     from kgqa.pipeline import AskMode
 
 
@@ -146,31 +149,85 @@ def ask(
     A KGQA checkpoint and a MoR one (text-rich typed graphs, trained on a stark file) answer in
     the same layout and the same JSON keys; the checkpoint's kind decides which answers.
 
+    QUESTION "-" reads questions from stdin, one a line, and answers each as it comes, the
+    graph and models opened once (with --json: one JSON object a line). A question no entity
+    matches gets its error in its place and the rest go on; the exit code is then 1.
+
     \b
     Examples:
       kgqa ask "which films did [Robert Zemeckis] direct"
       kgqa ask "who directed Forrest Gump" --set answer.organisation=chains --save
+      kgqa ask - --json < questions.txt > answers.jsonl
       kgqa ask "..." --reader llm --base-url http://localhost:8000/v1 --model Qwen/Qwen2.5-7B-Instruct
       kgqa ask "Which genes are associated with both pain and ..." --checkpoint mor.pt --save
     """
     overrides = answer_overrides(opts)
     overrides["answer"]["max_answers"] = top_k
     loaded = resolve(state, {"store": store_overrides(backend, data_dir), **overrides})
+    from kgqa.errors import LinkingError, StoreMemoryError
     from kgqa.pipeline import model_origin, open_question_asker
     from kgqa.saved_questions import browser_cypher, save_answer
     from kgqa.store import graph_mapping
 
     settings = loaded.settings
+    mapping = graph_mapping(settings.store)
+    many = question == "-"
+    failed = 0
     with open_question_asker(settings, mode=mode, mor_planner=planner) as asker:
-        answer = asker.ask(question, topic_ids=topics, hops=hops)
-        if save:
-            answer = save_answer(asker.store, answer, link_entities=link_entities)
-    cypher = browser_cypher(answer.question_id, graph_mapping(settings.store)) if answer.question_id else None
+        model = model_origin(settings)
+        for text in _stdin_questions() if many else [question]:
+            try:
+                answer = asker.ask(text, topic_ids=topics, hops=hops)
+            except (LinkingError, StoreMemoryError) as exc:  # this question's, not the graph's
+                if not many:
+                    raise
+                failed += 1
+                _report_failure(text, exc, as_json)
+                continue
+            if save:
+                answer = save_answer(asker.store, answer, link_entities=link_entities)
+            cypher = browser_cypher(answer.question_id, mapping) if answer.question_id else None
+            shown = {**answer.to_dict(), "model": model, "browser_cypher": cypher}
+            if as_json and many:
+                click.echo(json.dumps(shown, default=str))
+            elif as_json:
+                emit_json(shown)
+            else:
+                _render_all(answer, settings.answer.max_answers, model, cypher, heading=many)
+    if failed:
+        sys.exit(1)
+
+
+def _stdin_questions() -> Iterator[str]:
+    """The questions on stdin, one a line, blank lines skipped, read as they come (a person
+    typing at a terminal gets each answer before the next question)."""
+    stream = sys.stdin
+    if stream.isatty():
+        click.echo("one question a line; end with Ctrl-D", err=True)
+    for line in stream:
+        if line.strip():
+            yield line.strip()
+
+
+def _report_failure(question: str, exc: KgqaError, as_json: bool) -> None:
+    """A question of ``kgqa ask -`` that could not be answered, in its place in the output."""
     if as_json:
-        emit_json({**answer.to_dict(), "model": model_origin(settings), "browser_cypher": cypher})
+        click.echo(json.dumps({"question": question, "error": str(exc), "hint": exc.hint}))
         return
-    _render(answer, settings.answer.max_answers)
-    click.echo(f"model: {model_origin(settings)}")
+    click.echo(f"question: {question}")
+    click.secho(f"error: {exc}", fg="red")
+    if exc.hint:
+        click.echo(f"hint: {exc.hint}")
+    click.echo()
+
+
+def _render_all(answer: Answer, max_answers: int, model: str, cypher: str | None, *, heading: bool) -> None:
+    """:func:`_render`'s answer, then the model line, the train-free note and the Browser query;
+    headed by the question where ``kgqa ask -`` answers many."""
+    if heading:
+        click.echo(f"question: {answer.question}")
+    _render(answer, max_answers)
+    click.echo(f"model: {model}")
     if answer.reader == "train-free":
         from kgqa.reasoning.plan_reader import NOTICE
 
@@ -178,6 +235,8 @@ def ask(
     if cypher:
         click.echo(f"\nsaved as {answer.question_id}; to see the evidence in Neo4j Browser paste:\n")
         click.echo(cypher)
+    if heading:
+        click.echo()
 
 
 def _render(answer: Answer, max_answers: int) -> None:

@@ -545,3 +545,25 @@ def _assert_close(one: Any, two: Any, where: str = "") -> None:
         assert (math.isnan(one) and math.isnan(two)) or abs(one - two) <= 1e-5, (where, one, two)
     else:
         assert one == two, (where, one, two)
+
+
+def test_ask_dash_answers_each_line_of_stdin_and_a_failure_in_its_place(tmp_path: Path) -> None:
+    data = str(tmp_path / "store")
+    code, _, err = _run(
+        "ingest", str(FIXTURES / "metaqa_kb_excerpt.txt"), "--format", "metaqa", "--data-dir", data
+    )
+    assert code == 0, err
+    questions = "who directed cast away\n\nxyzzy plugh\nwhat year did forrest gump come out\n"
+    result = CliRunner().invoke(cli, ["ask", "-", "--data-dir", data, "--json"], input=questions)
+    replies = [json.loads(line) for line in result.stdout.splitlines()]  # one JSON object a line
+    assert [r["question"] for r in replies] == [
+        "who directed cast away",
+        "xyzzy plugh",
+        "what year did forrest gump come out",
+    ]
+    assert [a["name"] for a in replies[0]["answers"]] == ["Robert Zemeckis"]
+    assert "answers" not in replies[1] and "no entity matched" in replies[1]["error"]
+    assert replies[2]["answers"]  # the questions after a failure are still answered
+    assert result.exit_code == 1
+    text = CliRunner().invoke(cli, ["ask", "-", "--data-dir", data], input=questions)
+    assert text.stdout.count("question: ") == 3 and "answer (train-free): Robert Zemeckis" in text.stdout
