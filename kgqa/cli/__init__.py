@@ -40,10 +40,17 @@ class KgqaGroup(click.Group):
             state = ctx.find_object(CliState)
             if state is not None and state.debug:
                 raise
-            click.secho(f"error: {exc}", fg="red", err=True)
-            if exc.hint:
-                click.echo(f"hint: {exc.hint}", err=True)
+            echo_error(exc, err=True)
             sys.exit(1)
+
+
+def echo_error(exc: KgqaError, *, err: bool) -> None:
+    """``exc`` as the CLI shows it: "error: ..." in red, then its hint; on stderr where ``err``
+    (a command that fails), on stdout where the error stands in a question's place
+    (``kgqa ask -``)."""
+    click.secho(f"error: {exc}", fg="red", err=err)
+    if exc.hint:
+        click.echo(f"hint: {exc.hint}", err=err)
 
 
 @click.group(cls=KgqaGroup, context_settings={"help_option_names": ["-h", "--help"]})

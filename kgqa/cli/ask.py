@@ -9,7 +9,7 @@ from typing import TYPE_CHECKING, Any
 
 import click
 
-from kgqa.cli import CliState, pass_state
+from kgqa.cli import CliState, echo_error, pass_state
 from kgqa.cli.common import (
     F,
     checkpoint_option,
@@ -170,7 +170,6 @@ def ask(
     from kgqa.store import graph_mapping
 
     settings = loaded.settings
-    mapping = graph_mapping(settings.store)
     many = question == "-"
     failed = 0
     with open_question_asker(settings, mode=mode, mor_planner=planner) as asker:
@@ -186,7 +185,9 @@ def ask(
                 continue
             if save:
                 answer = save_answer(asker.store, answer, link_entities=link_entities)
-            cypher = browser_cypher(answer.question_id, mapping) if answer.question_id else None
+            cypher = None
+            if answer.question_id:  # saved: the Browser query reads the graph's mapping
+                cypher = browser_cypher(answer.question_id, graph_mapping(settings.store))
             shown = {**answer.to_dict(), "model": model, "browser_cypher": cypher}
             if as_json and many:
                 click.echo(json.dumps(shown, default=str))
@@ -215,9 +216,7 @@ def _report_failure(question: str, exc: KgqaError, as_json: bool) -> None:
         click.echo(json.dumps({"question": question, "error": str(exc), "hint": exc.hint}))
         return
     click.echo(f"question: {question}")
-    click.secho(f"error: {exc}", fg="red")
-    if exc.hint:
-        click.echo(f"hint: {exc.hint}")
+    echo_error(exc, err=False)
     click.echo()
 
 

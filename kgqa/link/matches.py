@@ -126,21 +126,23 @@ def uncased_span_rank(match: Match) -> tuple[int, bool, bool, bool, float, int]:
 
 
 def uncased_lone_rank(
-    cand: LinkedEntity, match: Match | None, sharing: int = 1
+    cand: LinkedEntity, group: Sequence[Match] | None
 ) -> tuple[bool, bool, bool, bool, float]:
     """Order of lone-word candidates in a question without capitals: whole-name matches before
     the full-text bag of words, mentions of relation words last ("capital" after "egypt"),
     proper names before tags, typos, partial names and titles without their article after the
     rest ("write" is no typo of Writer where "tupac" names Tupac Shakur), then matched length
     and the popularity prior together (:func:`_lone_strength`): "enthiran" before "primary",
-    "peru" (69 facts) before the film "Speak" (2). A partial name loses :data:`SHARING_WEIGHT`
-    per e-fold of the ``sharing`` names its word is part of ("crabtree" of one, "college" of
-    dozens)."""
-    if match is None:
+    "peru" (69 facts) before the film "Speak" (2). ``group`` holds the readings of the mention
+    whose best reading ``cand`` is (None for a full-text hit of no mention); a partial name loses
+    :data:`SHARING_WEIGHT` per e-fold of the partial readings there, the names its word is part
+    of ("crabtree" of one, "college" of dozens)."""
+    if group is None:
         return (True, False, False, False, -cand.score)
+    match = group[0]
     relational, not_proper, weak, weakness = _lone_key(match, cand.name)  # weakness: -strength
     if match.kind == "partial":
-        weakness += SHARING_WEIGHT * math.log(sharing)
+        weakness += SHARING_WEIGHT * math.log(sum(m.kind == "partial" for m in group))
     return (False, relational, not_proper, weak, weakness)
 
 

@@ -145,13 +145,12 @@ def link_names(
             proper = is_proper(lone[0].name)
             partial = () if proper else link_fulltext(store, tokens, limit=fulltext_limit)
             if uncased:
-                firsts = {candidate(g[0]).id: g[0] for g in chosen}
-                sharing = {candidate(g[0]).id: sum(m.kind == "partial" for m in g) for g in chosen}
+                group_of = {candidate(g[0]).id: g for g in chosen}
 
                 def rank(c: LinkedEntity) -> tuple[bool, tuple[bool, bool, bool, bool, float]]:
-                    first = firsts.get(c.id)
-                    qualifier = first is not None and first.span.start in qualifying
-                    return (qualifier, uncased_lone_rank(c, first, sharing.get(c.id, 1)))
+                    group = group_of.get(c.id)
+                    qualifier = group is not None and group[0].span.start in qualifying
+                    return (qualifier, uncased_lone_rank(c, group))
 
                 ranked = tuple(sorted(unique((*lone, *partial)), key=rank))
             else:
