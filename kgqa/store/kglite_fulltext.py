@@ -10,11 +10,15 @@ vector calls:
   uses), loaded on the first fuzzy query and dropped on any write;
 - each query term matches the index words within its edit budget (``term~`` = 2, ``term~N`` = N,
   a plain term only itself) by optimal-string-alignment distance. One edit, what a typo is and
-  what the linker asks for words of 4-7 letters, is looked up in a deletion neighbourhood
-  (SymSpell's idea: two words one edit apart share a string made by deleting at most one letter
-  from each) and verified with rapidfuzz: microseconds, where scanning the 27k words of the
-  MetaQA KB with rapidfuzz took about 1 ms a term. Two edits scan the words of a similar length
-  with rapidfuzz (a two-deletion neighbourhood took 2 s to build under load);
+  what the linker asks for words of 4-7 letters, is looked up by spelling out every string one
+  edit from the term (a deletion, a swap of neighbours, a letter of the index's alphabet
+  replaced or inserted: Norvig's spelling corrector) and keeping those the index holds: tenths
+  of a millisecond a term, where scanning the 27k words of the MetaQA KB with rapidfuzz took
+  about 1 ms, and nothing to build first (a deletion neighbourhood of the same words, SymSpell's
+  index, took 0.65 s to build at each process's first fuzzy query, most of a one-question
+  ``kgqa ask``'s linking; its pickle loaded in 0.55 s, so saving it would not help). Two edits
+  scan the words of a similar length with rapidfuzz (a two-deletion neighbourhood took 2 s to
+  build under load);
 - a node scores, per query term, the best ``idf(word) * (1 - edits / len(term))`` among its
   words, summed over the terms (Lucene's fuzzy boost times an inverse document frequency), and
   the call is rewritten to ``UNWIND $__hits ... MATCH (node) WHERE elementId(node) = ...`` so the
@@ -94,7 +98,7 @@ class FuzzyNameIndex:
         self._norm = norm_property
         self._eids: list[str] = []
         self._postings: dict[str, list[int]] = {}
-        self._deletions: dict[str, set[str]] = {}
+        self._alphabet = ""
         self._by_length: dict[int, list[str]] = {}
 
     def _load(self) -> None:
@@ -107,23 +111,19 @@ class FuzzyNameIndex:
         for i, row in enumerate(rows):
             for word in dict.fromkeys(str(row["norm"]).split()):
                 postings[word].append(i)
-        deletions: dict[str, set[str]] = defaultdict(set)
         by_length: dict[int, list[str]] = defaultdict(list)
         for word in postings:
             by_length[len(word)].append(word)
-            for variant in _deletions(word):
-                deletions[variant].add(word)
         self._eids, self._postings = [r["eid"] for r in rows], dict(postings)
-        self._deletions, self._by_length = deletions, by_length
+        self._alphabet, self._by_length = "".join(sorted(set("".join(postings)))), by_length
 
     def _matches(self, term: str, edits: int) -> list[tuple[str, int]]:
         """Index words within ``edits`` of ``term``, with their distance."""
         if edits == 0:
             return [(term, 0)] if term in self._postings else []
         if edits == 1:
-            candidates = set().union(*(self._deletions.get(v, ()) for v in _deletions(term)))
-            found = [(word, OSA.distance(term, word, score_cutoff=1)) for word in candidates]
-            return [(word, dist) for word, dist in found if dist <= 1]
+            near = _one_edit(term, self._alphabet)
+            return [(word, 0 if word == term else 1) for word in near if word in self._postings]
         hits: list[tuple[str, int]] = []
         for length in range(len(term) - edits, len(term) + edits + 1):
             words = self._by_length.get(length)
@@ -152,6 +152,12 @@ class FuzzyNameIndex:
         return [{"eid": self._eids[node], "score": score} for node, score in ranked]
 
 
-def _deletions(word: str) -> set[str]:
-    """``word`` and every string of 2+ letters made from it by deleting one letter."""
-    return {word} | {word[:i] + word[i + 1 :] for i in range(len(word)) if len(word) > 2}
+def _one_edit(word: str, alphabet: str) -> set[str]:
+    """``word`` and every string one optimal-string-alignment edit from it over ``alphabet``: a
+    letter deleted, two neighbours swapped, a letter replaced or inserted."""
+    splits = [(word[:i], word[i:]) for i in range(len(word) + 1)]
+    deleted = {head + tail[1:] for head, tail in splits if tail}
+    swapped = {head + tail[1] + tail[0] + tail[2:] for head, tail in splits if len(tail) > 1}
+    replaced = {head + letter + tail[1:] for head, tail in splits if tail for letter in alphabet}
+    inserted = {head + letter + tail for head, tail in splits for letter in alphabet}
+    return {word} | deleted | swapped | replaced | inserted

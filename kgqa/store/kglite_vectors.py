@@ -143,7 +143,10 @@ class MatrixCache:
     A file holds one index's element ids and unit vectors with the stamp and the index's
     definition; one whose stamp or definition differs, or that does not load, is ignored and
     rewritten. Saving is atomic and best effort: a read-only or full disk costs the next process
-    the slow read, nothing else.
+    the slow read, nothing else. The ids are saved as one string, a line each (kglite's element
+    ids are numbers): torch's weights-only loader takes 0.35 s for MetaQA's 43k ids as a list,
+    0.04 s for the file with them joined. The stamp is saved as ``graph_state`` (``stamp`` in the
+    files of before, which held a list): each kind of file is stale to the other's reader.
     """
 
     folder: Path
@@ -163,15 +166,16 @@ class MatrixCache:
             return None
         if not isinstance(data, dict):
             return None
-        if (data.get("stamp"), data.get("index")) != (self.stamp, asdict(index)):
+        if (data.get("graph_state"), data.get("index")) != (self.stamp, asdict(index)):
             return None
-        return list(data["eids"]), data["matrix"]
+        return data["eids"].split("\n") if data["eids"] else [], data["matrix"]
 
     def save(self, index: VectorIndex, eids: list[str], matrix: torch.Tensor) -> None:
         """Save ``index``'s ids and matrix for this stamp (best effort)."""
         try:
             with atomic_write(self._file(index)) as handle:
-                saved = {"stamp": self.stamp, "index": asdict(index), "eids": eids, "matrix": matrix}
+                joined = "\n".join(eids)
+                saved = {"graph_state": self.stamp, "index": asdict(index), "eids": joined, "matrix": matrix}
                 torch.save(saved, handle)
         except OSError as exc:
             log.debug("could not save %s: %s", self._file(index), exc)

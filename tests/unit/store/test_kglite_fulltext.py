@@ -2,9 +2,13 @@
 
 from __future__ import annotations
 
+from typing import Any
+
+from rapidfuzz.distance import OSA
+
 from kgqa.names import normalise_name
 from kgqa.store import queries
-from kgqa.store.kglite_fulltext import is_fuzzy, parse_terms
+from kgqa.store.kglite_fulltext import FuzzyNameIndex, is_fuzzy, parse_terms
 from kgqa.store.kglite_store import KgliteStore
 from kgqa.store.protocol import Statement
 
@@ -43,3 +47,33 @@ def test_fuzzy_index_sees_writes_made_after_it_was_loaded(toy_kg: KgliteStore) -
     rows = [{"h": "Duel", "h_norm": "duel", "t": "Dennis Weaver", "t_norm": "dennis weaver"}]
     toy_kg.write([Statement(queries.get("ingest_triples"), {"rel_type": "STARRED_ACTORS", "rows": rows})])
     assert _search(toy_kg, "weever~1") == ["Dennis Weaver"]
+
+
+def test_one_edit_finds_exactly_the_index_words_within_one_osa_edit() -> None:
+    names = [
+        "robert zemeckis",
+        "steven spielberg",
+        "tom hanks",
+        "tom banks",
+        "thanks",
+        "hans",
+        "ab",
+        "a",
+        "ba",
+        "abc",
+        "b2",
+        "forrest gump",
+        "forest",
+        "2001 a space odyssey",
+    ]
+    rows = [{"eid": str(i), "norm": normalise_name(n)} for i, n in enumerate(names)]
+
+    def read(*_: Any) -> list[dict[str, Any]]:
+        return rows
+
+    index = FuzzyNameIndex(read, "Entity")
+    index.search("warm up", 1)  # loads the index
+    words = {word for row in rows for word in row["norm"].split()}
+    for term in ["hanks", "zemekis", "spielbreg", "forrest", "ab", "ba", "b", "2002", "odysey", "xyz"]:
+        expected = {(word, int(OSA.distance(term, word))) for word in words if OSA.distance(term, word) <= 1}
+        assert set(index._matches(term, 1)) == expected, term

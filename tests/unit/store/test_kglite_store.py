@@ -9,6 +9,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+import torch
 
 from kgqa.errors import MissingIndexError, QueryError, StoreError, StoreUnavailableError
 from kgqa.store import queries
@@ -174,6 +175,15 @@ def test_a_read_only_store_keeps_its_vector_matrix_for_the_next_process(
     saved.write_bytes(b"not a matrix")  # damaged: ignored and rebuilt
     with KgliteStore(path) as fourth:
         assert fourth.run(queries.get("link_vector"), {"embedding": target, "k": 1})[0]["id"] == "Jaws"
+
+    # A file as kgqa wrote them before the ids were joined (a list, the stamp as "stamp"), its
+    # ids reversed: stale, so read from the graph again, not taken for this state's ids.
+    data = torch.load(saved, weights_only=True)
+    ids = data["eids"].split("\n")[::-1]
+    before = {"stamp": data["graph_state"], "index": data["index"], "eids": ids, "matrix": data["matrix"]}
+    torch.save(before, saved)
+    with KgliteStore(path) as fifth:
+        assert fifth.run(queries.get("link_vector"), {"embedding": target, "k": 1})[0]["id"] == "Jaws"
 
 
 def test_vector_query_with_wrong_dimension_is_a_query_error(toy_kg: KgliteStore) -> None:
