@@ -24,6 +24,7 @@ from __future__ import annotations
 
 import functools
 import re
+import unicodedata
 from collections import Counter, defaultdict
 
 import torch
@@ -40,6 +41,14 @@ _NAME_WORD = re.compile(r"[^\W_]+")
 MIN_SHARING = 2
 
 
+def _folded(text: str) -> str:
+    """``text`` in lower case without accents ("Éowyn" -> "eowyn"), other letters kept: a name
+    and the question's word meet however either was typed ("who plays eowyn in lord of the
+    rings")."""
+    decomposed = unicodedata.normalize("NFKD", text.lower())
+    return "".join(char for char in decomposed if not unicodedata.combining(char))
+
+
 def constraint_counts(retrieval: Retrieval) -> Tensor:
     """LongTensor [N]: per local entity, how many distinct words of the question outside its
     topics' mentions (:func:`~kgqa.retrieval.models.name_match.content_words`) are words of the
@@ -52,7 +61,7 @@ def constraint_counts(retrieval: Retrieval) -> Tensor:
         return counts
     mentions = [t.mention or t.name for t in retrieval.topics]
     # a word the relations' names hold asks for a relation ("what team", "baseball"), not a part
-    asked = {word for run in content_words(retrieval.question, mentions) for word in run.split()}
+    asked = {_folded(word) for run in content_words(retrieval.question, mentions) for word in run.split()}
     asked -= relation_name_words(sub.relation_types)
     if not asked:
         return counts
@@ -65,7 +74,7 @@ def constraint_counts(retrieval: Retrieval) -> Tensor:
             around[mediator].add(part)
     ids = sub.entity_ids
     said = {
-        entity: asked.intersection(_NAME_WORD.findall(retrieval.names.get(ids[entity], ids[entity]).lower()))
+        entity: asked.intersection(_NAME_WORD.findall(_folded(retrieval.names.get(ids[entity], ids[entity]))))
         for entity in set().union(*around.values())
         if entity >= sub.num_topics
     }
@@ -144,7 +153,7 @@ def neighbours_named(retrieval: Retrieval, candidates: Tensor) -> Tensor:
         if entity < sub.num_topics or entity in beside_topic or (named is not None and not named[entity]):
             return False
         name = retrieval.names.get(ids[entity], ids[entity])
-        return " ".join(map(singular, _NAME_WORD.findall(name.lower()))) in said
+        return " ".join(map(singular, _NAME_WORD.findall(_folded(name)))) in said
 
     wanted = candidates.tolist()
     met: dict[int, set[int]] = defaultdict(set)
@@ -159,14 +168,14 @@ def neighbours_named(retrieval: Retrieval, candidates: Tensor) -> Tensor:
 
 
 def _names_said(retrieval: Retrieval) -> set[str]:
-    """The names the question's words say, lower case, each word in the singular: every run of
+    """The names the question's words say, lower case without accents, each word in the singular: every run of
     adjacent words of each content-word run outside the topics' mentions, but a single word the
     subgraph's relation names hold."""
     mentions = [t.mention or t.name for t in retrieval.topics]
     relation_words = relation_name_words(retrieval.prepared.subgraph.relation_types)
     said: set[str] = set()
     for run in content_words(retrieval.question, mentions):
-        words = [singular(w) for w in run.split()]
+        words = [singular(_folded(w)) for w in run.split()]
         for i in range(len(words)):
             for j in range(i + 1, len(words) + 1):
                 if j - i > 1 or words[i] not in relation_words:

@@ -201,6 +201,29 @@ def test_a_word_naming_a_mediators_other_part_narrows_the_answers(
         assert {a.name for a in answers} == both
 
 
+def test_a_word_meets_a_name_however_either_bears_its_accents(
+    kglite_store: KgliteStore, fake_embedder: FakeEmbedder
+) -> None:
+    # Cut from WebQSP-evidence's KB: two performances in The Return of the King; the character
+    # the question names is spelt "Éowyn" there, typed "eowyn".
+    film = "The Lord of the Rings: The Return of the King"
+    triples = [
+        (film, "film.film.starring", "m.03l6qws"),
+        ("m.03l6qws", "film.performance.actor", "Miranda Otto"),
+        ("m.03l6qws", "film.performance.character", "Éowyn"),
+        (film, "film.film.starring", "m.0k5qrq"),
+        ("m.0k5qrq", "film.performance.actor", "Viggo Mortensen"),
+        ("m.0k5qrq", "film.performance.character", "Aragorn"),
+    ]
+    retriever = _train_free_retriever(kglite_store, fake_embedder, triples)
+    steps = ["FILM.FILM.STARRING->", "FILM.PERFORMANCE.ACTOR->"]
+    for question in (f"who plays eowyn in [{film}]", f"who plays Éowyn in [{film}]"):
+        retrieval = sure_of(retriever.retrieve(question), steps)
+        local = retrieval.prepared.subgraph.local_ids()
+        assert int(constraint_counts(retrieval)[local["Miranda Otto"]]) == 1, question
+        assert [a.name for a in PlanReader().extract_answers(retrieval)] == ["Miranda Otto"], question
+
+
 def test_a_part_the_words_alone_single_out_answers_though_filed_the_other_way_round(
     kglite_store: KgliteStore, fake_embedder: FakeEmbedder
 ) -> None:
@@ -263,6 +286,7 @@ def test_a_category_the_question_names_narrows_the_answers_that_bear_it(
         return {a.name for a in PlanReader().extract_answers(retrieval)}
 
     assert answers("which comedies starred [Tom Hanks]") == {"Big", "Splash"}  # "comedies": Comedy
+    assert answers("which comédies starred [Tom Hanks]") == {"Big", "Splash"}  # accents aside
     assert answers("which drama films starred [Tom Hanks]") == {"Cast Away", "Philadelphia"}
     # a name one answer alone bears narrows nothing: the tag "film" is no category of the set
     assert answers("which films starred [Tom Hanks]") == {"Big", "Splash", "Cast Away", "Philadelphia"}
