@@ -24,7 +24,10 @@ from kgqa.store.protocol import GraphStore
 DEMONYM_QUALITY = 0.9  # a demonym's place ranks like a near miss of its name
 DEMONYM_ROWS = 20  # link_prefix rows per demonym stem
 ACRONYM_QUALITY = 0.9  # an acronym's name ranks like a near miss of it
-ACRONYM_LETTERS = range(2, 5)  # word lengths tried as acronyms ("uk" .. "nasa")
+ACRONYM_LETTERS = range(2, 7)  # word lengths tried as acronyms ("uk" .. "nafta")
+#: From this many letters on a word is tried as an acronym only where no name reads it at all:
+#: most such words are common words ("films", "actor") and each try costs a vector query.
+ACRONYM_UNREAD_FROM = 5
 ACRONYM_NEIGHBOURS = 30  # nearest entity embeddings searched for a name the acronym spells
 #: English quantifiers that the stop words leave as content words (a closed class, like them).
 _QUANTIFIERS = frozenset({"most", "many", "much", "more", "few", "several", "both", "every", "various"})
@@ -120,11 +123,14 @@ def acronym_matches(
     ("uk" -> United Kingdom, "jfk" -> John F. Kennedy), quality ``ACRONYM_QUALITY``.
 
     Only words of ``ACRONYM_LETTERS`` letters (a possessive aside: "jfk's") that no proper name
-    matches exactly are tried, so the embedding model is loaded only for a question that has one.
+    matches exactly are tried, so the embedding model is loaded only for a question that has one;
+    a word of :data:`ACRONYM_UNREAD_FROM` letters or more ("nafta") only where no name reads it
+    at all, not even as a partial name or a typo.
     """
     proper = {
         (m.span.start, m.span.end) for m in matches if m.quality >= 1.0 and is_proper(m.row["name"] or "")
     }
+    read = {i for m in matches for i in range(m.span.start, m.span.end)}
     singles = {(s.start, s.norm): s for s in spans if s.end - s.start == 1}
     wanted = []
     for i, token in enumerate(tokens):
@@ -137,6 +143,7 @@ def acronym_matches(
             and word.isalpha()
             and len(word) in ACRONYM_LETTERS
             and (i, i + 1) not in proper
+            and (len(word) < ACRONYM_UNREAD_FROM or i not in read)
             and relation_words.share([word]) < 1.0
         ):
             wanted.append(span)

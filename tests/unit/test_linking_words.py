@@ -317,6 +317,17 @@ def test_link_an_acronym_with_a_possessive(kglite_store: KgliteStore, minilm: Em
     assert link(store, minilm, "what was the name of jfk's brothers?").topics[0].id == "John F. Kennedy"
 
 
+def test_link_a_longer_acronym_no_name_reads(kglite_store: KgliteStore, minilm: Embedder) -> None:
+    # 24 lines of the KB (webqsp_evidence_nafta.tsv): "nafta" spells the initials of the North
+    # American Free Trade Agreement; it was no word of 2-4 letters, so "countries" took the
+    # question as part of Nordic countries. A word of 5 letters that a name reads, even in part
+    # ("nordic"), is that name's and no acronym.
+    store = load_excerpt(kglite_store, EXCERPT.with_name("webqsp_evidence_nafta.tsv"), minilm)
+    nafta = "North American Free Trade Agreement"
+    assert link(store, minilm, "what countries does nafta include?").topics[0].id == nafta
+    assert link(store, minilm, "what countries are nordic?").topics[0].id == "Nordic countries"
+
+
 def test_link_a_lone_word_many_names_share_is_the_weaker_partial_name(
     kglite_store: KgliteStore, fake_embedder: Embedder
 ) -> None:
