@@ -107,6 +107,9 @@ def link_names(
             taken.update(range(span.start, span.end))
             chosen.append(group)
     qualifying = _qualifiers(chosen)
+    # a place another qualifies is read as that place ("montreal canada": Montreal, though the
+    # better connected Montreal Canadiens leads the popularity order of "montreal")
+    chosen = [_whole_names_first(g) if g[0].span.end in qualifying else g for g in chosen]
     chosen = [g for g in chosen if g[0].span.start not in qualifying] + [
         g for g in chosen if g[0].span.start in qualifying
     ]
@@ -271,15 +274,21 @@ def _uncapitalised_name(group: Sequence[Match]) -> bool:
 
 def _qualifiers(chosen: Sequence[Sequence[Match]]) -> set[int]:
     """Starts of the chosen mentions that qualify the one right before them, a proper name in
-    the graph ("seattle washington", "christchurch new zealand", "Paris, France"): a place
-    named after a place narrows the first, which the question is about.
+    the graph by their best reading, the one before by any of its readings ("seattle
+    washington", "christchurch new zealand", "Paris, France", "montreal canada", where Montreal
+    Canadiens is the likelier reading of "montreal" alone): a place named after a place narrows
+    the first, which the question is about.
 
     Why: the larger place is often the better connected one, so the popularity prior alone
     would take it; English puts the qualifier after the name it qualifies.
     """
-    names = [m for m in (g[0] for g in chosen) if _whole_proper_name(m)]
-    ends = {m.span.end for m in names}
-    return {m.span.start for m in names if m.span.start in ends}
+    ends = {g[0].span.end for g in chosen if any(_whole_proper_name(m) for m in g)}
+    return {g[0].span.start for g in chosen if _whole_proper_name(g[0]) and g[0].span.start in ends}
+
+
+def _whole_names_first(group: Sequence[Match]) -> list[Match]:
+    """``group``'s readings with its whole proper names first, in their order."""
+    return sorted(group, key=lambda m: not _whole_proper_name(m))  # sorted is stable
 
 
 def _narrows(match: Match, partial: Match) -> bool:

@@ -311,6 +311,17 @@ def test_link_a_proper_name_before_a_partial_one_narrows_it(
     assert linked.topics[0].id == "Prime Minister of Canada"
 
 
+def test_link_a_place_another_qualifies_as_that_place(
+    kglite_store: KgliteStore, fake_embedder: Embedder
+) -> None:
+    # Facts of Montreal (3), Montreal Canadiens (30) and Canada (12), cut from the KB: "montreal"
+    # alone reads likelier as the better connected team; "canada" after it qualifies a place,
+    # so the question is about the city, not the country and not the team.
+    store = load_excerpt(kglite_store, EXCERPT.with_name("webqsp_evidence_montreal.tsv"), fake_embedder)
+    assert link(store, fake_embedder, "what province is montreal canada located?").topics[0].id == "Montreal"
+    assert link(store, fake_embedder, "when did montreal win the cup?").topics[0].id == "Montreal Canadiens"
+
+
 def test_link_an_acronym_with_a_possessive(kglite_store: KgliteStore, minilm: Embedder) -> None:
     # "jfk's" is no 3-letter word; without its possessive it spells John F. Kennedy's initials.
     store = load_excerpt(kglite_store, EXCERPT.with_name("webqsp_evidence_mentions.tsv"), minilm)
