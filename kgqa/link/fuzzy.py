@@ -88,7 +88,9 @@ def _best_span(name_norm: str, spans: _SpansByWords, known: set[str]) -> tuple[S
     title "Redirected", while "forest gump" still becomes Forrest Gump. A span one word shorter
     or longer matches when the two spell the same letters, give or take one ("fools gold" ~
     "Fool's Gold", normalised "fool s gold"). The quality is 1 - edits / letters of the name
-    ("forest gump": 0.92, "osaar" -> Oscar: 0.8).
+    ("forest gump": 0.92, "osaar" -> Oscar: 0.8). A name's initials may be spelt out, each
+    counted as an edit (:func:`_initials_spelt_out`: "george herbert walker bush" ~ George H. W.
+    Bush, 0.87).
     """
     name_words = name_norm.split()
     n = len(name_words)
@@ -106,6 +108,11 @@ def _best_span(name_norm: str, spans: _SpansByWords, known: set[str]) -> tuple[S
             for a, b in zip(words, name_words, strict=True)
         ):
             candidates.append((spans.spans[n][i], int(edits)))
+    if n > 1 and any(len(word) == 1 for word in name_words):  # "george herbert walker bush"
+        for span in spans.spans.get(n, []):
+            expanded = _initials_spelt_out(span.words_norm, name_words)
+            if expanded:
+                candidates.append((span, expanded))
     joined = name_norm.replace(" ", "")
     if len(joined) >= 6:  # a word split or joined at punctuation: "twelve oclock high"
         for m in (n - 1, n + 1):
@@ -119,3 +126,19 @@ def _best_span(name_norm: str, spans: _SpansByWords, known: set[str]) -> tuple[S
         if best is None or (quality, len(span.norm)) > (best[1], len(best[0].norm)):
             best = (span, min(quality, MAX_FUZZY_QUALITY))
     return best
+
+
+def _initials_spelt_out(words: Sequence[str], name_words: Sequence[str]) -> int:
+    """How many of a name's initials the question's ``words`` spell out, word for word, where
+    every other word is the name's own and one at least is ("john fitzgerald kennedy" ~ john f
+    kennedy: 1); 0 where they do not match so. People write out the middle names a KB keeps as
+    initials."""
+    spelt = kept = 0
+    for word, name_word in zip(words, name_words, strict=True):
+        if word == name_word:
+            kept += len(word) > 1
+        elif len(name_word) == 1 and len(word) > 1 and word[0] == name_word:
+            spelt += 1
+        else:
+            return 0
+    return spelt if kept else 0

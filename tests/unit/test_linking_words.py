@@ -322,6 +322,19 @@ def test_link_a_place_another_qualifies_as_that_place(
     assert link(store, fake_embedder, "when did montreal win the cup?").topics[0].id == "Montreal Canadiens"
 
 
+def test_link_a_name_whose_initials_the_question_spells_out(
+    kglite_store: KgliteStore, fake_embedder: Embedder
+) -> None:
+    # Facts of George H. W. Bush, John F. Kennedy, F. Scott Fitzgerald and the character Herbert,
+    # cut from the KB (webqsp_evidence_initials.tsv): people write out the middle names the KB
+    # keeps as initials, and "herbert" or "fitzgerald" alone took the question.
+    store = load_excerpt(kglite_store, EXCERPT.with_name("webqsp_evidence_initials.tsv"), fake_embedder)
+    bush = link(store, fake_embedder, "where did george herbert walker bush go to college?")
+    assert bush.topics[0].id == "George H. W. Bush"
+    kennedy = link(store, fake_embedder, "who was john fitzgerald kennedy's father?")
+    assert kennedy.topics[0].id == "John F. Kennedy"
+
+
 def test_link_an_acronym_with_a_possessive(kglite_store: KgliteStore, minilm: Embedder) -> None:
     # "jfk's" is no 3-letter word; without its possessive it spells John F. Kennedy's initials.
     store = load_excerpt(kglite_store, EXCERPT.with_name("webqsp_evidence_mentions.tsv"), minilm)
