@@ -75,6 +75,11 @@ def link(
         return LinkResult(link_brackets(store, parsed.bracketed))
     question = parsed.asked
     tokens = tokenize(question)
+    if not any(t.word for t in tokens):
+        raise EntityNotFoundError(
+            f"the question {question!r} has no words to link",
+            hint="type a question that names an entity, or pass its id with --topic",
+        )
     capitals = [t.text.strip(EDGE_PUNCT) for t in tokens if t.capitalised]
 
     def names(text: str, text_tokens: Sequence[Token]) -> LinkResult:

@@ -251,6 +251,12 @@ def test_link_raises_entity_not_found_when_no_match(toy_kg: KgliteStore, fake_em
         link(toy_kg, factory, "quantum chromodynamics", min_vector_score=1.01)
 
 
+def test_link_says_so_when_the_question_has_no_words(toy_kg: KgliteStore, fake_embedder: Embedder) -> None:
+    for question in ("", "   ", "???"):
+        with pytest.raises(EntityNotFoundError, match="has no words to link"):
+            link(toy_kg, fake_embedder, question)
+
+
 # --- helpers and result ---------------------------------------------------------------------------
 
 
