@@ -67,6 +67,7 @@ _WORD = re.compile(r"[a-z0-9]+")
 _IDENTIFIER = re.compile(r"^[A-Za-z0-9_.:/-]+$")
 _POSSESSIVE = re.compile(r"(?<=\w)(?:['\u2019]s|s['\u2019])$", re.I)
 _ACRONYM_SKIP = frozenset({"of", "the", "and", "a", "an", "for", "in", "on", "de"})
+_ROMAN_NUMERAL = re.compile(r"(?=[ivxlcdm]{2,})m*(?:c[md]|d?c{0,3})(?:x[cl]|l?x{0,3})(?:i[xv]|v?i{0,3})")
 
 
 @dataclass(frozen=True, slots=True)
@@ -330,14 +331,15 @@ def _common_prefix(a: str, b: str) -> str:
 def is_acronym_of(word: str, name_norm: str) -> bool:
     """Whether ``word`` (2+ letters) spells the initials of a name's words, with or without its
     small words, or of the words before "of": "uk" ~ united kingdom, "usa" and "us" ~ united states
-    of america, "jfk" ~ john f kennedy."""
+    of america, "jfk" ~ john f kennedy; a Roman numeral is spelt whole: "wwii" ~ world war ii."""
     words = name_norm.split()
     if len(word) < 2 or len(words) < 2 or not word.isalpha():
         return False
     every = "".join(w[0] for w in words)
     content = "".join(w[0] for w in words if w not in _ACRONYM_SKIP)
     head = "".join(w[0] for w in words[: words.index("of")]) if "of" in words[1:] else ""
-    return word in (every, content, head)
+    numbered = "".join(w if _ROMAN_NUMERAL.fullmatch(w) else w[0] for w in words)
+    return word in (every, content, head, numbered)
 
 
 def popularity(degree: int | None) -> float:

@@ -131,6 +131,9 @@ def test_acronym_spells_initials_with_or_without_small_words() -> None:
     )
     assert is_acronym_of("jfk", "john f kennedy")
     assert not is_acronym_of("uk", "ukraine")
+    # a Roman numeral is spelt whole
+    assert is_acronym_of("wwii", "world war ii") and is_acronym_of("wwi", "world war i")
+    assert not is_acronym_of("wwii", "world war i")
 
 
 def test_link_demonym_names_its_country(wqsp_kg: KgliteStore, fake_embedder: Embedder) -> None:
