@@ -168,9 +168,9 @@ def neighbours_named(retrieval: Retrieval, candidates: Tensor) -> Tensor:
 
 
 def _names_said(retrieval: Retrieval) -> set[str]:
-    """The names the question's words say, lower case without accents, each word in the singular: every run of
-    adjacent words of each content-word run outside the topics' mentions, but a single word the
-    subgraph's relation names hold."""
+    """The names the question's words say, lower case without accents, each word in the
+    singular: every run of adjacent words of each content-word run outside the topics' mentions,
+    but a single word the subgraph's relation names hold."""
     mentions = [t.mention or t.name for t in retrieval.topics]
     relation_words = relation_name_words(retrieval.prepared.subgraph.relation_types)
     said: set[str] = set()
