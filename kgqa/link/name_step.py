@@ -168,6 +168,10 @@ def link_names(
             # ("name a player who plays at forward from mexico")
             tied = [candidate(g[0]) for g in _tied_lone_names(store, top, chosen, tokens, qualifying)]
             return LinkResult(ranked, chosen=(top, *tied), ties=ties)
+    # a place that qualifies a chosen one ("christchurch new zealand") only says which is meant:
+    # as a second topic it would ask for answers tied to both
+    head_ends = {g[0].span.end for g in chosen}
+    chosen = [g for g in chosen if not (g[0].span.start in qualifying and g[0].span.start in head_ends)]
     if not chosen:
         return LinkResult(())
     return LinkResult(interleave([[candidate(m) for m in group] for group in chosen]), ties=twins(chosen[0]))
