@@ -54,7 +54,7 @@ from torch import Tensor
 
 from kgqa.embed.protocol import Embedder
 from kgqa.link.tokens import ASKING_WORDS
-from kgqa.names import relation_text
+from kgqa.names import normalise_name, relation_text
 from kgqa.retrieval.features import PreparedQuestion
 
 #: What a plan step must match beyond to raise the plan's score (cosine, centred per word), on a
@@ -104,12 +104,50 @@ NO_CUE, BOUND_CUE, FREE_CUE = 0, 1, 2
 
 def find_mention(question: str, mentions: Sequence[str]) -> re.Match[str] | None:
     """Where in ``question`` the first of ``mentions`` that occurs in it stands, regardless of
-    case (a question typed in lower case still names its topic), or None."""
+    case (a question typed in lower case still names its topic), or else the first that the
+    question names in part (:func:`_named_in_part`), or None."""
     for mention in mentions:
         found = re.search(re.escape(mention), question, flags=re.IGNORECASE) if mention else None
         if found is not None:
             return found
+    for mention in mentions:
+        found = _named_in_part(question, mention) if mention else None
+        if found is not None:
+            return found
     return None
+
+
+_QUESTION_WORD = re.compile(r"[^\s?!,;:\"()]+")
+
+
+def _named_in_part(question: str, name: str) -> re.Match[str] | None:
+    """The longest run of ``question``'s words that are all words of ``name`` (case, accents and
+    punctuation aside, a possessive "'s" allowed), from and to a content word: "martin luther
+    king" of Martin Luther King, Jr., "michael buble" of Michael Bublé, "obama" of Barack Obama.
+
+    Why: a topic given by its id or full name (an eval file's ``q_entity``, ``--topic``) is often
+    typed short of it, and the linker, which finds the topic in the question's text, returns the
+    words it read; without them the planner's views and the name match read the topic's words as
+    the question's own, and a checkpoint learnt from given topics meets other views when its
+    topics come from the text."""
+    words = set(normalise_name(name).split())
+    best: tuple[int, int] | None = None
+    run: list[re.Match[str]] = []
+    for token in [*_QUESTION_WORD.finditer(question), None]:
+        token_words = normalise_name(token.group()).split() if token is not None else []
+        if token is not None and token_words and set(token_words) <= words | {"s"}:
+            run.append(token)
+            continue
+        while run and not is_content_word(normalise_name(run[-1].group()).split()[0]):
+            run.pop()
+        while run and not is_content_word(normalise_name(run[0].group()).split()[0]):
+            run.pop(0)
+        if run and (best is None or run[-1].end() - run[0].start() > best[1] - best[0]):
+            best = (run[0].start(), run[-1].end())
+        run = []
+    if best is None:
+        return None
+    return re.compile(re.escape(question[best[0] : best[1]])).search(question, best[0])
 
 
 def content_words(question: str, mentions: Sequence[str]) -> list[str]:

@@ -421,6 +421,26 @@ def test_question_views_split_the_question_at_the_first_topic_mention_found() ->
     ]
 
 
+def test_question_views_split_at_a_topic_the_question_names_in_part() -> None:
+    # Topics given by their full names (WebQSP's q_entity), typed short of them: the words of
+    # the name the question has, accents and punctuation aside, from and to a content word.
+    views = question_views("what town was martin luther king assassinated in?", ["Martin Luther King, Jr."])
+    assert views[1:SENTENCE_VIEWS] == ["what town was", "assassinated in?"]
+    assert question_views("who is michael buble?", ["Michael Bublé"])[1:SENTENCE_VIEWS] == ["who is", "?"]
+    assert question_views("what is obama's wife name?", ["Barack Obama"])[1:SENTENCE_VIEWS] == [
+        "what is",
+        "wife name?",
+    ]
+    # a topic the question spells whole comes before one it names in part
+    views = question_views("who is the wife of barack obama", ["Michelle Obama", "Barack Obama"])
+    assert views[1:SENTENCE_VIEWS] == ["who is the wife of", "."]
+    # no word of the topic's name: no split
+    assert question_views("who was obama's vice president", ["Joe Biden"])[1:SENTENCE_VIEWS] == [
+        "who was obama's vice president",
+        "who was obama's vice president",
+    ]
+
+
 def test_question_views_end_with_the_relation_mentions_in_walk_order() -> None:
     # Typed as PathQuestion has it: lower case, no brackets, the topic found by its name.
     views = question_views("the mom of kid of kate_west 's children ?", ["Kate_West"])
