@@ -132,18 +132,18 @@ def _named_in_part(question: str, name: str) -> re.Match[str] | None:
     topics come from the text."""
     words = set(normalise_name(name).split())
     best: tuple[int, int] | None = None
-    run: list[re.Match[str]] = []
+    run: list[tuple[re.Match[str], str]] = []  # the run's tokens, each with its first word
     for token in [*_QUESTION_WORD.finditer(question), None]:
         token_words = normalise_name(token.group()).split() if token is not None else []
         if token is not None and token_words and set(token_words) <= words | {"s"}:
-            run.append(token)
+            run.append((token, token_words[0]))
             continue
-        while run and not is_content_word(normalise_name(run[-1].group()).split()[0]):
+        while run and not is_content_word(run[-1][1]):
             run.pop()
-        while run and not is_content_word(normalise_name(run[0].group()).split()[0]):
+        while run and not is_content_word(run[0][1]):
             run.pop(0)
-        if run and (best is None or run[-1].end() - run[0].start() > best[1] - best[0]):
-            best = (run[0].start(), run[-1].end())
+        if run and (best is None or run[-1][0].end() - run[0][0].start() > best[1] - best[0]):
+            best = (run[0][0].start(), run[-1][0].end())
         run = []
     if best is None:
         return None
