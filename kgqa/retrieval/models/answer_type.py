@@ -9,8 +9,9 @@ logits, weighed by ``retrieval.answer_type``.
 
 Only a question that opens with "what" or "which" and a noun has one; the noun is read by English
 grammar alone (the content word right after the question word, past "kind of" and a number, and
-past a topic's mention standing before the noun: "which England footballer"). One word: the
-next is as often a verb ("what countries border X") as the noun's head ("political party").
+past a topic's mention standing before the noun: "which England footballer"), and the words
+after it where they run to an auxiliary or copula ("which political party does"): otherwise the
+next word is as often a verb ("what countries border X") as the noun's head.
 Names say little about people ("footballer" sits nearer "Forward" than a player's name), so the
 weight stays small: chosen on the tuning parts of WebQSP-evidence, MetaQA, PathQuestion and
 WorldCup2014 (docs/decisions.md), where larger weights cost WorldCup2014's two-topic questions.
@@ -37,7 +38,9 @@ _TOKEN = re.compile(r"[a-z0-9][a-z0-9'-]*")
 
 
 def answer_noun(question: str, mentions: Sequence[str]) -> str | None:
-    """The noun ``question`` asks its answers to be, lower case, or None where it names none.
+    """The noun ``question`` asks its answers to be, lower case, or None where it names none:
+    the word after "what" / "which", or the words up to an auxiliary or copula where they run
+    there unbroken ("which professional football team do ...": the whole noun phrase).
 
     >>> answer_noun("what country did buddha come from?", ["buddha"])
     'country'
@@ -45,11 +48,14 @@ def answer_noun(question: str, mentions: Sequence[str]) -> str | None:
     'footballer'
     >>> answer_noun("what kind of music did franz liszt compose?", ["franz liszt"])
     'music'
+    >>> answer_noun("what political party does obama belong to", ["obama"])
+    'political party'
     >>> answer_noun("who directed cast away", ["cast away"]) is None
     True
     """
     # a mention before the noun qualifies it: "which England footballer"
-    words = [w for piece in around_mentions(question, mentions) for w in _TOKEN.findall(piece.lower())]
+    pieces = [_TOKEN.findall(piece.lower()) for piece in around_mentions(question, mentions)]
+    words = [w for piece in pieces for w in piece]
     if len(words) < 2 or words[0] not in ASKING_WORDS:
         return None
     start = 1
@@ -59,7 +65,35 @@ def answer_noun(question: str, mentions: Sequence[str]) -> str | None:
         start += 1
     if start == len(words) or not is_content_word(words[start]):  # "what is", "what does"
         return None
-    return words[start]
+    return _noun_phrase(words, start, _piece_ends(pieces))
+
+
+#: Words that end a question's opening noun phrase: after "which N1 N2 ... Nk" stands the
+#: clause's auxiliary or copula ("do", "has", "is"), so every word before it belongs to the noun.
+_AUXILIARIES_AND_COPULAS = frozenset("do does did has have had is are was were".split())
+
+
+def _piece_ends(pieces: Sequence[Sequence[str]]) -> list[int]:
+    """Per word of the joined ``pieces``, the index one past its piece's last word."""
+    ends: list[int] = []
+    for piece in pieces:
+        ends += [len(ends) + len(piece)] * len(piece)
+    return ends
+
+
+def _noun_phrase(words: Sequence[str], start: int, piece_ends: Sequence[int]) -> str:
+    """The answers' noun from ``words[start]``: the content words from there up to an auxiliary
+    or copula of the same piece where they reach one ("political party does"), else the one
+    word: without the auxiliary the next word is as often the clause's verb ("what countries
+    border X") as the noun's head. Why the whole phrase: its first word alone is often a
+    modifier that names another kind ("professional" sits nearer "Midfielder" than a club's
+    name; "professional football team" nearer the clubs)."""
+    end = start + 1
+    while end < piece_ends[start] and is_content_word(words[end]):
+        end += 1
+    if end == start + 1 or end == piece_ends[start] or words[end] not in _AUXILIARIES_AND_COPULAS:
+        return words[start]
+    return " ".join(words[start:end])
 
 
 def entity_kind_fit(

@@ -17,6 +17,9 @@ from kgqa.retrieval.models.answer_type import answer_noun, answer_type_fit
         ("which England footballer plays at position Forward ?", ["England", "Forward"], "footballer"),
         ("which Alan_PULIDO club is in Mexico ?", ["Alan_PULIDO", "Mexico"], "club"),
         ("what 5 countries border switzerland?", ["switzerland"], "countries"),
+        ("which professional football team has a player from Peru ?", ["Peru"], "professional football team"),
+        ("what political party does obama belong to", ["obama"], "political party"),
+        ("what art movement picasso was in", ["picasso"], "art"),  # no auxiliary before the mention
         ("who directed cast away", ["cast away"], None),
         ("what is the capital of spain", ["spain"], None),
         ("what does google now do?", ["google now"], None),
