@@ -180,7 +180,9 @@ class AnswerSettings(_Section):
     # Both readers keep, of the answers a plan asks for, those the question's other words single
     # out: joined through a nameless mediator (a Freebase CVT) to an entity a word names ("who
     # does amy stiller play in dodgeball"), or bearing a category the question names ("which
-    # comedies did tom hanks star in") (kgqa.reasoning.constraints).
+    # comedies did tom hanks star in") (kgqa.reasoning.constraints); and where the question asks
+    # for the last or first ("when was the last time the orioles won the world series"), those
+    # of the latest or earliest year the answers bear (kgqa.reasoning.recency).
     constraints: bool = True
 
 

@@ -23,6 +23,7 @@ from torch import Tensor, nn
 from kgqa.device import model_device
 from kgqa.reasoning.constraints import narrowed_by_words
 from kgqa.reasoning.plan_ends import confident_plan_ends, tied_ends
+from kgqa.reasoning.recency import latest_or_earliest
 from kgqa.retrieval.evidence.path_pooling import hop_distance
 from kgqa.retrieval.features import to_batch
 from kgqa.retrieval.graph.tables import EntityTable, RelationTable
@@ -285,7 +286,9 @@ class ExtractiveReader:
             other words single out, through a nameless mediator or by a category they bear,
             where they single out some, or the other parts of its mediators they alone single out
             (:func:`~kgqa.reasoning.constraints.narrowed_by_words`;
-            ``answer.constraints``).
+            ``answer.constraints``), and where the question asks for the last or first, those
+            of the latest or earliest year they bear
+            (:func:`~kgqa.reasoning.recency.latest_or_earliest`).
     """
 
     def __init__(
@@ -410,6 +413,8 @@ class ExtractiveReader:
                 above = max(1, int((probs.masked_fill(~allowed, -1.0) >= cut).sum()))
                 top_n = above if threshold is not None else min(top_n, above)
         answers = ranked_answers(retrieval, probs, allowed, top_n, support=support)
+        if self.constraints:
+            answers = latest_or_earliest(retrieval, answers)
         retrieval.timings_ms["read"] = (time.perf_counter() - started) * 1e3
         return answers
 

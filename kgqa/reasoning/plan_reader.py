@@ -17,6 +17,7 @@ from torch import Tensor
 from kgqa.reasoning.constraints import narrowed_by_words
 from kgqa.reasoning.extractive import ExtractedAnswer, ranked_answers
 from kgqa.reasoning.plan_ends import TIE, ends_tied_to_every_topic
+from kgqa.reasoning.recency import latest_or_earliest
 from kgqa.retrieval.graph.tables import EntityTable
 from kgqa.retrieval.retriever import Retrieval
 
@@ -50,7 +51,9 @@ class PlanReader:
             name lies to the question (:func:`question_fit`); else in the subgraph's order.
         constraints: narrow the answer set to the ends the question's other words single
             out, through a nameless mediator or by a category they bear
-            (:func:`~kgqa.reasoning.constraints.narrowed_by_words`).
+            (:func:`~kgqa.reasoning.constraints.narrowed_by_words`), and to the latest or
+            earliest by the year they bear where the question asks for the last or first
+            (:func:`~kgqa.reasoning.recency.latest_or_earliest`).
     """
 
     def __init__(self, entities: EntityTable | None = None, *, constraints: bool = True) -> None:
@@ -108,6 +111,8 @@ class PlanReader:
             chosen = narrowed_by_words(retrieval, reached)
             best = best if chosen is None else chosen
         answers = ranked_answers(retrieval, probs, best, int(best.sum()), support=support)
+        if self.constraints:
+            answers = latest_or_earliest(retrieval, answers)
         if self.entities is not None and len(answers) > 1:
             fit = question_fit(retrieval, self.entities)
             local = retrieval.prepared.subgraph.local_ids()

@@ -292,3 +292,21 @@ def test_the_first_answer_does_not_depend_on_how_many_are_returned(trained: Retr
     ]
     assert {a[0].id for a in answers} == {retrieval.prepared.subgraph.entity_ids[int(equals.min())]}
     assert [a.score for a in answers[-1]] == [pytest.approx(0.999)] * len(equals)
+
+
+def test_the_reader_answers_the_latest_of_its_answers_where_the_question_asks_for_it(
+    trained: Retriever, extractive: ExtractiveReader
+) -> None:
+    retrieval = trained.retrieve("which films did [Robert Zemeckis] direct")
+    local = retrieval.prepared.subgraph.local_ids()
+    probabilities = torch.zeros(retrieval.prepared.subgraph.num_entities)
+    probabilities[[local["Forrest Gump"], local["Cast Away"]]] = 0.99  # released 1994, 2000
+    reader = ExtractiveReader(extractive.model, extractive.tables, plan_answers=False)
+
+    def answers(question: str) -> list[str]:
+        asked = dataclasses.replace(retrieval, question=question)
+        return sorted(a.name for a in reader.extract_answers(asked, probabilities=probabilities))
+
+    assert answers("which films did [Robert Zemeckis] direct") == ["Cast Away", "Forrest Gump"]
+    assert answers("what is the latest film [Robert Zemeckis] directed") == ["Cast Away"]
+    assert answers("what was the first film [Robert Zemeckis] directed") == ["Forrest Gump"]

@@ -334,6 +334,56 @@ def test_a_category_narrows_the_likeliest_plans_own_ends_only(
     assert {name for name, i in local.items() if counts[i]} == {"Sleepless in Seattle", "Runaway Bride"}
 
 
+def test_the_last_or_first_of_answers_dated_by_name_is_asked_for(
+    kglite_store: KgliteStore, fake_embedder: FakeEmbedder
+) -> None:
+    # Cut from WebQSP-evidence's KB: the Orioles' World Series wins, each dated by its name.
+    won = ["1966 World Series", "1970 World Series", "1983 World Series"]
+    triples = [(series, "sports.sports_championship_event.champion", "Baltimore Orioles") for series in won]
+    retriever = _train_free_retriever(kglite_store, fake_embedder, triples)
+    for question, answers in [
+        ("when was the last time the [Baltimore Orioles] won the world series?", ["1983 World Series"]),
+        ("when did the [Baltimore Orioles] first win the world series?", ["1966 World Series"]),
+        ("which world series did the [Baltimore Orioles] win?", won),
+    ]:
+        retrieval = retriever.retrieve(question)  # one plan: back from the champion
+        assert sorted(a.name for a in PlanReader().extract_answers(retrieval)) == answers, question
+
+
+def test_the_latest_answer_is_dated_by_the_relation_most_answers_have_a_year_along(
+    kglite_store: KgliteStore, fake_embedder: FakeEmbedder
+) -> None:
+    # Cut from MetaQA's KB: three of Robert Zemeckis's films; Back to the Future Part II is
+    # tagged with the year it is set in, after Flight's release.
+    films = {"Back to the Future Part II": "1989", "Cast Away": "2000", "Flight": "2012"}
+    triples = [(film, "directed_by", "Robert Zemeckis") for film in films]
+    triples += [(film, "release_year", year) for film, year in films.items()]
+    triples += [("Back to the Future Part II", "has_tags", "2015")]
+    retriever = _train_free_retriever(kglite_store, fake_embedder, triples)
+    retrieval = sure_of(
+        retriever.retrieve("what is the latest film directed by [Robert Zemeckis]"), ["<-DIRECTED_BY"]
+    )
+    assert [a.name for a in PlanReader().extract_answers(retrieval)] == ["Flight"]
+    assert [
+        a.name
+        for a in PlanReader().extract_answers(
+            replace(retrieval, question="what is the first film directed by [Robert Zemeckis]")
+        )
+    ] == ["Back to the Future Part II"]
+
+
+def test_answers_of_mixed_kinds_are_not_ordered_by_the_years_some_bear(
+    kglite_store: KgliteStore, fake_embedder: FakeEmbedder
+) -> None:
+    # Cut from WebQSP-evidence's KB: the Steelers' championships, Super Bowls numbered, not dated.
+    won = ["Super Bowl XIV", "Super Bowl XLIII", "1996 AFC Championship Game", "2011 AFC Championship Game"]
+    triples = [(game, "sports.sports_championship_event.champion", "Pittsburgh Steelers") for game in won]
+    retriever = _train_free_retriever(kglite_store, fake_embedder, triples)
+    question = "when is the last time the [Pittsburgh Steelers] won a superbowl?"
+    retrieval = retriever.retrieve(question)  # one plan: back from the champion
+    assert sorted(a.name for a in PlanReader().extract_answers(retrieval)) == sorted(won)
+
+
 def _train_free_retrieval(
     store: KgliteStore, embedder: FakeEmbedder, triples: list[tuple[str, str, str]], question: str
 ) -> Retrieval:
