@@ -1,7 +1,7 @@
 """The latest or the earliest of the answers, where the question asks for it by a year they bear.
 
 "when was the last time the orioles won the world series" walks to every World Series the
-Orioles won (1966, 1970, 1983), and the reader answers all three, the earliest first; the
+Orioles won (1966, 1970, 1983), and the train-free reader answered all three, 1970 first; the
 question wants one. A graph says when things happened in the names of dated things ("1983 World
 Series", "2014 Stanley Cup Finals") or as a neighbour named by a year (MetaQA's release years);
 so where the question asks for the latest ("last", "latest", "most recent", "newest") or the

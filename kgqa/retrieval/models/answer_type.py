@@ -32,7 +32,7 @@ import torch
 from torch import Tensor
 
 from kgqa.link.tokens import ASKING_WORDS, asks_kinds_of
-from kgqa.retrieval.models.name_match import around_mentions, is_content_word
+from kgqa.retrieval.models.name_match import AUXILIARIES, COPULAS, around_mentions, is_content_word
 
 _TOKEN = re.compile(r"[a-z0-9][a-z0-9'-]*")
 
@@ -68,11 +68,6 @@ def answer_noun(question: str, mentions: Sequence[str]) -> str | None:
     return _noun_phrase(words, start, _piece_ends(pieces))
 
 
-#: Words that end a question's opening noun phrase: after "which N1 N2 ... Nk" stands the
-#: clause's auxiliary or copula ("do", "has", "is"), so every word before it belongs to the noun.
-_AUXILIARIES_AND_COPULAS = frozenset("do does did has have had is are was were".split())
-
-
 def _piece_ends(pieces: Sequence[Sequence[str]]) -> list[int]:
     """Per word of the joined ``pieces``, the index one past its piece's last word."""
     ends: list[int] = []
@@ -83,7 +78,8 @@ def _piece_ends(pieces: Sequence[Sequence[str]]) -> list[int]:
 
 def _noun_phrase(words: Sequence[str], start: int, piece_ends: Sequence[int]) -> str:
     """The answers' noun from ``words[start]``: the content words from there up to an auxiliary
-    or copula of the same piece where they reach one ("political party does"), else the one
+    or copula of the same piece where they reach one ("political party does": the clause's
+    auxiliary follows the noun phrase, so every word before it is the noun's), else the one
     word: without the auxiliary the next word is as often the clause's verb ("what countries
     border X") as the noun's head. Why the whole phrase: its first word alone is often a
     modifier that names another kind ("professional" sits nearer "Midfielder" than a club's
@@ -91,7 +87,7 @@ def _noun_phrase(words: Sequence[str], start: int, piece_ends: Sequence[int]) ->
     end = start + 1
     while end < piece_ends[start] and is_content_word(words[end]):
         end += 1
-    if end == start + 1 or end == piece_ends[start] or words[end] not in _AUXILIARIES_AND_COPULAS:
+    if end == start + 1 or end == piece_ends[start] or words[end] not in AUXILIARIES | COPULAS:
         return words[start]
     return " ".join(words[start:end])
 

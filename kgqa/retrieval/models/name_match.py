@@ -166,7 +166,8 @@ def content_words(question: str, mentions: Sequence[str]) -> list[str]:
 
 #: Nouns that frame a question rather than name a step ("what is the name of the wife of X").
 _FRAME_NOUNS = frozenset({"name", "names"})
-_COPULAS = frozenset({"is", "are", "was", "were"})
+#: Copulas of a question's clause ("what films were directed by X").
+COPULAS = frozenset({"is", "are", "was", "were"})
 _PLACE_AND_TIME = frozenset({"where", "when"})
 _POSSESSIVE = re.compile(r"(?<=\w)'s\b")
 
@@ -476,7 +477,7 @@ def _participle_noun(words: Sequence[str]) -> bool:
 def _kind_noun(words: Sequence[str], start: int, end: int) -> bool:
     """Whether the run ``words[start:end]`` before a mention is the one noun of "what kind of N
     is": an "of" before it, a copula after it, and the mention next."""
-    return 0 < start == end - 1 == len(words) - 2 and words[start - 1] == "of" and words[end] in _COPULAS
+    return 0 < start == end - 1 == len(words) - 2 and words[start - 1] == "of" and words[end] in COPULAS
 
 
 def _asked_last(words: Sequence[str], start: int, end: int, mention_before: bool) -> bool:
@@ -537,7 +538,7 @@ def _chain_before_mention(words: Sequence[str]) -> set[int]:
         if k == end:
             break
         ends.add(end)
-    if k > 2 and words[k - 1] in _COPULAS and words[0] in ASKING_WORDS:
+    if k > 2 and words[k - 1] in COPULAS and words[0] in ASKING_WORDS:
         if all(is_content_word(w) for w in words[1 : k - 1]):
             ends.add(k - 1)
     if k > 0 and words[0] in _PLACE_AND_TIME and not any(is_content_word(w) for w in words[1:k]):
@@ -565,9 +566,9 @@ def _asks_of_the_topic(question: str, mentions: Sequence[str]) -> bool:
     words = [w.lower() for w in _WORD.findall(pieces[0])]
     if len(words) < 2 or words[0] not in _PLACE_AND_TIME:
         return False
-    if words[1] in _AUXILIARIES:
+    if words[1] in AUXILIARIES:
         return True
-    return words[1] in _COPULAS and all(w in _ARTICLES for w in words[2:])
+    return words[1] in COPULAS and all(w in _ARTICLES for w in words[2:])
 
 
 def _names_the_answer(before: Sequence[str]) -> bool:
@@ -579,13 +580,13 @@ def _names_the_answer(before: Sequence[str]) -> bool:
         rest = rest[1:]
         while rest and is_content_word(rest[0]):
             rest = rest[1:]
-        if rest and rest[0] in _COPULAS:
+        if rest and rest[0] in COPULAS:
             rest = rest[1:]
     return not rest
 
 
 #: Auxiliaries of a question's verb ("what films did the director of X make").
-_AUXILIARIES = frozenset({"did", "does", "do", "has", "have", "had"})
+AUXILIARIES = frozenset({"did", "does", "do", "has", "have", "had"})
 
 
 def _before_the_noun_of(words: Sequence[str]) -> int | None:
@@ -607,7 +608,7 @@ def _subject_before_mention(words: Sequence[str]) -> bool:
     """Whether the words before a mention are "what/which N did the M of": the answer is what "the
     M of" the topic did, named by the verb after the mention."""
     k = _before_the_noun_of(words)
-    if k is None or k < 3 or words[k - 1] not in _AUXILIARIES or words[0] not in ASKING_WORDS:
+    if k is None or k < 3 or words[k - 1] not in AUXILIARIES or words[0] not in ASKING_WORDS:
         return False
     return all(is_content_word(w) for w in words[1 : k - 1])
 
@@ -622,7 +623,7 @@ def _partner_before_mention(words: Sequence[str]) -> int | None:
         and (words[0] == "who" or words[0] in ASKING_WORDS)
         and words[-1] == "with"
         and is_content_word(words[-2])
-        and all(is_content_word(w) or w in _AUXILIARIES for w in words[1:-1])
+        and all(is_content_word(w) or w in AUXILIARIES for w in words[1:-1])
     ):
         return k - 1
     return None
