@@ -111,12 +111,12 @@ class PlanReader:
             chosen = narrowed_by_words(retrieval, reached)
             best = best if chosen is None else chosen
         answers = ranked_answers(retrieval, probs, best, int(best.sum()), support=support)
-        if self.constraints:
-            answers = latest_or_earliest(retrieval, answers)
         if self.entities is not None and len(answers) > 1:
             fit = question_fit(retrieval, self.entities)
             local = retrieval.prepared.subgraph.local_ids()
             answers.sort(key=lambda answer: -float(fit[local[answer.id]]))
+        if self.constraints:
+            answers = latest_or_earliest(retrieval, answers)
         retrieval.timings_ms["read"] = (time.perf_counter() - started) * 1e3
         return answers
 

@@ -11,10 +11,15 @@ them different, only the answers of the extreme year are kept.
 A graph misses a date here and there (one of Robert Zemeckis's 16 films has no release year in
 MetaQA), so up to one answer in :data:`YEARLESS_SHARE` may bear none (and is dropped); more,
 and the answers are of mixed kinds ("Super Bowl XLIII" beside "2011 AFC Championship Game"),
-whose years do not answer the question. The data decides whether a word is a superlative over
-time: "the first language spoken in spain" or "who did cliff lee play for last year" leave their
-answers (languages, teams) alone, since none bears a year. Nothing is trained; a graph that
-dates a fact on a mediator (Freebase's roster ``from`` / ``to``) is not read yet.
+whose years do not answer the question. Then the answers named like the reader's first answer,
+but for a number in the same place (a year or a Roman numeral: "Super Bowl XIV", "Super Bowl
+XLIII"), are a numbered series, and the highest (lowest) number of the series is kept: the
+Steelers' last Super Bowl is XLIII. The data decides whether a word is a superlative over time:
+"the first language spoken in spain" or "who did cliff lee play for last year" leave their
+answers (languages, teams) alone, since none bears a year or a number. Nothing is trained; a
+graph that dates a fact on a mediator (Freebase's roster ``from`` / ``to``) is not read yet.
+Roman numerals are read by hand (:func:`roman_value`, one regular expression): a dependency for
+them would add an install to every machine kgqa runs on.
 """
 
 from __future__ import annotations
@@ -105,6 +110,39 @@ def answer_years(retrieval: Retrieval, answers: Sequence[_Answer]) -> list[int |
     return years
 
 
+#: An upper-case Roman numeral, as names write them ("Super Bowl XLIII", "Henry VIII").
+_ROMAN = re.compile(r"^M{0,3}(CM|CD|D?C{0,3})(XC|XL|L?X{0,3})(IX|IV|V?I{0,3})$")
+_ROMAN_DIGITS = {"I": 1, "V": 5, "X": 10, "L": 50, "C": 100, "D": 500, "M": 1000}
+
+
+def roman_value(word: str) -> int | None:
+    """The value of ``word`` as an upper-case Roman numeral, or None.
+
+    >>> roman_value("XLIII"), roman_value("XIV"), roman_value("Bowl"), roman_value("xiv")
+    (43, 14, None, None)
+    """
+    if not word or not _ROMAN.match(word):
+        return None
+    digits = [_ROMAN_DIGITS[letter] for letter in word]
+    return sum(-d if d < after else d for d, after in zip(digits, [*digits[1:], 0], strict=True))
+
+
+def numbered(name: str) -> tuple[str, int] | None:
+    """``name`` as a member of a numbered series: its words with the last year or Roman numeral
+    among them put as "#", and that number; None where it holds neither.
+
+    >>> numbered("Super Bowl XLIII"), numbered("1983 World Series"), numbered("Forrest Gump")
+    (('Super Bowl #', 43), ('# World Series', 1983), None)
+    """
+    words = name.split()
+    for i in reversed(range(len(words))):
+        year = _YEAR_NAME.match(words[i])
+        number = int(year.group(1)) if year else roman_value(words[i])
+        if number is not None:
+            return " ".join([*words[:i], "#", *words[i + 1 :]]), number
+    return None
+
+
 def _own_year(name: str) -> int | None:
     """The year ``name`` holds beside other words; None for a bare year or date."""
     return None if _YEAR_NAME.match(name) else year_of(name)
@@ -112,16 +150,22 @@ def _own_year(name: str) -> int | None:
 
 def latest_or_earliest(retrieval: Retrieval, answers: Sequence[_A]) -> list[_A]:
     """``answers`` narrowed to those of the latest (or earliest) year where the question asks for
-    it (:func:`asks_extreme`) and the answers bear years (:func:`answer_years`), two at least
-    different and at most one in :data:`YEARLESS_SHARE` none; else ``answers`` as they are.
-    Order is kept."""
+    it (:func:`asks_extreme`) and the answers bear years (:func:`answer_years`), at most one in
+    :data:`YEARLESS_SHARE` none; where more bear none, to the highest (lowest) number of the
+    numbered series the first answer belongs to (:func:`numbered`); either only where two of
+    the numbers differ, else ``answers`` as they are. Order is kept."""
     direction = asks_extreme(retrieval.question, [t.mention or t.name for t in retrieval.topics])
     if not direction or len(answers) < 2:
         return list(answers)
-    years = answer_years(retrieval, answers)
-    yearless = sum(year is None for year in years)
-    if yearless * YEARLESS_SHARE > len(years) or len({y for y in years if y is not None}) < 2:
+    numbers = answer_years(retrieval, answers)
+    if sum(year is None for year in numbers) * YEARLESS_SHARE > len(numbers):  # of mixed kinds
+        first = numbered(answers[0].name)
+        members = [numbered(answer.name) for answer in answers]
+        numbers = [
+            m[1] if m is not None and first is not None and m[0] == first[0] else None for m in members
+        ]
+    known = {number for number in numbers if number is not None}
+    if len(known) < 2:
         return list(answers)
-    known = [year for year in years if year is not None]
     extreme = max(known) if direction > 0 else min(known)
-    return [answer for answer, year in zip(answers, years, strict=True) if year == extreme]
+    return [answer for answer, number in zip(answers, numbers, strict=True) if number == extreme]
