@@ -43,6 +43,8 @@ _YEAR_NAME = re.compile(r"^\s*(1\d{3}|20\d{2})(?:-\d{2}(?:-\d{2})?)?\s*$")
 
 
 class _Answer(Protocol):
+    """What both readers' answers have: the entity's id and its name."""
+
     @property
     def id(self) -> str: ...
 
