@@ -67,7 +67,9 @@ _WORD = re.compile(r"[a-z0-9]+")
 _IDENTIFIER = re.compile(r"^[A-Za-z0-9_.:/-]+$")
 _POSSESSIVE = re.compile(r"(?<=\w)(?:['\u2019]s|s['\u2019])$", re.I)
 _ACRONYM_SKIP = frozenset({"of", "the", "and", "a", "an", "for", "in", "on", "de"})
-_ROMAN_NUMERAL = re.compile(r"(?=[ivxlcdm]{2,})m*(?:c[md]|d?c{0,3})(?:x[cl]|l?x{0,3})(?:i[xv]|v?i{0,3})")
+#: A Roman numeral in lower case, up to 3999 ("ii", "xliii"; the empty string too: callers ask
+#: for letters). Read by acronyms here and by the numbered series of ``kgqa.reasoning.recency``.
+ROMAN_NUMERAL = re.compile(r"m{0,3}(?:c[md]|d?c{0,3})(?:x[cl]|l?x{0,3})(?:i[xv]|v?i{0,3})")
 
 
 @dataclass(frozen=True, slots=True)
@@ -338,7 +340,7 @@ def is_acronym_of(word: str, name_norm: str) -> bool:
     every = "".join(w[0] for w in words)
     content = "".join(w[0] for w in words if w not in _ACRONYM_SKIP)
     head = "".join(w[0] for w in words[: words.index("of")]) if "of" in words[1:] else ""
-    numbered = "".join(w if _ROMAN_NUMERAL.fullmatch(w) else w[0] for w in words)
+    numbered = "".join(w if len(w) > 1 and ROMAN_NUMERAL.fullmatch(w) else w[0] for w in words)
     return word in (every, content, head, numbered)
 
 

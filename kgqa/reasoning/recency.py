@@ -18,8 +18,8 @@ Steelers' last Super Bowl is XLIII. The data decides whether a word is a superla
 "the first language spoken in spain" or "who did cliff lee play for last year" leave their
 answers (languages, teams) alone, since none bears a year or a number. Nothing is trained; a
 graph that dates a fact on a mediator (Freebase's roster ``from`` / ``to``) is not read yet.
-Roman numerals are read by hand (:func:`roman_value`, one regular expression): a dependency for
-them would add an install to every machine kgqa runs on.
+Roman numerals are read by hand (:func:`roman_value`, the linker's regular expression): a
+dependency for them would add an install to every machine kgqa runs on.
 """
 
 from __future__ import annotations
@@ -28,6 +28,7 @@ import re
 from collections.abc import Sequence
 from typing import Protocol, TypeVar
 
+from kgqa.linking_words import ROMAN_NUMERAL
 from kgqa.retrieval.models.name_match import around_mentions
 from kgqa.retrieval.retriever import Retrieval
 
@@ -112,18 +113,17 @@ def answer_years(retrieval: Retrieval, answers: Sequence[_Answer]) -> list[int |
     return years
 
 
-#: An upper-case Roman numeral, as names write them ("Super Bowl XLIII", "Henry VIII").
-_ROMAN = re.compile(r"^M{0,3}(CM|CD|D?C{0,3})(XC|XL|L?X{0,3})(IX|IV|V?I{0,3})$")
 _ROMAN_DIGITS = {"I": 1, "V": 5, "X": 10, "L": 50, "C": 100, "D": 500, "M": 1000}
 
 
 def roman_value(word: str) -> int | None:
-    """The value of ``word`` as an upper-case Roman numeral, or None.
+    """The value of ``word`` as an upper-case Roman numeral, as names write them ("Super Bowl
+    XLIII", "Henry VIII"), or None.
 
     >>> roman_value("XLIII"), roman_value("XIV"), roman_value("Bowl"), roman_value("xiv")
     (43, 14, None, None)
     """
-    if not word or not _ROMAN.match(word):
+    if not word or not word.isupper() or not ROMAN_NUMERAL.fullmatch(word.lower()):
         return None
     digits = [_ROMAN_DIGITS[letter] for letter in word]
     return sum(-d if d < after else d for d, after in zip(digits, [*digits[1:], 0], strict=True))
