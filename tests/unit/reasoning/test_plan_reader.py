@@ -5,6 +5,7 @@ from __future__ import annotations
 from dataclasses import replace
 from types import SimpleNamespace
 
+import pytest
 import torch
 from conftest import FakeEmbedder
 from subgraphs import make_subgraph, sure_of
@@ -112,6 +113,20 @@ def test_the_answer_set_comes_nearest_name_to_the_question_first(
     local = retrieval.prepared.subgraph.local_ids()
     fits = [float(fit[local[a.id]]) for a in ordered]
     assert fits == sorted(fits, reverse=True)
+
+
+def test_the_noun_the_question_names_its_answers_by_weighs_in_their_order() -> None:
+    # "what college did X attend as a school boy": the whole question sits nearer the school's
+    # name, the noun "college" nearer the college's
+    school, college = [1.0, 0.0, 0.0], [0.6, 0.8, 0.0]
+    entities = SimpleNamespace(matrix=torch.tensor([school, college]))
+    prepared = SimpleNamespace(
+        entity_rows=torch.tensor([0, 1]), question_emb=torch.tensor([1.0, 0.0, 0.0]), answer_noun=None
+    )
+    retrieval = SimpleNamespace(prepared=prepared)
+    assert question_fit(retrieval, entities).tolist() == pytest.approx([1.0, 0.6])  # type: ignore[arg-type]
+    prepared.answer_noun = torch.tensor([0.0, 2.0, 0.0])  # any length: cosines
+    assert question_fit(retrieval, entities).tolist() == pytest.approx([1.0, 1.4])  # type: ignore[arg-type]
 
 
 def test_answers_never_stop_at_a_nameless_node(
