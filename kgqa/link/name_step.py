@@ -4,6 +4,7 @@ without overlap."""
 from __future__ import annotations
 
 from collections.abc import Callable, Sequence
+from dataclasses import replace
 
 from kgqa.embed.protocol import Embedder
 from kgqa.link.exact import exact_rows, rank_rows
@@ -162,6 +163,9 @@ def link_names(
             groups = [g for g in chosen if candidate(g[0]) == top]
             if groups:
                 ties = twins(groups[0])
+                if not is_proper(top.name):
+                    # a tag that is also a surname ("spielberg"): the people who bear it compete
+                    ties = (*ties, *_bearers_of(top, partial))
             else:  # a partial name: the full-text hits that scored the same
                 ties = tuple(c for c in partial if (c.mention, c.score) == (top.mention, top.score))
             # the other lone words are runners-up, but for names the graph ties to the topic
@@ -174,7 +178,11 @@ def link_names(
     chosen = [g for g in chosen if not (g[0].span.start in qualifying and g[0].span.start in head_ends)]
     if not chosen:
         return LinkResult(())
-    return LinkResult(interleave([[candidate(m) for m in group] for group in chosen]), ties=twins(chosen[0]))
+    ties = twins(chosen[0])
+    first = chosen[0][0]
+    if first.span.words == 1 and not is_proper(candidate(first).name):  # "which films did Spielberg direct"
+        ties = (*ties, *_bearers_of(candidate(first), link_fulltext(store, tokens, limit=fulltext_limit)))
+    return LinkResult(interleave([[candidate(m) for m in group] for group in chosen]), ties=ties)
 
 
 #: A neighbour in common with more relationships than this ties no two entities
@@ -274,6 +282,14 @@ def _uncapitalised_name(group: Sequence[Match]) -> bool:
         and first.span.words > 1
         and any(is_proper(m.name) for m in group)
     )
+
+
+def _bearers_of(tag: LinkedEntity, hits: Sequence[LinkedEntity]) -> tuple[LinkedEntity, ...]:
+    """The proper names among ``hits`` whose last word is ``tag``'s name ("Steven Spielberg" for
+    "spielberg"), each as a reading of the tag's mention."""
+    word = [tag.name.lower()]
+    bearers = [h for h in hits if is_proper(h.name) and h.name.lower().split()[-1:] == word]
+    return tuple(replace(h, mention=tag.mention) for h in bearers)
 
 
 def _qualifiers(chosen: Sequence[Sequence[Match]]) -> set[int]:

@@ -126,6 +126,20 @@ def test_link_exact_prefers_the_longest_span_over_overlapping_shorter_ones(toy_k
     assert _ids(result.candidates) == ["Cast Away"]
 
 
+def test_a_lone_tag_that_is_a_surname_competes_with_the_people_who_bear_it(toy_kg: KgliteStore) -> None:
+    # MetaQA tags films "spielberg" and "kubrick": "which films did spielberg direct" means the man
+    _add_triples(toy_kg, "HAS_TAGS", [("Jaws", "spielberg")])
+    result = link(toy_kg, _no_embedder, "which films did spielberg direct")
+    assert _ids(result.topics) == ["spielberg"]  # the exact name still leads
+    assert _ids(result.contenders()) == ["spielberg", "Steven Spielberg"]  # the retriever weighs both
+    assert {c.mention for c in result.contenders()} == {"spielberg"}
+    cased = link(toy_kg, _no_embedder, "which films did Spielberg direct")  # capitals name a person too
+    assert _ids(cased.contenders()) == ["spielberg", "Steven Spielberg"]
+    # a tag nobody bears as a surname has no such contender
+    _add_triples(toy_kg, "HAS_TAGS", [("Jaws", "shark")])
+    assert _ids(link(toy_kg, _no_embedder, "which films are about shark").contenders()) == ["shark"]
+
+
 def test_link_exact_prefers_case_sensitive_name_over_lower_case_tag(toy_kg: KgliteStore) -> None:
     _add_triples(toy_kg, "HAS_TAGS", [("Cast Away", "tom hanks")])
     cased = link(toy_kg, _no_embedder, "what movies did Tom Hanks star in")

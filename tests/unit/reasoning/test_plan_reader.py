@@ -129,6 +129,21 @@ def test_the_noun_the_question_names_its_answers_by_weighs_in_their_order() -> N
     assert question_fit(retrieval, entities).tolist() == pytest.approx([1.0, 1.4])  # type: ignore[arg-type]
 
 
+def test_a_surname_tag_answers_as_the_man_it_names_where_his_relations_fit(
+    toy_kg: KgliteStore, fake_embedder: FakeEmbedder
+) -> None:
+    from ingest.embedding import embed_store
+    from ingest.loader import load
+
+    tag = TripleRecord("Jaws", "has_tags", "spielberg", line=1)
+    load(toy_kg, [tag], source="t", fmt="test", source_key="t")
+    embed_store(toy_kg, fake_embedder)
+    retrieval = Retriever.train_free(toy_kg, fake_embedder).retrieve("which films were directed by spielberg")
+    assert [t.id for t in retrieval.topics] == ["Steven Spielberg"]  # not the tag on Jaws alone
+    answers = PlanReader().extract_answers(retrieval)
+    assert {a.name for a in answers} == {"Jaws", "The Terminal"}
+
+
 def test_answers_never_stop_at_a_nameless_node(
     kglite_store: KgliteStore, fake_embedder: FakeEmbedder
 ) -> None:
