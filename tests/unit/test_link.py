@@ -135,6 +135,11 @@ def test_a_lone_tag_that_is_a_surname_competes_with_the_people_who_bear_it(toy_k
     assert {c.mention for c in result.contenders()} == {"spielberg"}
     cased = link(toy_kg, _no_embedder, "which films did Spielberg direct")  # capitals name a person too
     assert _ids(cased.contenders()) == ["spielberg", "Steven Spielberg"]
+    # beside a film of that one-word name, the word names the film: no bearers
+    _add_triples(toy_kg, "HAS_TAGS", [("Forrest Gump", "circus")])
+    _add_triples(toy_kg, "STARRED_ACTORS", [("Circus", "Tim Roth"), ("Battle Circus", "June Allyson")])
+    circus = link(toy_kg, _no_embedder, "who starred in circus")
+    assert "Battle Circus" not in _ids(circus.contenders())
     # a tag nobody bears as a surname has no such contender
     _add_triples(toy_kg, "HAS_TAGS", [("Jaws", "shark")])
     assert _ids(link(toy_kg, _no_embedder, "which films are about shark").contenders()) == ["shark"]
