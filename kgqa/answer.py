@@ -11,6 +11,7 @@ Ungrounded answers are kept but flagged, so a user sees when the reader went bey
 
 from __future__ import annotations
 
+import re
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
@@ -21,6 +22,20 @@ from kgqa.retrieval.retriever import ScoredTriple
 from kgqa.types import LinkedEntity
 
 SCHEMA_VERSION = 1
+
+_HOW_MANY = re.compile(r"\bhow many\b|^\W*(?:what is|what's) the number of\b", re.IGNORECASE)
+
+
+def asks_how_many(question: str) -> bool:
+    """Whether ``question`` asks for a number of things ("how many films did X direct", "what is
+    the number of ..."), whose answer is the size of its answer set.
+
+    >>> asks_how_many("How many films did Stanley Kubrick direct?")
+    True
+    >>> asks_how_many("which films did stanley kubrick direct")
+    False
+    """
+    return bool(_HOW_MANY.search(question))
 
 
 @dataclass(frozen=True, slots=True)
@@ -108,6 +123,20 @@ class Answer:
     disambiguation: Disambiguation | None = None
     plans: tuple[AnswerPlan, ...] = ()
 
+    @property
+    def count(self) -> int | None:
+        """How many answers there are, where the question asks how many (:func:`asks_how_many`)
+        and a reader that returns the whole answer set gave them (extractive, train-free, MoR);
+        else None. An LLM reader answers such a question in its own words, often a number.
+
+        Why: a graph holds the things to be counted ("how many films did X direct": the films
+        he directed), not their number, so the answer set's size is the answer; its members
+        stay listed as the evidence for it.
+        """
+        if self.reader.startswith("llm") or self.abstained or not asks_how_many(self.question):
+            return None
+        return len(self.answers)
+
     def evidence_keys(self) -> list[tuple[str, str, str]]:
         """(head id, type, tail id) of the evidence relationships, each once, in evidence order."""
         return list(dict.fromkeys(t.key for line in self.evidence for t in line.triples))
@@ -119,6 +148,7 @@ class Answer:
             "question_id": self.question_id,
             "topics": [t.to_dict() for t in self.topics],
             "answers": [a.to_dict() for a in self.answers],
+            "count": self.count,
             "abstained": self.abstained,
             "evidence": [line.to_dict() for line in self.evidence],
             "reader": self.reader,

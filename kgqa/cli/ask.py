@@ -240,8 +240,8 @@ def _render_all(answer: Answer, max_answers: int, model: str, cypher: str | None
 
 def _render(answer: Answer, max_answers: int) -> None:
     """The one layout of an answer, whichever checkpoint gave it: topics, plans, evidence (best
-    last; lines scoring 0.000 are counted, not listed, where others score), answers, and the
-    timings on stderr."""
+    last; lines scoring 0.000 are counted, not listed, where others score), their count where
+    the question asks how many, answers, and the timings on stderr."""
     click.echo("topics: " + ", ".join(f"{t.name} ({t.method}, {t.score:.2f})" for t in answer.topics))
     if answer.disambiguation is not None:
         click.echo(render_disambiguation(answer.disambiguation))
@@ -257,6 +257,8 @@ def _render(answer: Answer, max_answers: int) -> None:
         click.echo(f"  {line.score:.3f}  {line.text}")
     if answer.abstained:
         click.echo(f"answer ({answer.reader}): not available (the reader abstained)")
+    if answer.count is not None:
+        click.echo(f"count: {answer.count} (how many: the answers below)")
     for a in answer.answers[:max_answers]:
         score = "" if a.score is None else f"  p={a.score:.3f}"
         flag = "" if a.grounded else "  [UNGROUNDED: not among the retrieved entities]"

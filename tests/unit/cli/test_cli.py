@@ -567,3 +567,16 @@ def test_ask_dash_answers_each_line_of_stdin_and_a_failure_in_its_place(tmp_path
     assert result.exit_code == 1
     text = CliRunner().invoke(cli, ["ask", "-", "--data-dir", data], input=questions)
     assert text.stdout.count("question: ") == 3 and "answer (train-free): Robert Zemeckis" in text.stdout
+
+
+def test_ask_says_how_many_where_the_question_asks(tmp_path: Path) -> None:
+    data = str(tmp_path / "store")
+    code, _, err = _run(
+        "ingest", str(FIXTURES / "metaqa_kb_excerpt.txt"), "--format", "metaqa", "--data-dir", data
+    )
+    assert code == 0, err
+    question = "how many films did robert zemeckis direct"
+    reply = json.loads(CliRunner().invoke(cli, ["ask", question, "--data-dir", data, "--json"]).stdout)
+    assert reply["count"] == 2 and {a["name"] for a in reply["answers"]} == {"Forrest Gump", "Cast Away"}
+    text = CliRunner().invoke(cli, ["ask", question, "--data-dir", data]).stdout
+    assert "count: 2 (how many: the answers below)" in text
