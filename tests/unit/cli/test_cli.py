@@ -547,12 +547,18 @@ def _assert_close(one: Any, two: Any, where: str = "") -> None:
         assert one == two, (where, one, two)
 
 
-def test_ask_dash_answers_each_line_of_stdin_and_a_failure_in_its_place(tmp_path: Path) -> None:
+def _excerpt_store(tmp_path: Path) -> str:
+    """The MetaQA KB excerpt ingested into a store under ``tmp_path``; its data dir."""
     data = str(tmp_path / "store")
     code, _, err = _run(
         "ingest", str(FIXTURES / "metaqa_kb_excerpt.txt"), "--format", "metaqa", "--data-dir", data
     )
     assert code == 0, err
+    return data
+
+
+def test_ask_dash_answers_each_line_of_stdin_and_a_failure_in_its_place(tmp_path: Path) -> None:
+    data = _excerpt_store(tmp_path)
     questions = "who directed cast away\n\nxyzzy plugh\nwhat year did forrest gump come out\n"
     result = CliRunner().invoke(cli, ["ask", "-", "--data-dir", data, "--json"], input=questions)
     replies = [json.loads(line) for line in result.stdout.splitlines()]  # one JSON object a line
@@ -570,11 +576,7 @@ def test_ask_dash_answers_each_line_of_stdin_and_a_failure_in_its_place(tmp_path
 
 
 def test_ask_says_how_many_where_the_question_asks(tmp_path: Path) -> None:
-    data = str(tmp_path / "store")
-    code, _, err = _run(
-        "ingest", str(FIXTURES / "metaqa_kb_excerpt.txt"), "--format", "metaqa", "--data-dir", data
-    )
-    assert code == 0, err
+    data = _excerpt_store(tmp_path)
     question = "how many films did robert zemeckis direct"
     reply = json.loads(CliRunner().invoke(cli, ["ask", question, "--data-dir", data, "--json"]).stdout)
     assert reply["count"] == 2 and {a["name"] for a in reply["answers"]} == {"Forrest Gump", "Cast Away"}
