@@ -104,3 +104,39 @@ def test_zero_label_bench_trains_from_the_graph_and_scores_the_slice(tmp_path: P
     (row,) = [json.loads(line) for line in out.read_text().splitlines()]
     (run,) = row["runs"]
     assert row["git_sha"] and run["generated"]["questions"] == 60 and run["slice"]["n"] > 0
+
+
+def test_wordings_bench_walks_gold_answers_both_ways_and_never_answers_a_long_path_with_its_topic() -> None:
+    from bench.wordings import gold_answers
+
+    forward = {
+        ("Jaws", "directed_by"): {"Steven Spielberg"},
+        ("The Terminal", "directed_by"): {"Steven Spielberg"},
+    }
+    backward = {("Steven Spielberg", "directed_by"): {"Jaws", "The Terminal"}}
+    assert gold_answers(forward, backward, "Jaws", "directed_by") == {"Steven Spielberg"}
+    assert gold_answers(forward, backward, "Steven Spielberg", "directed_by-") == {"Jaws", "The Terminal"}
+    # "what other movies did the director of Jaws make": not Jaws itself
+    assert gold_answers(forward, backward, "Jaws", "directed_by,directed_by-") == {"The Terminal"}
+    assert gold_answers(forward, backward, "Jaws", "written_by") == set()
+
+
+def test_every_wordings_question_names_its_topic_and_a_path_of_known_relations() -> None:
+    from bench.wordings import QUESTIONS
+
+    relations = {
+        "directed_by",
+        "written_by",
+        "starred_actors",
+        "release_year",
+        "in_language",
+        "has_genre",
+        "has_tags",
+        "has_imdb_rating",
+        "has_imdb_votes",
+    }
+    rows = [line.split("\t") for line in QUESTIONS.read_text(encoding="utf-8").splitlines()]
+    assert rows and all(len(row) == 3 for row in rows)
+    for question, topic, path in rows:
+        assert question and topic
+        assert {step.rstrip("-") for step in path.split(",")} <= relations, question
