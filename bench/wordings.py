@@ -19,7 +19,6 @@ usage: python -m bench.wordings --data-dir DIR [--checkpoint FILE]
 from __future__ import annotations
 
 import csv
-import gzip
 import time
 from collections import defaultdict
 from pathlib import Path
@@ -28,6 +27,8 @@ from typing import Any
 import click
 
 from bench import common
+from ingest.readers.metaqa import read_metaqa
+from kgqa.types import TripleRecord
 
 QUESTIONS = Path(__file__).with_name("wordings.tsv")
 KB = common.SHARED_DATA / "metaqa" / "kb.txt.gz"
@@ -37,14 +38,14 @@ Index = dict[tuple[str, str], set[str]]
 
 
 def read_kb(path: Path) -> tuple[Index, Index]:
-    """MetaQA's ``head|relation|tail`` lines (gzip), indexed by (head, relation) and (tail, relation)."""
+    """MetaQA's KB as ingest reads it (:func:`~ingest.readers.metaqa.read_metaqa`), indexed by
+    (head, relation) and (tail, relation)."""
     forward: Index = defaultdict(set)
     backward: Index = defaultdict(set)
-    with gzip.open(path, "rt", encoding="utf-8") as lines:
-        for line in lines:
-            head, relation, tail = line.rstrip("\n").split("|")
-            forward[(head, relation)].add(tail)
-            backward[(tail, relation)].add(head)
+    for item in read_metaqa(path):
+        if isinstance(item, TripleRecord):
+            forward[(item.head, item.relation)].add(item.tail)
+            backward[(item.tail, item.relation)].add(item.head)
     return forward, backward
 
 
