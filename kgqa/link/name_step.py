@@ -162,7 +162,8 @@ def link_names(
             top = ranked[0]
             groups = [g for g in chosen if candidate(g[0]) == top]
             if groups:
-                ties = _with_bearers(store, twins(groups[0]), tokens, fulltext_limit, partial or None)
+                fetched = None if proper else partial  # fetched, even where it found nothing
+                ties = _with_bearers(store, twins(groups[0]), tokens, fulltext_limit, fetched)
             else:  # a partial name: the full-text hits that scored the same
                 ties = tuple(c for c in partial if (c.mention, c.score) == (top.mention, top.score))
             # the other lone words are runners-up, but for names the graph ties to the topic
