@@ -62,9 +62,10 @@ class LinkResult:
 
         Where the name step set ``ties``, they are the first topic's twins: the same mention
         matched as well, with no cue in the question's text to tell them apart (a person and its
-        tag twin in a lower-case question), and where that topic is a one-word tag, the proper
+        tag twin in a lower-case question), and where that topic is a one-word name, the proper
         names that end in it ("spielberg": Steven Spielberg, whom "which films did spielberg
-        direct" means though MetaQA tags films "spielberg"). Otherwise, the candidates scored
+        direct" means though MetaQA tags films "spielberg"; beside a one-word proper name, only
+        those far better known than it). Otherwise, the candidates scored
         within ``margin`` of the first topic. Other topics (other mentions of the question) never
         compete; explicit topic ids and brackets have no contenders.
         """

@@ -140,6 +140,15 @@ def test_a_lone_tag_that_is_a_surname_competes_with_the_people_who_bear_it(toy_k
     _add_triples(toy_kg, "STARRED_ACTORS", [("Circus", "Tim Roth"), ("Battle Circus", "June Allyson")])
     circus = link(toy_kg, _no_embedder, "who starred in circus")
     assert "Battle Circus" not in _ids(circus.contenders())
+    # but a bearer far better known than the one-word name competes: the man, not the film
+    _add_triples(toy_kg, "HAS_TAGS", [("Jaws", "hitchcock")])
+    _add_triples(toy_kg, "STARRED_ACTORS", [("Hitchcock", "Anthony Hopkins")])
+    films = [("Psycho", "Alfred Hitchcock"), ("Vertigo", "Alfred Hitchcock"), ("Rope", "Alfred Hitchcock")]
+    _add_triples(toy_kg, "DIRECTED_BY", films)
+    assert "Alfred Hitchcock" not in _ids(link(toy_kg, _no_embedder, "films by hitchcock").contenders())
+    _add_triples(toy_kg, "DIRECTED_BY", [(film, "Alfred Hitchcock") for film in ("The Birds", "Notorious")])
+    hitchcock = link(toy_kg, _no_embedder, "films by hitchcock")
+    assert set(_ids(hitchcock.contenders())) == {"hitchcock", "Hitchcock", "Alfred Hitchcock"}
     # a tag nobody bears as a surname has no such contender
     _add_triples(toy_kg, "HAS_TAGS", [("Jaws", "shark")])
     assert _ids(link(toy_kg, _no_embedder, "which films are about shark").contenders()) == ["shark"]
