@@ -749,7 +749,9 @@ def train_reader(
             for ex, result in zip(chunk, scored(chunk), strict=True):
                 if result is not None:
                     # where the reader will answer: among a plan the planner is sure of (answer.plan_answers)
-                    allowed = confident_plan_ends(ranked.get(id(ex)), candidates[id(ex)])
+                    named = tables[0].has_text[ex.prepared.entity_rows]
+                    plans_of = ranked.get(id(ex))
+                    allowed = confident_plan_ends(plans_of, candidates[id(ex)], ex.prepared.subgraph, named)
                     entity_probs = torch.sigmoid(result[0].cpu()).masked_fill(~allowed, -1.0)
                     answer_sets.append((entity_probs, ex.answers))
     model.config = replace(model.config, answer_threshold=calibrate_threshold(answer_sets))

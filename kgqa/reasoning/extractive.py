@@ -395,7 +395,7 @@ class ExtractiveReader:
         answerable = retrieval.answerable()
         allowed = answerable if candidates is None else candidates & answerable
         probs = self.entity_probabilities(retrieval) if probabilities is None else probabilities
-        narrowed = None
+        narrowed = first = None
         if self.constraints:
             narrowed = narrowed_by_words(retrieval, allowed)
         if narrowed is not None:
@@ -404,7 +404,13 @@ class ExtractiveReader:
             tied = None
             if self.plan_answers:
                 tied = tied_ends(retrieval, answerable)
-                allowed = confident_plan_ends(retrieval.plans, allowed) if tied is None else tied
+                if tied is None:
+                    sub = retrieval.prepared.subgraph
+                    own = confident_plan_ends(retrieval.plans, allowed)
+                    allowed = confident_plan_ends(retrieval.plans, allowed, sub, retrieval.named)
+                    first = None if torch.equal(own, allowed) else own
+                else:
+                    allowed = tied
             threshold = self.model.config.answer_threshold
             if tied is not None:
                 top_n = int(tied.sum())
@@ -413,6 +419,9 @@ class ExtractiveReader:
                 above = max(1, int((probs.masked_fill(~allowed, -1.0) >= cut).sum()))
                 top_n = above if threshold is not None else min(top_n, above)
         answers = ranked_answers(retrieval, probs, allowed, top_n, support=support)
+        if first is not None:  # the sure plan's own ends first, its twins' after: Hit@1 as without them
+            local = retrieval.prepared.subgraph.local_ids()
+            answers.sort(key=lambda answer: not bool(first[local[answer.id]]))  # sort is stable
         if self.constraints:
             answers = latest_or_earliest(retrieval, answers)
         retrieval.timings_ms["read"] = (time.perf_counter() - started) * 1e3

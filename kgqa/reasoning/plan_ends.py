@@ -24,9 +24,13 @@ TIED_PLANS = 20
 TIE = 1e-6
 
 
-def confident_plan_ends(ranked: RankedPlans | None, allowed: Tensor) -> Tensor:
+def confident_plan_ends(
+    ranked: RankedPlans | None, allowed: Tensor, sub: Subgraph | None = None, named: Tensor | None = None
+) -> Tensor:
     """BoolTensor [N]: ``allowed`` kept to the walk ends of the likeliest of the ``ranked``
-    plans (a retrieval's, ``Retrieval.plans``) where its probability is at least
+    plans (a retrieval's, ``Retrieval.plans``), and, given its subgraph ``sub`` and which
+    entities have names (``named``), of that plan's twins through a mediator filed the other way
+    round (:func:`ends_of_mediated_twins`), where its probability is at least
     :data:`CONFIDENT_PLAN` and some end is allowed; else ``allowed``.
 
     Why: the reader weighs the plan columns beside each entity's text and structure, and where it
@@ -40,7 +44,7 @@ def confident_plan_ends(ranked: RankedPlans | None, allowed: Tensor) -> Tensor:
         return allowed
     if float(ranked.probabilities.max()) < CONFIDENT_PLAN:
         return allowed
-    ends = torch.zeros_like(allowed)
+    ends = torch.zeros_like(allowed) if sub is None else ends_of_mediated_twins(ranked, sub, named)
     ends[ranked.top_ends()] = True
     return allowed & ends if bool((allowed & ends).any()) else allowed
 
@@ -62,6 +66,37 @@ def ends_of_kin_plans(retrieval: Retrieval) -> Tensor:
     last = last_steps(plans.steps)
     kin = last == last[int(ranked.probabilities.argmax())]
     ends[plans.end_entity[kin[plans.end_plan]]] = True
+    return ends
+
+
+def ends_of_mediated_twins(ranked: RankedPlans | None, sub: Subgraph, named: Tensor | None) -> Tensor:
+    """BoolTensor [N]: the walk ends of the plans that spell the likeliest of the ``ranked``
+    plans' fact the other way round its mediator: as long as it, the same last step, the steps
+    before the one into the mediator the same, and that step, theirs and its, into nameless
+    nodes of ``sub`` (``named`` False: :meth:`Subgraph.mediator_steps`); none where the likeliest
+    plan has one step or ``named`` is None.
+
+    Why: Freebase files a fact of several parts both ways round its nameless node ("actor
+    film" and "<-performance actor" both reach an actor's performances), and an evidence KB
+    holds some of an actor's films one way and some the other, so the likeliest plan's ends
+    alone are part of the answer set ("what films has daniel craig been in": 10 of 39). The
+    same last step out of the same kind of node reaches the same kind of answer.
+    """
+    ends = torch.zeros(sub.num_entities, dtype=torch.bool)
+    if named is None or ranked is None or not ranked.probabilities.numel():
+        return ends
+    plans = ranked.plans
+    best = int(ranked.probabilities.argmax())
+    lengths = plans.lengths()
+    length = int(lengths[best])
+    mediators = sub.mediator_steps(named)
+    if length < 2 or not bool(mediators[plans.steps[best, length - 2]]):
+        return ends
+    steps = plans.steps[:, :length]
+    twins = (lengths == length) & (steps[:, -1] == steps[best, -1])
+    twins &= mediators[steps[:, -2].clamp(min=0)]
+    twins &= (steps[:, : length - 2] == steps[best, : length - 2]).all(dim=1)
+    ends[plans.end_entity[twins[plans.end_plan]]] = True
     return ends
 
 

@@ -4,7 +4,9 @@ Without a trained model (a graph nobody labelled, no ``kgqa train`` yet) there i
 scorer, but the plans are ranked all the same (:mod:`kgqa.retrieval.models.name_match`), and a plan's
 walks from the topic end at exactly the entities it asks for. So an entity's score is the
 probability of the best plan ending there (:func:`~kgqa.retrieval.models.plans.plan_reach`), and the
-answer set is every entity the best-scored plan reaches.
+answer set is every entity the best-scored plan reaches, with those its twins reach where it
+steps through a nameless mediator that Freebase files both ways round
+(:func:`~kgqa.reasoning.plan_ends.ends_of_mediated_twins`).
 """
 
 from __future__ import annotations
@@ -16,7 +18,7 @@ from torch import Tensor
 
 from kgqa.reasoning.constraints import narrowed_by_words
 from kgqa.reasoning.extractive import ExtractedAnswer, ranked_answers
-from kgqa.reasoning.plan_ends import TIE, ends_tied_to_every_topic
+from kgqa.reasoning.plan_ends import TIE, ends_of_mediated_twins, ends_tied_to_every_topic
 from kgqa.reasoning.recency import latest_or_earliest
 from kgqa.retrieval.graph.tables import EntityTable
 from kgqa.retrieval.retriever import Retrieval
@@ -90,7 +92,9 @@ class PlanReader:
         probabilities: Tensor | None = None,
     ) -> list[ExtractedAnswer]:
         """Every entity tied with the best score (the best plan's ends: the whole answer set; none
-        where no plan reaches one), narrowed to those the question's other words single out
+        where no plan reaches one) and the ends of its twins through a mediator filed the other
+        way round (:func:`~kgqa.reasoning.plan_ends.ends_of_mediated_twins`, after the plan's own
+        ends), narrowed to those the question's other words single out
         (:func:`~kgqa.reasoning.constraints.narrowed_by_words`), each with
         its best incident triples; arguments as
         :meth:`~kgqa.reasoning.extractive.ExtractiveReader.extract_answers`, where ``top_n`` is
@@ -106,7 +110,9 @@ class PlanReader:
         shown = probs.masked_fill(~allowed, -1.0)
         top = float(shown.max()) if shown.numel() else 0.0
         reached = allowed & (probs > 0)
-        best = reached & (shown >= top * (1 - TIE)) if top > 0 else torch.zeros_like(allowed)
+        own = reached & (shown >= top * (1 - TIE)) if top > 0 else torch.zeros_like(allowed)
+        twins = ends_of_mediated_twins(retrieval.plans, retrieval.prepared.subgraph, retrieval.named)
+        best = own | (reached & twins) if bool(own.any()) else own
         if self.constraints:
             chosen = narrowed_by_words(retrieval, reached)
             best = best if chosen is None else chosen
@@ -114,7 +120,8 @@ class PlanReader:
         if self.entities is not None and len(answers) > 1:
             fit = question_fit(retrieval, self.entities)
             local = retrieval.prepared.subgraph.local_ids()
-            answers.sort(key=lambda answer: -float(fit[local[answer.id]]))
+            # the likeliest plan's own ends first: its twins' complete the set (Hit@1 unmoved)
+            answers.sort(key=lambda answer: (not bool(own[local[answer.id]]), -float(fit[local[answer.id]])))
         if self.constraints:
             answers = latest_or_earliest(retrieval, answers)
         retrieval.timings_ms["read"] = (time.perf_counter() - started) * 1e3

@@ -11,7 +11,13 @@ from conftest import FakeEmbedder
 from subgraphs import make_subgraph, sure_of
 
 from kgqa.reasoning.constraints import constraint_counts, neighbours_named
-from kgqa.reasoning.plan_ends import ends_of_kin_plans, ends_tied_to_every_topic, parts_beside_last_step
+from kgqa.reasoning.plan_ends import (
+    confident_plan_ends,
+    ends_of_kin_plans,
+    ends_of_mediated_twins,
+    ends_tied_to_every_topic,
+    parts_beside_last_step,
+)
 from kgqa.reasoning.plan_reader import PlanReader, answerable, question_fit
 from kgqa.retrieval.models.name_match import SHARPNESS, STEP_COST, NameMatchPlanner, steps_through_mediators
 from kgqa.retrieval.models.plans import RankedPlans, enumerate_plans
@@ -292,6 +298,41 @@ def test_a_part_the_words_alone_single_out_answers_though_filed_the_other_way_ro
     )
     assert int(constraint_counts(based)[based.prepared.subgraph.local_ids()["South Korea"]]) == 1
     assert [a.name for a in PlanReader().extract_answers(based)] == ["Suwon"]
+
+
+def test_a_fact_filed_both_ways_round_its_mediator_answers_from_both(
+    kglite_store: KgliteStore, fake_embedder: FakeEmbedder
+) -> None:
+    # WebQSP-evidence's kind of facts: Daniel Craig's performances, some filed actor -> performance
+    # and some performance -> actor, each film -> performance; and an award through another mediator
+    triples = [
+        ("Daniel Craig", "film.actor.film", "m.01"),
+        ("Skyfall", "film.film.starring", "m.01"),
+        ("Daniel Craig", "film.actor.film", "m.02"),
+        ("Casino Royale", "film.film.starring", "m.02"),
+        ("m.03", "film.performance.actor", "Daniel Craig"),
+        ("Layer Cake", "film.film.starring", "m.03"),
+        ("Daniel Craig", "award.award_winner.awards_won", "m.04"),
+        ("m.04", "award.award_honor.award", "BAFTA Award"),
+    ]
+    retriever = _train_free_retriever(kglite_store, fake_embedder, triples)
+    films = retriever.retrieve("what films has [Daniel Craig] been in")
+    both_ways = {"Skyfall", "Casino Royale", "Layer Cake"}
+    for steps in (
+        ["FILM.ACTOR.FILM->", "<-FILM.FILM.STARRING"],
+        ["<-FILM.PERFORMANCE.ACTOR", "<-FILM.FILM.STARRING"],
+    ):
+        retrieval = sure_of(films, steps)
+        local = retrieval.prepared.subgraph.local_ids()
+        sub = retrieval.prepared.subgraph
+        twins = ends_of_mediated_twins(retrieval.plans, sub, retrieval.named)
+        assert {name for name, i in local.items() if twins[i]} == both_ways, steps
+        assert {a.name for a in PlanReader().extract_answers(retrieval)} == both_ways, steps
+        kept = confident_plan_ends(retrieval.plans, retrieval.answerable(), sub, retrieval.named)  # trained
+        assert {name for name, i in local.items() if kept[i]} == both_ways, steps
+    # the award is reached through another kind of mediator, by another last step: no twin of it
+    award = sure_of(films, ["AWARD.AWARD_WINNER.AWARDS_WON->", "AWARD.AWARD_HONOR.AWARD->"])
+    assert {a.name for a in PlanReader().extract_answers(award)} == {"BAFTA Award"}
 
 
 def test_a_category_the_question_names_narrows_the_answers_that_bear_it(
