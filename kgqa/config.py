@@ -129,6 +129,9 @@ class RetrievalSettings(_Section):
     # Weight of the same kind against the kinds the graph's schema gives the walk ends (Freebase's
     # domain.type.property names: the heads of location.country.* are countries; 0 turns it off).
     answer_kind: float = Field(0.5, ge=0)
+    # Weight of the same kind against the kinds plain relation names give what they point at
+    # (plays_in_club: clubs); a plan only loses, by how much worse its ends fit (0 turns it off).
+    tail_kind: float = Field(0.5, ge=0)
 
 
 #: The retrieval defaults, for library code that takes the caps as plain arguments

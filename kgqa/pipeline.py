@@ -81,6 +81,7 @@ def open_retriever(settings: Settings) -> Iterator[Retriever]:
                 subgraph=subgraph_settings(settings),
                 answer_type=settings.retrieval.answer_type,
                 answer_kind=settings.retrieval.answer_kind,
+                tail_kind=settings.retrieval.tail_kind,
             )
             return
         yield Retriever.from_checkpoint(
@@ -92,6 +93,7 @@ def open_retriever(settings: Settings) -> Iterator[Retriever]:
             name_prior=settings.retrieval.name_prior,
             answer_type=settings.retrieval.answer_type,
             answer_kind=settings.retrieval.answer_kind,
+            tail_kind=settings.retrieval.tail_kind,
             device=resolve_device(settings.runtime.device),
         )
 

@@ -99,6 +99,8 @@ class PreparedQuestion:
             gives it fit ``answer_noun``
             (:func:`kgqa.retrieval.models.answer_type.entity_kind_fit`, -inf where it has
             none); ``None`` where the question names no kind or nothing reads it.
+        tail_kinds: the same for the kinds plain relation names give the entities they point at
+            (:func:`kgqa.retrieval.graph.kinds.tail_kind`).
     """
 
     question_views: torch.Tensor
@@ -113,6 +115,7 @@ class PreparedQuestion:
     answer_noun: torch.Tensor | None = None
     mediators: torch.Tensor | None = None
     answer_kinds: torch.Tensor | None = None
+    tail_kinds: torch.Tensor | None = None
 
     @property
     def question_emb(self) -> torch.Tensor:

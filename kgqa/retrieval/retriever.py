@@ -237,6 +237,10 @@ class Retriever:
         answer_kind: the same against the kinds the graph's schema gives the walk ends (the
             relations they head, named ``domain.type.property`` as in Freebase:
             :func:`~kgqa.retrieval.graph.kinds.head_kind`); 0: none.
+        tail_kind: the same against the kinds plain relation names give the walk ends they point
+            at (``plays_in_club``: clubs, :func:`~kgqa.retrieval.graph.kinds.tail_kind`), a plan
+            only losing by how much worse its ends fit than the best plan's
+            (:func:`~kgqa.retrieval.models.answer_type.tail_kind_fit`); 0: none.
     """
 
     def __init__(
@@ -252,12 +256,14 @@ class Retriever:
         name_prior: float = 0.0,
         answer_type: float = 0.0,
         answer_kind: float = 0.0,
+        tail_kind: float = 0.0,
     ) -> None:
         self.store = store
         self.rescoring = rescoring
         self.name_prior = name_prior
         self.answer_type = answer_type
         self.answer_kind = answer_kind
+        self.tail_kind = tail_kind
         self._embedder = embedder
         self.scorer = scorer.eval() if scorer is not None else None
         self.path_scorer = path_scorer.eval() if path_scorer is not None else None
@@ -289,6 +295,7 @@ class Retriever:
         name_prior: float | None = None,
         answer_type: float = 0.0,
         answer_kind: float = 0.0,
+        tail_kind: float = 0.0,
         device: torch.device | str = "cpu",
     ) -> Retriever:
         """Load the scorers and planner written by ``kgqa train`` onto ``device`` (``subgraph``
@@ -319,6 +326,7 @@ class Retriever:
             name_prior=checkpoint_name_prior(data, name_prior),
             answer_type=answer_type,
             answer_kind=answer_kind,
+            tail_kind=tail_kind,
         )
 
     @classmethod
@@ -330,6 +338,7 @@ class Retriever:
         subgraph: SubgraphSettings | None = None,
         answer_type: float = 0.0,
         answer_kind: float = 0.0,
+        tail_kind: float = 0.0,
     ) -> Retriever:
         """A retriever with nothing trained: plans ranked by their relation names' match with the
         question's words (:class:`~kgqa.retrieval.models.name_match.NameMatchPlanner`), triples by the
@@ -344,6 +353,7 @@ class Retriever:
             subgraph=subgraph,
             answer_type=answer_type,
             answer_kind=answer_kind,
+            tail_kind=tail_kind,
         )
 
     @property
@@ -516,6 +526,7 @@ class Retriever:
                         name_prior=self.name_prior,
                         answer_type=self.answer_type,
                         answer_kind=self.answer_kind,
+                        tail_kind=self.tail_kind,
                     )
                 )
         planned = time.perf_counter()
@@ -541,7 +552,7 @@ class Retriever:
         mentions = [t.mention or t.name for t in trial.topics]
         if isinstance(self.planner, AttentionPlanScorer):
             tokens = question_token_states(self.embedder, text)
-        if self.planner is not None and (self.answer_type or self.answer_kind):
+        if self.planner is not None and (self.answer_type or self.answer_kind or self.tail_kind):
             asked = answer_noun(text, mentions)
             noun = None if asked is None else self._words()([[asked]])[0, 0]
         if self.plans_by_name or (self._trained_planner and self.name_prior):
@@ -569,11 +580,19 @@ class Retriever:
             runs_read = WordRuns(words, cues, chains, kinds, asks)
             named = self.tables[0].has_text[prepared.entity_rows]
             mediators = prepared.subgraph.mediator_steps(named)
-        kinds = None
-        if noun is not None and self.answer_kind and not names_a_kind_of(text):
-            kinds = self._kind_fit(noun, prepared.subgraph)
+        kinds = tails = None
+        if noun is not None and not names_a_kind_of(text):
+            if self.answer_kind:
+                kinds = self._kind_fit(noun, prepared.subgraph)
+            if self.tail_kind:
+                tails = self._tail_kind_fit(noun, prepared.subgraph)
         prepared = replace(
-            prepared, run_words=runs_read, answer_noun=noun, mediators=mediators, answer_kinds=kinds
+            prepared,
+            run_words=runs_read,
+            answer_noun=noun,
+            mediators=mediators,
+            answer_kinds=kinds,
+            tail_kinds=tails,
         )
         if self.plans_by_name and chains is not None:
             # "the wife of X 's husband" may come home; "X 's co-stars" and "the films of X" may not
@@ -593,7 +612,7 @@ class Retriever:
         countries that answer "what country" are hubs.
         """
         schema = self._schema_kinds
-        if schema is None:
+        if schema is None or not schema.of_relation:
             return None
         cosine = schema.cosines(noun)
         local = [schema.of_relation.get(t) for t in sub.relation_types]
@@ -609,10 +628,25 @@ class Retriever:
             fit[i] = max(float(fit[i]), cosine[schema.of_relation[relation]])
         return fit
 
+    def _tail_kind_fit(self, noun: torch.Tensor, sub: Subgraph) -> torch.Tensor | None:
+        """FloatTensor [N]: per local entity of ``sub``, the best cosine of ``noun`` with the
+        kinds plain relation names give it as the tail of the subgraph's triples
+        (:func:`~kgqa.retrieval.graph.kinds.tail_kind`), -inf where none does; None where no
+        relation type of ``sub`` names one. A walk that ends at an entity came to it through a
+        triple of the subgraph, so the subgraph holds every kind the walk's last step gives."""
+        schema = self._schema_kinds
+        local = [None if schema is None else schema.of_tail.get(t) for t in sub.relation_types]
+        if schema is None or all(k is None for k in local):
+            return None
+        cosine = schema.cosines(noun)
+        relation_fit = torch.tensor([cosine[k] if k is not None else 0.0 for k in local])
+        has_kind = torch.tensor([k is not None for k in local], dtype=torch.bool)
+        return entity_kind_fit(relation_fit, has_kind, sub.tail, sub.rel, sub.num_entities)
+
     @functools.cached_property
     def _schema_kinds(self) -> SchemaKinds | None:
-        """The kinds the store's relation names give their heads, embedded on first use (the
-        first question naming a kind); None on a graph whose names say none."""
+        """The kinds the store's relation names give their heads and tails, embedded on first
+        use (the first question naming a kind); None on a graph whose names say none."""
         return SchemaKinds.of(self.tables[1].index, self.embedder.embed)
 
     def _words(self) -> WordVectors:

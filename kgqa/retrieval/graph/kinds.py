@@ -1,10 +1,12 @@
-"""The kinds of things a graph's schema says its entities are, read from relation names.
+"""The kinds of things a graph's relation names say its entities are.
 
 Freebase names a property ``domain.type.property`` and gives it subjects of that type only
 (``location.country.languages_spoken``: its heads are countries), so the relations an entity
 heads say what it is: Nepal heads ``location.country.*`` facts, Kapilavastu only
-``location.location.*`` ones. A graph whose relation names have no such parts (MetaQA's
-``directed_by``) says nothing here, and nothing reads it.
+``location.location.*`` ones (:func:`head_kind`). A plain relation name says what it points at
+instead, by its last noun: the tails of ``plays_in_club`` are clubs, of ``release_year`` years,
+of ``place_of_birth`` places (:func:`tail_kind`). A name ending in a preposition or participle
+(``directed_by``, ``born_in``, ``is_aged``) says neither.
 """
 
 from __future__ import annotations
@@ -14,6 +16,7 @@ from dataclasses import dataclass
 
 import torch
 
+from kgqa.names import relation_text
 from kgqa.store import queries
 from kgqa.store.protocol import GraphStore
 
@@ -40,17 +43,54 @@ def head_kind(relation_type: str) -> str | None:
     return parts[-2].replace("_", " ").lower()
 
 
+#: Last words of a plain relation name that name no kind: prepositions ("directed_by") and the
+#: words that mark a name read backwards ("plays_in_club_inverse" points at players, not clubs).
+_NO_KIND_WORDS = frozenset("by in at on of to for from with about into as inverse reverse".split())
+
+
+def tail_kind(relation_type: str) -> str | None:
+    """The kind of thing every tail of ``relation_type`` is, as a lower-case word, where a plain
+    name (no :func:`head_kind`) says it: the noun before an inner "of", else the last word unless
+    it is a preposition, a participle (ending in "ed") or a mark of a name read backwards; None
+    otherwise.
+
+    Why: a graph without a schema still names its relations for what they reach, and a
+    question's noun ("which professional football team") fits that word ("club": 0.42 against
+    "position" 0.26) where the relation names as wholes barely differ and the answers' own names
+    say nothing (MiniLM puts "team" nearer "Midfielder" than any club's name).
+
+    >>> [tail_kind(t) for t in ["PLAYS_IN_CLUB", "release_year", "place_of_birth", "spouse"]]
+    ['club', 'year', 'place', 'spouse']
+    >>> [tail_kind(t) for t in ["directed_by", "is_aged", "capital_of", "plays_in_club_inverse"]]
+    [None, None, None, None]
+    >>> tail_kind("location.country.capital") is None  # a head kind's name
+    True
+    """
+    if head_kind(relation_type) is not None:
+        return None
+    words = relation_text(relation_type).lower().split()
+    if "of" in words[1:-1]:
+        return words[words.index("of") - 1]
+    last = words[-1] if words else ""
+    if len(last) < 3 or last in _NO_KIND_WORDS or last.endswith("ed"):
+        return None
+    return last
+
+
 @dataclass(frozen=True, slots=True)
 class SchemaKinds:
-    """The kinds a store's relation names give their heads (:func:`head_kind`), embedded once.
+    """The kinds a store's relation names give their heads (:func:`head_kind`) and tails
+    (:func:`tail_kind`), embedded once.
 
     Attributes:
         of_relation: relation type -> its heads' kind, for the types whose name says one.
-        kinds: the distinct kinds, sorted.
+        of_tail: relation type -> its tails' kind, for the types whose name says one.
+        kinds: the distinct kinds of both, sorted.
         vectors: FloatTensor [K, d], their embeddings, unit length.
     """
 
     of_relation: dict[str, str]
+    of_tail: dict[str, str]
     kinds: list[str]
     vectors: torch.Tensor
 
@@ -59,12 +99,14 @@ class SchemaKinds:
         cls, relation_types: Iterable[str], embed: Callable[[list[str]], torch.Tensor]
     ) -> SchemaKinds | None:
         """The kinds of ``relation_types``, embedded by ``embed`` in one call (the same list each
-        time, so the same vectors); None where no name says a kind (MetaQA's ``directed_by``)."""
+        time, so the same vectors); None where no name says a kind (``directed_by``, ``born_in``)."""
+        relation_types = list(relation_types)
         of_relation = {t: k for t in relation_types if (k := head_kind(t)) is not None}
-        if not of_relation:
+        of_tail = {t: k for t in relation_types if (k := tail_kind(t)) is not None}
+        if not of_relation and not of_tail:
             return None
-        kinds = sorted(set(of_relation.values()))
-        return cls(of_relation, kinds, torch.nn.functional.normalize(embed(kinds).float(), dim=-1))
+        kinds = sorted({*of_relation.values(), *of_tail.values()})
+        return cls(of_relation, of_tail, kinds, torch.nn.functional.normalize(embed(kinds).float(), dim=-1))
 
     def cosines(self, noun: torch.Tensor) -> dict[str, float]:
         """Each kind's cosine with ``noun`` ([d])."""

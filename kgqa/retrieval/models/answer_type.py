@@ -21,6 +21,9 @@ Where the graph's relation names say what their heads are (Freebase's ``domain.t
 also earns the mean of its ends' best kind cosine with the noun (:func:`entity_kind_fit`,
 :func:`answer_kind_fit`), weighed by ``retrieval.answer_kind``, except where the noun follows
 "what kind / type of" (:func:`names_a_kind_of`: the answers are kinds of it, not things of it).
+Where plain relation names say what they point at (``plays_in_club``: clubs), a plan whose ends
+are of a kind that fits the noun worse than another plan's loses the difference
+(:func:`tail_kind_fit`), weighed by ``retrieval.tail_kind``.
 """
 
 from __future__ import annotations
@@ -93,12 +96,14 @@ def _noun_phrase(words: Sequence[str], start: int, piece_ends: Sequence[int]) ->
 
 
 def entity_kind_fit(
-    relation_fit: Tensor, has_kind: Tensor, head: Tensor, rel: Tensor, num_entities: int
+    relation_fit: Tensor, has_kind: Tensor, entity: Tensor, rel: Tensor, num_entities: int
 ) -> Tensor:
     """FloatTensor [N]: per local entity, the best ``relation_fit`` ([R]: the cosine of the
-    question's noun with the kind each relation's heads are, :func:`~kgqa.retrieval.graph.kinds.head_kind`;
-    ``has_kind`` [R] where a relation names one) of the relations it heads among the
-    subgraph's triples (``head`` / ``rel`` [E]); -inf where it heads none with a kind.
+    question's noun with the kind each relation gives its heads or its tails,
+    :func:`~kgqa.retrieval.graph.kinds.head_kind` / :func:`~kgqa.retrieval.graph.kinds.tail_kind`;
+    ``has_kind`` [R] where a relation names one) of the relations it stands in among the
+    subgraph's triples (``entity`` [E]: each triple's head, or its tail, as the kinds are;
+    ``rel`` [E]); -inf where it stands in none with a kind.
 
     Why: an entity's name tells its kind weakly (MiniLM puts "country" at 0.4-0.5 of "Nepal"),
     the graph's schema exactly: Nepal heads ``location.country.*`` facts, Kapilavastu only
@@ -106,7 +111,7 @@ def entity_kind_fit(
     """
     keep = has_kind[rel]
     fit = torch.full((num_entities,), float("-inf"))
-    return fit.scatter_reduce(0, head[keep], relation_fit[rel[keep]].float(), reduce="amax")
+    return fit.scatter_reduce(0, entity[keep], relation_fit[rel[keep]].float(), reduce="amax")
 
 
 def names_a_kind_of(question: str) -> bool:
@@ -147,19 +152,51 @@ def answer_kind_fit(end_plan: Tensor, end_entity: Tensor, num_plans: int, kind_f
     return centred_plan_means(end_plan, end_entity, num_plans, kind_fit, torch.isfinite(kind_fit))
 
 
+def tail_kind_fit(end_plan: Tensor, end_entity: Tensor, num_plans: int, kind_fit: Tensor) -> Tensor:
+    """FloatTensor [P]: per plan, the mean over its walk ends of how much worse each end's
+    ``kind_fit`` ([N]: the best cosine of the question's noun with the kinds plain relation names
+    give an entity as their tail, :func:`~kgqa.retrieval.graph.kinds.tail_kind`; -inf where none
+    does) is than the best of any plan's end, an end without a kind counting 0.
+
+    Why only a loss, and none for an end without a kind, where :func:`answer_kind_fit` centres:
+    a plain graph's names point at some kinds of thing only, so an entity without one is of an
+    unknown kind, not an average one. MetaQA's films are tails of no relation; centred, "which
+    movie did X write" raised the plans ending at actors ("movie" sits nearer "actors" than
+    "year") above the films (MetaQA tuning questions 784 -> 717 train-free, docs/decisions.md).
+    Here a plan loses only where its ends are of a kind that fits the noun worse than another
+    plan's: the positions of "which professional football team do players from X play for"
+    against the clubs. Per end, not per plan: a film that shares its node with a language
+    (MetaQA's "Zulu") costs its plan a third of the difference, not all of it.
+    """
+    kinded = torch.isfinite(kind_fit)
+    at_ends = kinded[end_entity]
+    if not bool(at_ends.any()):
+        return torch.zeros(num_plans)
+    loss = torch.where(kinded, kind_fit - kind_fit[end_entity[at_ends]].max(), torch.zeros_like(kind_fit))
+    return _plan_means(end_plan, end_entity, num_plans, loss, torch.ones_like(kinded))[0]
+
+
 def centred_plan_means(
     end_plan: Tensor, end_entity: Tensor, num_plans: int, values: Tensor, keep: Tensor
 ) -> Tensor:
     """FloatTensor [P]: per plan, the mean of ``values`` [N] over its walk ends where ``keep``
     [N], less the mean over the plans that have such an end; 0 for a plan without one."""
+    fit, has = _plan_means(end_plan, end_entity, num_plans, values, keep)
+    if bool(has.any()):
+        fit[has] -= fit[has].mean()
+    return fit
+
+
+def _plan_means(
+    end_plan: Tensor, end_entity: Tensor, num_plans: int, values: Tensor, keep: Tensor
+) -> tuple[Tensor, Tensor]:
+    """Per plan, the mean of ``values`` [N] over its walk ends where ``keep`` [N] (0 for a plan
+    without one), and BoolTensor [P]: whether it has one."""
     fit = torch.zeros(num_plans)
     kept = keep[end_entity]
-    if not bool(kept.any()):
-        return fit
     plan, value = end_plan[kept], values[end_entity[kept]]
     total = torch.zeros(num_plans).index_add_(0, plan, value)
     count = torch.zeros(num_plans).index_add_(0, plan, torch.ones_like(value))
     has = count > 0
     fit[has] = total[has] / count[has]
-    fit[has] -= fit[has].mean()
-    return fit
+    return fit, has

@@ -42,7 +42,7 @@ from kgqa.names import relationship_type
 from kgqa.retrieval.features import PreparedQuestion
 from kgqa.retrieval.graph.subgraph import Subgraph
 from kgqa.retrieval.graph.tables import EntityTable, RelationTable
-from kgqa.retrieval.models.answer_type import answer_kind_fit, answer_type_fit
+from kgqa.retrieval.models.answer_type import answer_kind_fit, answer_type_fit, tail_kind_fit
 from kgqa.retrieval.models.name_match import SHARPNESS, NameMatchPlanner, find_mention
 from kgqa.retrieval.models.nn import Checkpointable, MlpConfig, mlp_tail, scatter_max
 from kgqa.retrieval.models.plan_attention import AttentionPlanScorer
@@ -682,6 +682,7 @@ def rank_plans_many(
     name_prior: float = 0.0,
     answer_type: float = 0.0,
     answer_kind: float = 0.0,
+    tail_kind: float = 0.0,
 ) -> list[RankedPlans]:
     """:func:`rank_plans` of each question; the MLP planner rates all their plans in one pass
     (:meth:`PlanScorer.logits_many`: the same arithmetic per question, each operation's fixed
@@ -689,7 +690,13 @@ def rank_plans_many(
     if not isinstance(planner, PlanScorer):
         return [
             rank_plans(
-                planner, p, tables, name_prior=name_prior, answer_type=answer_type, answer_kind=answer_kind
+                planner,
+                p,
+                tables,
+                name_prior=name_prior,
+                answer_type=answer_type,
+                answer_kind=answer_kind,
+                tail_kind=tail_kind,
             )
             for p in prepared
         ]
@@ -718,6 +725,7 @@ def rank_plans_many(
             name_prior,
             answer_type,
             answer_kind,
+            tail_kind,
         )
         if i in by_question
         else rank_plans(planner, p, tables, plans[i])  # no plans: nothing to rate
@@ -734,6 +742,7 @@ def rank_plans(
     name_prior: float = 0.0,
     answer_type: float = 0.0,
     answer_kind: float = 0.0,
+    tail_kind: float = 0.0,
 ) -> RankedPlans:
     """Enumerate the plans ``prepared``'s subgraph can walk and rate them with ``planner``.
 
@@ -755,6 +764,8 @@ def rank_plans(
     ``answer_kind``: the same for the kinds the graph's schema gives the walk ends
     (:func:`answer_kind_fit` of ``prepared.answer_kinds``: Freebase's ``domain.type.property``
     names); ignored where ``prepared`` has none.
+    ``tail_kind``: the same for the kinds plain relation names give the walk ends they point at,
+    as a loss only (:func:`tail_kind_fit` of ``prepared.tail_kinds``).
 
     A trained planner's plans that end only at nameless nodes hand their probability to the
     steps through them (:func:`through_mediators`).
@@ -775,7 +786,16 @@ def rank_plans(
     )
     logits = planner.plan_logits(on_device, relation_emb.to(device), plans.steps.to(device)).cpu()
     return _ranked(
-        planner, prepared, tables[0], relation_emb, plans, logits, name_prior, answer_type, answer_kind
+        planner,
+        prepared,
+        tables[0],
+        relation_emb,
+        plans,
+        logits,
+        name_prior,
+        answer_type,
+        answer_kind,
+        tail_kind,
     )
 
 
@@ -789,6 +809,7 @@ def _ranked(
     name_prior: float,
     answer_type: float,
     answer_kind: float,
+    tail_kind: float,
 ) -> RankedPlans:
     """``plans`` ranked by ``planner``'s ``logits`` (on the CPU) plus the name prior and the
     answers' kind (from the ends' names and from the graph's schema); a trained planner's plans
@@ -809,6 +830,9 @@ def _ranked(
     if answer_kind and prepared.answer_kinds is not None:
         kinds = answer_kind_fit(plans.end_plan, plans.end_entity, plans.num_plans, prepared.answer_kinds)
         logits = logits + answer_kind * SHARPNESS * kinds
+    if tail_kind and prepared.tail_kinds is not None:
+        tails = tail_kind_fit(plans.end_plan, plans.end_entity, plans.num_plans, prepared.tail_kinds)
+        logits = logits + tail_kind * SHARPNESS * tails
     probabilities = torch.softmax(logits, dim=0)
     if not isinstance(planner, NameMatchPlanner):  # which prices a step through a mediator itself
         probabilities = through_mediators(probabilities, plans, named)
