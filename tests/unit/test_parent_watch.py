@@ -93,7 +93,9 @@ def test_planner_child_ends_with_its_parent_and_removes_the_folder(tmp_path: Pat
     parent.kill()
     parent.wait(timeout=30)
     try:
-        assert _gone_within([child], 5.0)
+        # A loaded machine may take longer than the sleep to import torch; the watch, given its
+        # parent's pid, ends the child as soon as it starts (the test below), so only wait longer.
+        assert _gone_within([child], 60.0)
     finally:
         if _alive(child):
             os.kill(child, signal.SIGKILL)
