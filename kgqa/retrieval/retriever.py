@@ -239,7 +239,7 @@ class Retriever:
             :func:`~kgqa.retrieval.graph.kinds.head_kind`); 0: none.
         tail_kind: the same against the kinds plain relation names give the walk ends they point
             at (``plays_in_club``: clubs, :func:`~kgqa.retrieval.graph.kinds.tail_kind`), a plan
-            only losing by how much worse its ends fit than the best plan's
+            only losing the mean over its ends of how much worse each fits than the best end
             (:func:`~kgqa.retrieval.models.answer_type.tail_kind_fit`); 0: none.
     """
 

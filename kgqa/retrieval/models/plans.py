@@ -812,8 +812,8 @@ def _ranked(
     tail_kind: float,
 ) -> RankedPlans:
     """``plans`` ranked by ``planner``'s ``logits`` (on the CPU) plus the name prior and the
-    answers' kind (from the ends' names and from the graph's schema); a trained planner's plans
-    into nameless nodes handed on through them."""
+    answers' kind (from the ends' names, the graph's schema and its plain relation names); a
+    trained planner's plans into nameless nodes handed on through them."""
     if name_prior and prepared.run_words is not None and not isinstance(planner, NameMatchPlanner):
         logits = logits + name_prior * NameMatchPlanner().plan_logits(prepared, relation_emb, plans.steps)
     named = entity_table.has_text[prepared.entity_rows]
