@@ -43,9 +43,12 @@ def head_kind(relation_type: str) -> str | None:
     return parts[-2].replace("_", " ").lower()
 
 
-#: Last words of a plain relation name that name no kind: prepositions ("directed_by") and the
-#: words that mark a name read backwards ("plays_in_club_inverse" points at players, not clubs).
-_NO_KIND_WORDS = frozenset("by in at on of to for from with about into as inverse reverse".split())
+#: Last words of a plain relation name that name no kind: prepositions ("directed_by"), verbs
+#: that name nothing ("was_of", "has"), and the words that mark a name read backwards
+#: ("plays_in_club_inverse" points at players, not clubs).
+_NO_KIND_WORDS = frozenset(
+    "by in at on of to for from with about into as has have had are was were inverse reverse".split()
+)
 
 
 def tail_kind(relation_type: str) -> str | None:
@@ -69,12 +72,11 @@ def tail_kind(relation_type: str) -> str | None:
     if head_kind(relation_type) is not None:
         return None
     words = relation_text(relation_type).lower().split()
-    if "of" in words[1:-1]:
-        return words[words.index("of") - 1]
-    last = words[-1] if words else ""
-    if len(last) < 3 or last in _NO_KIND_WORDS or last.endswith("ed"):
+    end = words.index("of", 1) if "of" in words[1:-1] else len(words)
+    noun = words[end - 1] if words else ""
+    if len(noun) < 3 or noun in _NO_KIND_WORDS or noun.endswith("ed"):
         return None
-    return last
+    return noun
 
 
 @dataclass(frozen=True, slots=True)

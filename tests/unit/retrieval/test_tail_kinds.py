@@ -33,6 +33,8 @@ TEAM = "which professional football team do players from Mexico play for ?"
         ("is_aged", None),  # a participle
         ("capital_of", None),  # London is the capital, the United Kingdom its tail
         ("plays_in_club_inverse", None),  # read backwards: it points at players
+        ("of_kind_of_thing", "kind"),  # the inner "of", not a leading one
+        ("was_of_kind", None),  # a verb before "of"
         ("location.country.capital", None),  # Freebase's names give their heads' kind
     ],
 )
