@@ -616,9 +616,7 @@ class Retriever:
             return None
         cosine = schema.cosines(noun)
         local = [schema.of_relation.get(t) for t in sub.relation_types]
-        relation_fit = torch.tensor([cosine[k] if k is not None else 0.0 for k in local])
-        has_kind = torch.tensor([k is not None for k in local], dtype=torch.bool)
-        fit = entity_kind_fit(relation_fit, has_kind, sub.head, sub.rel, sub.num_entities)
+        fit = entity_kind_fit(local, cosine, sub.head, sub.rel, sub.num_entities)
         nearest = set(sorted(schema.kinds, key=lambda k: -cosine[k])[:KINDS_LOOKED_UP])
         unread = [sub.entity_ids[i] for i in torch.nonzero(torch.isinf(fit)).flatten().tolist()]
         looked_up = [t for t, k in schema.of_relation.items() if k in nearest]
@@ -635,13 +633,12 @@ class Retriever:
         relation type of ``sub`` names one. A walk that ends at an entity came to it through a
         triple of the subgraph, so the subgraph holds every kind the walk's last step gives."""
         schema = self._schema_kinds
-        local = [None if schema is None else schema.of_tail.get(t) for t in sub.relation_types]
-        if schema is None or all(k is None for k in local):
+        if schema is None:
             return None
-        cosine = schema.cosines(noun)
-        relation_fit = torch.tensor([cosine[k] if k is not None else 0.0 for k in local])
-        has_kind = torch.tensor([k is not None for k in local], dtype=torch.bool)
-        return entity_kind_fit(relation_fit, has_kind, sub.tail, sub.rel, sub.num_entities)
+        local = [schema.of_tail.get(t) for t in sub.relation_types]
+        if all(k is None for k in local):
+            return None
+        return entity_kind_fit(local, schema.cosines(noun), sub.tail, sub.rel, sub.num_entities)
 
     @functools.cached_property
     def _schema_kinds(self) -> SchemaKinds | None:

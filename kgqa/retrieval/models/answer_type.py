@@ -29,7 +29,7 @@ are of a kind that fits the noun worse than another plan's loses the difference
 from __future__ import annotations
 
 import re
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 
 import torch
 from torch import Tensor
@@ -96,20 +96,21 @@ def _noun_phrase(words: Sequence[str], start: int, piece_ends: Sequence[int]) ->
 
 
 def entity_kind_fit(
-    relation_fit: Tensor, has_kind: Tensor, entity: Tensor, rel: Tensor, num_entities: int
+    kinds: Sequence[str | None], cosine: Mapping[str, float], entity: Tensor, rel: Tensor, num_entities: int
 ) -> Tensor:
-    """FloatTensor [N]: per local entity, the best ``relation_fit`` ([R]: the cosine of the
-    question's noun with the kind each relation gives its heads or its tails,
-    :func:`~kgqa.retrieval.graph.kinds.head_kind` / :func:`~kgqa.retrieval.graph.kinds.tail_kind`;
-    ``has_kind`` [R] where a relation names one) of the relations it stands in among the
-    subgraph's triples (``entity`` [E]: each triple's head, or its tail, as the kinds are;
-    ``rel`` [E]); -inf where it stands in none with a kind.
+    """FloatTensor [N]: per local entity, the best ``cosine`` (the question's noun with each kind)
+    of the kinds the relations it stands in among the subgraph's triples give it (``kinds`` [R]:
+    per local relation, the kind it gives its heads or its tails,
+    :func:`~kgqa.retrieval.graph.kinds.head_kind` / :func:`~kgqa.retrieval.graph.kinds.tail_kind`,
+    or None; ``entity`` [E]: each triple's head, or its tail, as the kinds are; ``rel`` [E]);
+    -inf where it stands in none with a kind.
 
     Why: an entity's name tells its kind weakly (MiniLM puts "country" at 0.4-0.5 of "Nepal"),
     the graph's schema exactly: Nepal heads ``location.country.*`` facts, Kapilavastu only
     ``location.location.*`` ones.
     """
-    keep = has_kind[rel]
+    relation_fit = torch.tensor([cosine[k] if k is not None else 0.0 for k in kinds])
+    keep = torch.tensor([k is not None for k in kinds], dtype=torch.bool)[rel]
     fit = torch.full((num_entities,), float("-inf"))
     return fit.scatter_reduce(0, entity[keep], relation_fit[rel[keep]].float(), reduce="amax")
 
